@@ -1,0 +1,122 @@
+# wmap: one plain Makefile. `make demo` and `make check` do all the set-up on Debian 12.
+#
+#   make            libwmap.a and kubectl-wmap into $(BUILD)/
+#   make deps       install the Debian packages that are missing (apt-get; sudo when not root)
+#   make demo       deps + build + describe the bundled sample workloads offline
+#   make check      deps + build + every test (unit, golden, compatibility, end-to-end)
+#   make check SANITIZE=1   the same under ASan and UBSan (separate build folder)
+#   make valgrind   unit tests and plugin commands under valgrind
+#   make install PREFIX=/usr/local
+
+BUILD    ?= build
+PREFIX   ?= /usr/local
+CC       ?= cc
+VERSION  := 0.1.0
+SHARED   ?= ../shared
+
+ifeq ($(SANITIZE),1)
+BUILD    := $(BUILD)-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+ifneq ($(filter true 1,$(CI) $(WERROR)),)
+WARN     += -Werror
+endif
+OPT      ?= -O2
+CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) -g $(WARN) $(SANFLAGS) \
+            -Iinclude -MMD -MP -DWMAP_VERSION='"$(VERSION)"'
+LDFLAGS  += $(SANFLAGS)
+
+CORE_LIBS := -ljq -lonig -ljansson -lyaml -lcurl -lssl -lcrypto -lm -lpthread
+
+# Debian 12 packages the build and the tests need (checked one by one by `make deps`).
+DEB_PKGS := gcc make pkg-config libyaml-dev libjansson-dev libjq-dev libonig-dev \
+            libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libssl-dev \
+            libcriterion-dev openssl jq curl
+
+CORE_SRC  := $(wildcard src/*.c)
+CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/catalog_data.o
+PLUGIN_SRC := $(wildcard kubectl-wmap/*.c)
+PLUGIN_OBJ := $(PLUGIN_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+CATALOG   := $(sort $(wildcard catalog/*.yaml))
+
+LIBWMAP   := $(BUILD)/libwmap.a
+PLUGIN    := $(BUILD)/kubectl-wmap
+UNIT      := $(BUILD)/unit-tests
+
+.PHONY: all deps demo check unit golden e2e install uninstall clean valgrind
+.DEFAULT_GOAL := all
+
+all: $(LIBWMAP) $(PLUGIN)
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# The catalog is embedded into the binaries: each YAML file becomes a C string.
+$(BUILD)/catalog_data.c: $(CATALOG) catalog/embed.sh
+	@mkdir -p $(dir $@)
+	sh catalog/embed.sh $(CATALOG) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/catalog_data.o: $(BUILD)/catalog_data.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBWMAP): $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(PLUGIN): $(PLUGIN_OBJ) $(LIBWMAP)
+	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(LIBWMAP) $(CORE_LIBS)
+
+$(UNIT): $(UNIT_OBJ) $(LIBWMAP)
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBWMAP) $(CORE_LIBS) -lcriterion
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/demo.sh $(PLUGIN)
+
+# Unit tests run from the repository root; they read tests/fixtures, catalog/ and $(SHARED).
+unit: $(UNIT)
+	WMAP_SHARED=$(SHARED) $(UNIT) --jobs 2
+
+golden: $(PLUGIN)
+	sh tests/golden/run.sh $(PLUGIN)
+
+check: deps
+	@$(MAKE) --no-print-directory all $(UNIT)
+	@$(MAKE) --no-print-directory unit golden e2e
+
+valgrind: all $(UNIT)
+	WMAP_SHARED=$(SHARED) valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
+	  $(UNIT) --jobs 1
+	sh tests/golden/run.sh "valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite $(PLUGIN)"
+
+install: $(PLUGIN)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(PLUGIN) $(DESTDIR)$(PREFIX)/bin/kubectl-wmap
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/kubectl-wmap
+
+clean:
+	rm -rf build build-san
+
+# The webhook (webhook/), the API server simulator and the end-to-end harness (tests/).
+-include webhook/webhook.mk
+-include tests/apiserver-sim/sim.mk
+e2e::
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
