@@ -1,0 +1,221 @@
+/* kubectl-wmap: the command table, help text, errors and exit codes (see cli.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* `mutate` is written by the webhook's owner in cmd_mutate.c. A weak reference lets the
+ * plugin link (without the command) while that file does not exist yet. */
+extern const cli_command cli_cmd_mutate __attribute__((weak));
+
+const cli_command *cli_command_at(size_t i)
+{
+	const cli_command *const table[] = {
+		&cli_cmd_describe,
+		&cli_cmd_definitions,
+		&cli_cmd_validate,
+		&cli_cmd_mutate,
+		&cli_cmd_version,
+		&cli_cmd_help,
+	};
+	size_t n = sizeof(table) / sizeof(table[0]);
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		if (!table[k])
+			continue;  /* a weak command that is not linked in */
+		if (i-- == 0)
+			return table[k];
+	}
+	return NULL;
+}
+
+const cli_command *cli_command_find(const char *name)
+{
+	const cli_command *c;
+	size_t i;
+
+	for (i = 0; name && (c = cli_command_at(i)) != NULL; i++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+/* Levenshtein distance of two short words, capped: names longer than 32 are never close. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t prev[33], cur[33];
+	size_t i, j;
+
+	if (la > 32 || lb > 32)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(cur[0]));
+	}
+	return prev[lb];
+}
+
+const cli_command *cli_command_suggest(const char *name)
+{
+	const cli_command *c, *best = NULL;
+	size_t best_d = 3, i;
+
+	for (i = 0; (c = cli_command_at(i)) != NULL; i++) {
+		size_t d = edit_distance(name, c->name);
+
+		if (name[0] && strncmp(c->name, name, strlen(name)) == 0)
+			d = 0;  /* "desc" for "describe" */
+		if (d < best_d) {
+			best_d = d;
+			best = c;
+		}
+	}
+	return best;
+}
+
+int cli_unknown_command(const cli_options *o, const char *name)
+{
+	const cli_command *s = cli_command_suggest(name);
+
+	fprintf(stderr, "error: unknown command \"%s\" for \"%s\"\n", name, o->prog);
+	if (s)
+		fprintf(stderr, "\nDid you mean this?\n    %s\n\n", s->name);
+	fprintf(stderr, "See '%s --help' for usage.\n", o->prog);
+	return CLI_EXIT_USAGE;
+}
+
+static void print_flags(FILE *out, const cli_flag *f)
+{
+	char left[64];
+
+	for (; f && f->name; f++) {
+		if (f->short_name)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", f->short_name, f->name,
+				 f->arg ? " " : "", f->arg ? f->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", f->name, f->arg ? " " : "",
+				 f->arg ? f->arg : "");
+		fprintf(out, "  %-30s %s\n", left, f->help);
+	}
+}
+
+void cli_print_help(FILE *out, const cli_options *o, const cli_command *cmd)
+{
+	const cli_command *c;
+	size_t i;
+
+	if (cmd) {
+		fprintf(out, "%s\n\nUsage:\n  %s %s\n", cmd->summary, o->prog, cmd->usage);
+		if (cmd->help && cmd->help[0])
+			fprintf(out, "\n%s", cmd->help);
+		if (cmd->flags && cmd->flags->name) {
+			fprintf(out, "\nFlags:\n");
+			print_flags(out, cmd->flags);
+		}
+		fprintf(out, "\nGlobal flags:\n");
+		print_flags(out, cli_global_flags);
+		return;
+	}
+	fprintf(out,
+		"%s: the structure of Kubernetes AI workloads (JobSet, PyTorchJob, RayCluster, ...),\n"
+		"read through Karta definitions (NVIDIA Workload Map, run.ai/v1alpha1 Karta).\n\n"
+		"Usage:\n  %s COMMAND [flags]\n\nCommands:\n", o->prog, o->prog);
+	for (i = 0; (c = cli_command_at(i)) != NULL; i++)
+		fprintf(out, "  %-12s %s\n", c->name, c->summary);
+	fprintf(out, "\nGlobal flags:\n");
+	print_flags(out, cli_global_flags);
+	fprintf(out,
+		"\nExit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 no definition covers the type.\n"
+		"Run '%s COMMAND --help' for the flags and examples of a command.\n", o->prog);
+}
+
+int cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CLI_EXIT_ERROR;
+}
+
+int cli_usage_error(const cli_options *o, const cli_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (cmd)
+		fprintf(stderr, "See '%s %s --help' for usage.\n", o->prog, cmd->name);
+	else
+		fprintf(stderr, "See '%s --help' for usage.\n", o->prog);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_exit_code(int code)
+{
+	switch (code) {
+	case WMAP_OK: return CLI_EXIT_OK;
+	case WMAP_ENOTFOUND: return CLI_EXIT_NOTFOUND;
+	case WMAP_ENODEF: return CLI_EXIT_NODEF;
+	default: return CLI_EXIT_ERROR;
+	}
+}
+
+int cli_fail(const wmap_error *err)
+{
+	const char *m = err->message[0] ? err->message : wmap_error_name(err->code);
+	const char *nl;
+
+	/* Findings come one per line; each gets its own prefix so that grep finds them. */
+	for (; (nl = strchr(m, '\n')) != NULL; m = nl + 1)
+		fprintf(stderr, "error: %.*s\n", (int)(nl - m), m);
+	if (m[0])
+		fprintf(stderr, "error: %s\n", m);
+	return cli_exit_code(err->code ? err->code : WMAP_EINVAL);
+}
+
+int cli_registry_load(wmap_registry **out, const cli_options *o, wmap_error *err)
+{
+	wmap_registry *reg = NULL;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	if ((rc = wmap_registry_new(&reg, err)) != 0)
+		goto cleanup;
+	if ((rc = wmap_registry_add_catalog(reg, err)) != 0)
+		goto cleanup;
+	for (i = 0; i < o->n_definitions; i++)
+		if ((rc = wmap_registry_add_path(reg, o->definitions[i], WMAP_ORIGIN_FILE, err)) != 0)
+			goto cleanup;
+	*out = reg;
+	reg = NULL;
+cleanup:
+	wmap_registry_free(reg);
+	return rc;
+}
+
+int cli_require_table(const cli_options *o, const cli_command *cmd)
+{
+	if (o->output_set && o->output != CLI_OUTPUT_TABLE)
+		return cli_usage_error(o, cmd, "%s prints text only; -o %s is not supported",
+				       cmd->name, cli_output_name(o->output));
+	return 0;
+}

@@ -1,0 +1,74 @@
+/* kubectl-wmap: what every command shares: the command table entry, exit codes, error
+ * printing and the set-up of the definition registry from the global flags.
+ *
+ * A command lives in kubectl-wmap/cmd_<name>.c and exports one
+ * `const cli_command cli_cmd_<name>`; cli.c lists them. Commands print their results on
+ * stdout and errors on stderr as `error: <message>`, and return one of the CLI_EXIT_*
+ * codes. */
+#ifndef KUBECTL_WMAP_CLI_H
+#define KUBECTL_WMAP_CLI_H
+
+#include <stdio.h>
+
+#include "options.h"
+#include "wmap/error.h"
+#include "wmap/registry.h"
+
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_ERROR = 1,     /* bad input, invalid definition, I/O, cluster */
+	CLI_EXIT_USAGE = 2,     /* unknown command or flag, wrong arguments */
+	CLI_EXIT_NOTFOUND = 3,  /* a named definition or workload does not exist */
+	CLI_EXIT_NODEF = 4,     /* no Karta definition covers the workload's type */
+};
+
+typedef struct cli_command {
+	const char *name;
+	const char *summary;    /* one line for the command list */
+	const char *usage;      /* the synopsis after the program name */
+	const char *help;       /* what --help prints between the synopsis and the flags */
+	const cli_flag *flags;  /* the command's own flags, NULL-name terminated; may be NULL */
+	int (*run)(const cli_options *opts);
+} cli_command;
+
+/* The commands, in the order `help` lists them; NULL after the last. */
+const cli_command *cli_command_at(size_t i);
+const cli_command *cli_command_find(const char *name);
+/* The command a mistyped name most likely meant (edit distance <= 2, or a prefix); NULL
+ * when none is close. */
+const cli_command *cli_command_suggest(const char *name);
+/* Reports an unknown command as a usage error, with a suggestion; returns CLI_EXIT_USAGE. */
+int cli_unknown_command(const cli_options *opts, const char *name);
+
+/* Prints the help of cmd (NULL: the plugin's overview) on out. */
+void cli_print_help(FILE *out, const cli_options *opts, const cli_command *cmd);
+
+/* Prints `error: <message>` on stderr and returns CLI_EXIT_ERROR. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints `error: <message>` and a hint to --help on stderr; returns CLI_EXIT_USAGE.
+ * cmd may be NULL (the hint then points at the plugin's help). */
+int cli_usage_error(const cli_options *opts, const cli_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The exit code for a core error code (WMAP_ENODEF -> CLI_EXIT_NODEF, ...). */
+int cli_exit_code(int wmap_code);
+
+/* Prints err as `error: <message>` (every line of a multi-line message) and returns the
+ * exit code for its code. */
+int cli_fail(const wmap_error *err);
+
+/* A registry with the embedded catalog and every --definitions path (origin file), owned
+ * by the caller. */
+int cli_registry_load(wmap_registry **out, const cli_options *opts, wmap_error *err);
+
+/* Refuses -o json|yaml for commands that only print text; returns 0 or CLI_EXIT_USAGE. */
+int cli_require_table(const cli_options *opts, const cli_command *cmd);
+
+extern const cli_command cli_cmd_describe;
+extern const cli_command cli_cmd_definitions;
+extern const cli_command cli_cmd_validate;
+extern const cli_command cli_cmd_version;
+extern const cli_command cli_cmd_help;
+
+#endif

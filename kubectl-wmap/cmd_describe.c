@@ -1,0 +1,201 @@
+/* kubectl-wmap describe: one workload resolved through its Karta definition.
+ *
+ * File mode (-f FILE|-) reads one object, finds its definition (the embedded catalog plus
+ * --definitions), resolves it and prints the tree, the phase read from the object's own
+ * .status and the resources. The live form (TYPE/NAME) needs the cluster client, which
+ * comes with the live-cluster commands; until then it says so instead of pretending. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "render.h"
+#include "wmap/workload.h"
+#include "wmap/yaml.h"
+
+static const cli_flag flags[] = {
+	{ "filename", "file", 'f', "FILE", "the object to describe, YAML or JSON (- reads stdin)" },
+	{ NULL, NULL, 0, NULL, NULL },
+};
+
+/* Names stdin the way messages can be read ("-" on its own is easy to miss). */
+static const char *display_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+static const char *json_type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "a list";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER:
+	case JSON_REAL: return "a number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	case JSON_NULL: break;
+	}
+	return "null";
+}
+
+/* Reads the single object of a file. Workload manifests may use YAML anchors (Helm and
+ * kustomize output does), so aliases are expanded, under the reader's node cap. */
+static int read_object(json_t **docs_out, const char *path, wmap_error *err)
+{
+	wmap_yaml_opts yo = { 0 };
+	const char *name = display_name(path);
+	char *data = NULL;
+	size_t len = 0;
+	json_t *docs = NULL;
+	size_t n;
+	int rc;
+
+	*docs_out = NULL;
+	yo.allow_aliases = 1;
+	if ((rc = wmap_file_read(&data, &len, path, WMAP_YAML_MAX_BYTES, err)) != 0)
+		goto cleanup;
+	if ((rc = wmap_yaml_parse(&docs, data, len, name, &yo, err)) != 0)
+		goto cleanup;
+	n = json_array_size(docs);
+	if (n == 0) {
+		rc = wmap_error_set(err, WMAP_EINVAL, "%s: no object to describe (the file is empty)",
+				    name);
+		goto cleanup;
+	}
+	if (n > 1) {
+		rc = wmap_error_set(err, WMAP_EINVAL,
+				    "%s: holds %zu documents; describe -f takes exactly one object",
+				    name, n);
+		goto cleanup;
+	}
+	if (!json_is_object(json_array_get(docs, 0))) {
+		rc = wmap_error_set(err, WMAP_EINVAL,
+				    "%s: the document is %s, not a Kubernetes object", name,
+				    json_type_name(json_array_get(docs, 0)));
+		goto cleanup;
+	}
+	*docs_out = docs;
+	docs = NULL;
+cleanup:
+	json_decref(docs);
+	free(data);
+	return rc;
+}
+
+/* With -o json|yaml, scripts get the no-definition case as data on stdout too. */
+static void print_no_definition(const cli_options *o, const json_t *object)
+{
+	const char *api = json_string_value(json_object_get(object, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(object, "kind"));
+	wmap_error ignored = { 0 };
+	char gvk[512];
+	json_t *v;
+
+	if (o->output == CLI_OUTPUT_TABLE)
+		return;
+	render_gvk_of(gvk, sizeof(gvk), api, kind);
+	v = json_pack("{s:s, s:s, s:s}", "error", "no_definition_for_type", "gvk", gvk, "message",
+		      "no Karta definition covers this workload type");
+	if (v)
+		render_value(stdout, v, o->output, &ignored);
+	json_decref(v);
+}
+
+static int describe_file(const cli_options *o, const char *path)
+{
+	wmap_error err = { 0 };
+	wmap_registry *reg = NULL;
+	wmap_engine *eng = NULL;
+	wmap_workload *w = NULL;
+	const wmap_definition *def = NULL;
+	json_t *docs = NULL, *model = NULL;
+	json_t *object;
+	int rc, exit_code = CLI_EXIT_OK;
+	size_t i;
+
+	if ((rc = read_object(&docs, path, &err)) != 0)
+		goto fail;
+	object = json_array_get(docs, 0);
+	if ((rc = cli_registry_load(&reg, o, &err)) != 0)
+		goto fail;
+	if ((rc = wmap_registry_find_object(&def, reg, object, &err)) != 0) {
+		if (rc == WMAP_ENODEF)
+			print_no_definition(o, object);
+		goto fail;
+	}
+	if ((rc = wmap_engine_new(&eng, reg, &err)) != 0)
+		goto fail;
+	if ((rc = wmap_workload_resolve(&w, eng, object, def, &err)) != 0)
+		goto fail;
+	if (o->output == CLI_OUTPUT_TABLE) {
+		rc = render_describe(stdout, w, &err);
+	} else if ((rc = render_describe_model(&model, w, &err)) == 0) {
+		rc = render_value(stdout, model, o->output, &err);
+	}
+	if (rc != 0)
+		goto fail;
+	/* After the output, as kubectl and upstream do, so that they stay visible. */
+	fflush(stdout);
+	for (i = 0; i < w->n_warnings; i++)
+		fprintf(stderr, "warning: %s\n", w->warnings[i]);
+	goto cleanup;
+fail:
+	fflush(stdout);
+	exit_code = cli_fail(&err);
+cleanup:
+	json_decref(model);
+	wmap_workload_free(w);
+	wmap_engine_free(eng);
+	wmap_registry_free(reg);
+	json_decref(docs);
+	return exit_code;
+}
+
+static int run(const cli_options *o)
+{
+	const char *file = cli_options_get(o, "filename");
+
+	if (file) {
+		if (o->n_args > 0)
+			return cli_usage_error(o, &cli_cmd_describe,
+					       "describe -f FILE takes no other argument (got \"%s\")",
+					       o->args[0]);
+		if (file[0] == '\0')
+			return cli_usage_error(o, &cli_cmd_describe, "-f needs a file name");
+		return describe_file(o, file);
+	}
+	if (o->n_args == 0)
+		return cli_usage_error(o, &cli_cmd_describe,
+				       "describe needs -f FILE, or TYPE/NAME for a live workload");
+	if (o->n_args > 2)
+		return cli_usage_error(o, &cli_cmd_describe,
+				       "describe takes TYPE/NAME or TYPE NAME (got %zu arguments)",
+				       o->n_args);
+	return cli_error("describing a live workload needs a cluster connection, which this build "
+			 "does not have yet; use -f FILE");
+}
+
+const cli_command cli_cmd_describe = {
+	.name = "describe",
+	.summary = "Show the components, replicas, GPUs and status of one workload",
+	.usage = "describe (-f FILE | TYPE/NAME | TYPE NAME) [-o table|json|yaml] [flags]",
+	.help =
+		"Resolves the workload through the Karta definition of its kind (the built-in\n"
+		"catalog, or --definitions) and prints its components as a tree, the phase read\n"
+		"from its .status, and the replicas, GPUs, CPU and memory each component asks for.\n"
+		"\n"
+		"-f reads one object (YAML or JSON; - is standard input) and needs no cluster.\n"
+		"The live form (TYPE/NAME) needs the cluster connection of a later release.\n"
+		"\n"
+		"Examples:\n"
+		"  kubectl wmap describe -f jobset.yaml\n"
+		"  kubectl wmap describe -f jobset.yaml -o json\n"
+		"  kubectl get jobset demo -o yaml | kubectl wmap describe -f -\n"
+		"\n"
+		"Exit codes: 0 ok, 1 error (unreadable or malformed object), 2 usage,\n"
+		"4 no Karta definition covers the object's type.\n",
+	.flags = flags,
+	.run = run,
+};
