@@ -1,0 +1,88 @@
+/* wmap: RFC 6902 JSON Patch builder and applier, RFC 6901 JSON Pointers, label values.
+ *
+ * The builder writes patches that always apply to the document they were built from
+ * (architecture decision 3): every pointer token is escaped, a missing container
+ * (metadata, labels, nodeSelector, tolerations, ...) is created whole by one `add`, a map
+ * that exists gets one `add` per key and is never replaced, lists are appended to with
+ * `/-` only when no equal element is there, and indices come from the document itself.
+ * A setting that is already in force produces no operation, so building again on the
+ * patched document yields an empty patch (decision 4).
+ *
+ * The builder reads through an overlay: values set earlier in the same patch are seen by
+ * later calls, so two settings of one key or two keys of one missing map give one
+ * consistent result. */
+#ifndef WMAP_PATCH_H
+#define WMAP_PATCH_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "wmap/error.h"
+
+typedef struct wmap_patch wmap_patch;
+
+typedef enum wmap_patch_mode {
+	WMAP_PATCH_DEFAULT,   /* set only when absent (or null) */
+	WMAP_PATCH_OVERRIDE,  /* set unless already equal */
+} wmap_patch_mode;
+
+/* A builder for patches against doc, which it borrows: doc must outlive the builder and
+ * must not change while it is used. The caller owns *out. */
+int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err);
+void wmap_patch_free(wmap_patch *p);
+
+/* Sets member key of the object at pointer parent to value (stolen, also on failure).
+ * Missing containers on the way are created with one whole-object `add` at the first
+ * missing level; that level's parent must exist and be an object. *changed (may be NULL)
+ * is 1 when the patch grew or changed. WMAP_EEVAL when parent, or a container on the way,
+ * exists but is not an object; WMAP_EINVAL for a malformed pointer. */
+int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *value,
+		   wmap_patch_mode mode, int *changed, wmap_error *err);
+
+/* Sets the member named by the last token of pointer (a convenience over wmap_patch_set). */
+int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_patch_mode mode,
+		      int *changed, wmap_error *err);
+
+/* Appends value (stolen) to the array at pointer unless an equal element is there; a
+ * missing or null array is created whole. WMAP_EEVAL when something else is there. */
+int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, int *changed,
+			     wmap_error *err);
+
+/* The value at pointer as the patch so far would leave it (borrowed, valid until the next
+ * call on p), NULL when absent. Appends to arrays of the document are not reflected. */
+const json_t *wmap_patch_get(const wmap_patch *p, const char *pointer);
+
+/* The operations so far: a JSON array borrowed from p (lives until the next call on p). */
+const json_t *wmap_patch_ops(const wmap_patch *p);
+size_t wmap_patch_len(const wmap_patch *p);
+
+/* Compact JSON text of the operations ("[]" when empty), a new string owned by the caller. */
+int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err);
+
+/* Applies an RFC 6902 patch (add, remove, replace, move, copy, test) to *doc in place.
+ * *doc may be replaced (a patch on the root); on failure it is left partly patched and the
+ * message names the failing operation's index and path. For offline output and tests. */
+int wmap_patch_apply(json_t **doc, const json_t *ops, wmap_error *err);
+
+/* Pointer helpers. A pointer is "" (the whole document) or "/tok/tok" with tokens escaped
+ * (`~` as `~0`, `/` as `~1`). */
+
+/* base + "/" + escaped token, a new string owned by the caller (NULL on ENOMEM). */
+char *wmap_pointer_join(const char *base, const char *token);
+
+/* The value at pointer inside doc (borrowed), NULL when absent or malformed. */
+json_t *wmap_pointer_lookup(const json_t *doc, const char *pointer);
+
+/* Kubernetes label values: at most 63 characters of [A-Za-z0-9_.-], beginning and ending
+ * with an alphanumeric, or empty. */
+int wmap_label_value_valid(const char *value);
+
+/* value when valid, else a valid value derived from it: invalid characters become '-',
+ * the result is trimmed, cut to fit and given a stable 8-hex-digit FNV-1a suffix of the
+ * original, so distinct inputs stay distinct. buf needs 64 bytes. Never fails. */
+void wmap_label_value(char *buf, size_t len, const char *value);
+
+/* A qualified label or annotation key ([prefix/]name: DNS subdomain prefix <= 253, name
+ * <= 63 of [A-Za-z0-9_.-] beginning and ending alphanumeric). */
+int wmap_label_key_valid(const char *key);
+
+#endif

@@ -1,0 +1,631 @@
+/* wmap: JSON Patch builder and applier, JSON Pointers, label values (see wmap/patch.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "wmap/patch.h"
+
+struct wmap_patch {
+	const json_t *doc;
+	json_t *ops;      /* the operations, in order */
+	json_t *by_path;  /* pointer -> the `add` op that owns the whole value at that pointer */
+	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
+};
+
+/* ---- pointers ---------------------------------------------------------------------- */
+
+char *wmap_pointer_join(const char *base, const char *token)
+{
+	size_t bl = strlen(base), extra = 0;
+	for (const char *s = token; *s; s++)
+		extra += (*s == '~' || *s == '/');
+	char *out = malloc(bl + 1 + strlen(token) + extra + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, base, bl);
+	char *o = out + bl;
+	*o++ = '/';
+	/* RFC 6901: `~` first, then `/`, so "a/~b" becomes "a~1~0b" and never "a~01b". */
+	for (const char *s = token; *s; s++) {
+		if (*s == '~') {
+			*o++ = '~';
+			*o++ = '0';
+		} else if (*s == '/') {
+			*o++ = '~';
+			*o++ = '1';
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Unescapes the token p[0..n) into a new string; NULL on a bad escape or ENOMEM. */
+static char *token_dup(const char *p, size_t n)
+{
+	char *out = malloc(n + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != '~') {
+			*o++ = p[i];
+			continue;
+		}
+		if (i + 1 < n && p[i + 1] == '0')
+			*o++ = '~';
+		else if (i + 1 < n && p[i + 1] == '1')
+			*o++ = '/';
+		else {
+			free(out);
+			return NULL;
+		}
+		i++;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* An array index token: "0" or digits without a leading zero. */
+static int parse_index(const char *tok, size_t *out)
+{
+	if (!*tok || (tok[0] == '0' && tok[1]) || strlen(tok) > 9)
+		return -1;
+	size_t v = 0;
+	for (const char *s = tok; *s; s++) {
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		v = v * 10 + (size_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static json_t *child(const json_t *cur, const char *tok)
+{
+	if (json_is_object(cur))
+		return json_object_get(cur, tok);
+	size_t i;
+	if (json_is_array(cur) && parse_index(tok, &i) == 0)
+		return json_array_get(cur, i);
+	return NULL;
+}
+
+json_t *wmap_pointer_lookup(const json_t *doc, const char *pointer)
+{
+	json_t *cur = (json_t *)doc;
+	const char *p = pointer;
+	if (!p || (*p && *p != '/'))
+		return NULL;
+	while (cur && *p == '/') {
+		const char *end = strchr(p + 1, '/');
+		size_t n = end ? (size_t)(end - p - 1) : strlen(p + 1);
+		char *tok = token_dup(p + 1, n);
+		if (!tok)
+			return NULL;
+		cur = child(cur, tok);
+		free(tok);
+		p += n + 1;
+	}
+	return cur;
+}
+
+/* ---- builder ----------------------------------------------------------------------- */
+
+int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err)
+{
+	*out = NULL;
+	wmap_patch *p = calloc(1, sizeof(*p));
+	if (!p)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	p->doc = doc;
+	p->ops = json_array();
+	p->by_path = json_object();
+	p->appends = json_object();
+	if (!p->ops || !p->by_path || !p->appends) {
+		wmap_patch_free(p);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	*out = p;
+	return 0;
+}
+
+void wmap_patch_free(wmap_patch *p)
+{
+	if (!p)
+		return;
+	json_decref(p->ops);
+	json_decref(p->by_path);
+	json_decref(p->appends);
+	free(p);
+}
+
+const json_t *wmap_patch_ops(const wmap_patch *p)
+{
+	return p->ops;
+}
+
+size_t wmap_patch_len(const wmap_patch *p)
+{
+	return json_array_size(p->ops);
+}
+
+int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
+{
+	*out = json_dumps(p->ops, JSON_COMPACT);
+	if (!*out)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (out_len)
+		*out_len = strlen(*out);
+	return 0;
+}
+
+/* Where a pointer leads through the overlay (patch over document). */
+typedef struct walk {
+	int rc;           /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
+	int found;        /* the whole pointer resolved to a non-null value */
+	int in_patch;     /* value (or, when !found, parent) belongs to an op's value */
+	json_t *value;    /* found: the value; else the deepest existing ancestor */
+	size_t miss;      /* !found: offset in the pointer of the first missing token's '/' */
+} walk;
+
+static walk walk_pointer(const wmap_patch *p, const char *pointer)
+{
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0 };
+	const char *ptr = pointer;
+	if (*ptr && *ptr != '/') {
+		w.rc = WMAP_EINVAL;
+		return w;
+	}
+	size_t pos = 0, len = strlen(ptr);
+	while (pos < len) {
+		const char *end = strchr(ptr + pos + 1, '/');
+		size_t stop = end ? (size_t)(end - ptr) : len;
+		json_t *next = NULL;
+		int from_op = 0;
+		if (!w.in_patch) {
+			/* An op that owns the whole value at this prefix shadows the document. */
+			char *prefix = strndup(ptr, stop);
+			if (!prefix) {
+				w.rc = WMAP_ENOMEM;
+				return w;
+			}
+			json_t *op = json_object_get(p->by_path, prefix);
+			free(prefix);
+			if (op) {
+				next = json_object_get(op, "value");
+				from_op = 1;
+			}
+		}
+		if (!from_op) {
+			char *tok = token_dup(ptr + pos + 1, stop - pos - 1);
+			if (!tok) {
+				w.rc = WMAP_EINVAL;
+				return w;
+			}
+			next = child(w.value, tok);
+			free(tok);
+		}
+		/* null counts as absent: an `add` there replaces it with the container. */
+		if (!next || json_is_null(next)) {
+			w.miss = pos;
+			return w;
+		}
+		w.in_patch |= from_op;
+		w.value = next;
+		pos = stop;
+	}
+	w.found = 1;
+	return w;
+}
+
+const json_t *wmap_patch_get(const wmap_patch *p, const char *pointer)
+{
+	walk w = walk_pointer(p, pointer);
+	return (w.rc == 0 && w.found) ? w.value : NULL;
+}
+
+static int add_op(wmap_patch *p, const char *path, json_t *value, int own_path, wmap_error *err)
+{
+	json_t *op = json_pack("{s:s, s:s, s:o}", "op", "add", "path", path, "value", value);
+	if (!op || json_array_append_new(p->ops, op) != 0)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (own_path && json_object_set(p->by_path, path, op) != 0)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Builds {t1: {t2: ... {key: value}}} from the escaped tokens in rest ("/t1/t2" or "").
+ * Steals value. */
+static json_t *nest(const char *rest, const char *key, json_t *value)
+{
+	json_t *leaf = json_object();
+	if (!leaf || json_object_set_new(leaf, key, value) != 0) {
+		json_decref(leaf);
+		return NULL;
+	}
+	/* Wrap from the innermost token outwards. */
+	size_t len = strlen(rest);
+	while (len > 0) {
+		size_t start = len;
+		while (start > 0 && rest[start - 1] != '/')
+			start--;
+		char *tok = token_dup(rest + start, len - start);
+		json_t *wrap = json_object();
+		if (!tok || !wrap || json_object_set_new(wrap, tok, leaf) != 0) {
+			free(tok);
+			json_decref(wrap);
+			return NULL;
+		}
+		free(tok);
+		leaf = wrap;
+		len = start - 1;
+	}
+	return leaf;
+}
+
+int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *value,
+		   wmap_patch_mode mode, int *changed, wmap_error *err)
+{
+	int rc = 0;
+	char *full = NULL;
+	if (changed)
+		*changed = 0;
+	if (!value)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	walk w = walk_pointer(p, parent);
+	if (w.rc) {
+		rc = wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", parent);
+		goto done;
+	}
+	if (w.found) {
+		if (!json_is_object(w.value)) {
+			rc = wmap_error_set(err, WMAP_EEVAL, "%s is not an object", parent);
+			goto done;
+		}
+		json_t *existing = json_object_get(w.value, key);
+		json_t *op = NULL;
+		if (!w.in_patch) {
+			if (!(full = wmap_pointer_join(parent, key))) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				goto done;
+			}
+			if ((op = json_object_get(p->by_path, full)))
+				existing = json_object_get(op, "value");
+		}
+		if (existing && !json_is_null(existing) &&
+		    (mode == WMAP_PATCH_DEFAULT || json_equal(existing, value)))
+			goto done;
+		if (changed)
+			*changed = 1;
+		if (w.in_patch) {
+			rc = json_object_set_new(w.value, key, value) ? WMAP_ENOMEM : 0;
+			value = NULL;
+		} else if (op) {
+			rc = json_object_set_new(op, "value", value) ? WMAP_ENOMEM : 0;
+			value = NULL;
+		} else {
+			/* `add` on an existing member replaces it; on a new one it creates it. */
+			rc = add_op(p, full, value, 1, err);
+			value = NULL;
+		}
+		if (rc == WMAP_ENOMEM)
+			wmap_error_set(err, rc, "out of memory");
+		goto done;
+	}
+	/* A container on the way is missing: create it whole at the first missing level. */
+	if (!json_is_object(w.value)) {
+		rc = wmap_error_set(err, WMAP_EEVAL, "%.*s is not an object", (int)w.miss,
+				    parent);
+		goto done;
+	}
+	const char *tok_start = parent + w.miss + 1;
+	const char *tok_end = strchr(tok_start, '/');
+	size_t tok_len = tok_end ? (size_t)(tok_end - tok_start) : strlen(tok_start);
+	json_t *nested = nest(tok_start + tok_len, key, value);
+	value = NULL;
+	if (!nested) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory (or bad pointer %s)", parent);
+		goto done;
+	}
+	if (changed)
+		*changed = 1;
+	if (w.in_patch) {
+		char *tok = token_dup(tok_start, tok_len);
+		if (!tok || json_object_set_new(w.value, tok, nested) != 0)
+			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		free(tok);
+	} else {
+		if (!(full = strndup(parent, (size_t)(tok_start - parent) + tok_len))) {
+			json_decref(nested);
+			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			goto done;
+		}
+		rc = add_op(p, full, nested, 1, err);
+	}
+done:
+	json_decref(value);
+	free(full);
+	return rc;
+}
+
+/* Splits pointer into a new parent string and an unescaped last token. */
+static int split_last(const char *pointer, char **parent, char **last)
+{
+	const char *slash = strrchr(pointer, '/');
+	*parent = *last = NULL;
+	if (!slash)
+		return WMAP_EINVAL;
+	*parent = strndup(pointer, (size_t)(slash - pointer));
+	*last = token_dup(slash + 1, strlen(slash + 1));
+	if (!*parent || !*last) {
+		free(*parent);
+		free(*last);
+		*parent = *last = NULL;
+		return WMAP_EINVAL;
+	}
+	return 0;
+}
+
+int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_patch_mode mode,
+		      int *changed, wmap_error *err)
+{
+	char *parent, *last;
+	if (split_last(pointer, &parent, &last) != 0) {
+		json_decref(value);
+		return wmap_error_set(err, WMAP_EINVAL, "malformed JSON pointer \"%s\"", pointer);
+	}
+	int rc = wmap_patch_set(p, parent, last, value, mode, changed, err);
+	free(parent);
+	free(last);
+	return rc;
+}
+
+static int array_has(const json_t *arr, const json_t *value)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e) {
+		if (json_equal(e, value))
+			return 1;
+	}
+	return 0;
+}
+
+int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, int *changed,
+			     wmap_error *err)
+{
+	if (changed)
+		*changed = 0;
+	if (!value)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	walk w = walk_pointer(p, pointer);
+	if (w.rc) {
+		json_decref(value);
+		return wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", pointer);
+	}
+	if (!w.found) {
+		json_t *arr = json_array();
+		if (!arr || json_array_append_new(arr, value) != 0) {
+			json_decref(arr);
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		}
+		return wmap_patch_set_at(p, pointer, arr, WMAP_PATCH_DEFAULT, changed, err);
+	}
+	if (!json_is_array(w.value)) {
+		json_decref(value);
+		return wmap_error_set(err, WMAP_EEVAL, "%s is not an array", pointer);
+	}
+	json_t *pending = w.in_patch ? NULL : json_object_get(p->appends, pointer);
+	if (array_has(w.value, value) || (pending && array_has(pending, value))) {
+		json_decref(value);
+		return 0;
+	}
+	if (changed)
+		*changed = 1;
+	if (w.in_patch)
+		return json_array_append_new(w.value, value)
+			? wmap_error_set(err, WMAP_ENOMEM, "out of memory") : 0;
+	if (!pending) {
+		pending = json_array();
+		if (!pending || json_object_set_new(p->appends, pointer, pending) != 0) {
+			json_decref(value);
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		}
+	}
+	if (json_array_append(pending, value) != 0) {
+		json_decref(value);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	char *path = wmap_pointer_join(pointer, "-");
+	if (!path) {
+		json_decref(value);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	/* "/-" appends after whatever the document holds: no index is guessed. */
+	int rc = add_op(p, path, value, 0, err);
+	free(path);
+	return rc;
+}
+
+/* ---- applier ----------------------------------------------------------------------- */
+
+/* Finds the parent container of pointer in doc and the last token (new string). */
+static int locate(json_t *doc, const char *pointer, json_t **parent, char **last)
+{
+	char *pp;
+	if (split_last(pointer, &pp, last) != 0)
+		return -1;
+	*parent = wmap_pointer_lookup(doc, pp);
+	free(pp);
+	if (!*parent) {
+		free(*last);
+		*last = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int do_add(json_t **doc, const char *path, json_t *value)
+{
+	if (!*path) {
+		json_decref(*doc);
+		*doc = json_incref(value);
+		return 0;
+	}
+	json_t *parent;
+	char *last;
+	if (locate(*doc, path, &parent, &last) != 0)
+		return -1;
+	int rc = -1;
+	size_t i;
+	if (json_is_object(parent))
+		rc = json_object_set(parent, last, value);
+	else if (json_is_array(parent)) {
+		if (strcmp(last, "-") == 0)
+			rc = json_array_append(parent, value);
+		else if (parse_index(last, &i) == 0 && i <= json_array_size(parent))
+			rc = json_array_insert(parent, i, value);
+	}
+	free(last);
+	return rc;
+}
+
+static int do_remove(json_t *doc, const char *path)
+{
+	json_t *parent;
+	char *last;
+	if (!*path || locate(doc, path, &parent, &last) != 0)
+		return -1;
+	int rc = -1;
+	size_t i;
+	if (json_is_object(parent))
+		rc = json_object_del(parent, last);
+	else if (json_is_array(parent) && parse_index(last, &i) == 0)
+		rc = json_array_remove(parent, i);
+	free(last);
+	return rc;
+}
+
+int wmap_patch_apply(json_t **doc, const json_t *ops, wmap_error *err)
+{
+	if (!json_is_array(ops))
+		return wmap_error_set(err, WMAP_EINVAL, "a JSON Patch must be an array");
+	size_t i;
+	json_t *op;
+	json_array_foreach(ops, i, op) {
+		const char *name = json_string_value(json_object_get(op, "op"));
+		const char *path = json_string_value(json_object_get(op, "path"));
+		const char *from = json_string_value(json_object_get(op, "from"));
+		json_t *value = json_object_get(op, "value");
+		int rc = -1;
+		if (!name || !path || (*path && *path != '/'))
+			return wmap_error_set(err, WMAP_EINVAL, "patch[%zu]: needs op and path", i);
+		if (strcmp(name, "add") == 0 && value) {
+			rc = do_add(doc, path, value);
+		} else if (strcmp(name, "remove") == 0) {
+			rc = do_remove(*doc, path);
+		} else if (strcmp(name, "replace") == 0 && value) {
+			if (wmap_pointer_lookup(*doc, path))
+				rc = *path ? (do_remove(*doc, path) == 0 ? do_add(doc, path, value)
+									 : -1)
+					   : do_add(doc, path, value);
+		} else if (strcmp(name, "test") == 0 && value) {
+			json_t *cur = wmap_pointer_lookup(*doc, path);
+			rc = (cur && json_equal(cur, value)) ? 0 : -1;
+		} else if ((strcmp(name, "move") == 0 || strcmp(name, "copy") == 0) && from) {
+			json_t *src = wmap_pointer_lookup(*doc, from);
+			if (src) {
+				json_t *v = json_deep_copy(src);
+				if (name[0] == 'm' && do_remove(*doc, from) != 0) {
+					json_decref(v);
+					v = NULL;
+				}
+				rc = v ? do_add(doc, path, v) : -1;
+				json_decref(v);
+			}
+		}
+		if (rc != 0)
+			return wmap_error_set(err, WMAP_EINVAL, "patch[%zu]: %s %s failed", i,
+					      name, path);
+	}
+	return 0;
+}
+
+/* ---- label values and keys ---------------------------------------------------------- */
+
+static int is_label_char(int c)
+{
+	return isalnum(c) || c == '-' || c == '_' || c == '.';
+}
+
+int wmap_label_value_valid(const char *v)
+{
+	size_t n = strlen(v);
+	if (n == 0)
+		return 1;
+	if (n > 63 || !isalnum((unsigned char)v[0]) || !isalnum((unsigned char)v[n - 1]))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!is_label_char((unsigned char)v[i]) || (unsigned char)v[i] > 127)
+			return 0;
+	}
+	return 1;
+}
+
+void wmap_label_value(char *buf, size_t len, const char *value)
+{
+	if (len == 0)
+		return;
+	if (wmap_label_value_valid(value)) {
+		snprintf(buf, len, "%s", value);
+		return;
+	}
+	uint32_t h = 2166136261u;
+	for (const unsigned char *s = (const unsigned char *)value; *s; s++)
+		h = (h ^ *s) * 16777619u;
+	char clean[64];
+	size_t n = 0;
+	for (const unsigned char *s = (const unsigned char *)value; *s && n < 54; s++) {
+		int c = (*s < 128 && is_label_char(*s)) ? *s : '-';
+		if (n == 0 && !isalnum(c))
+			continue;
+		clean[n++] = (char)c;
+	}
+	while (n > 0 && !isalnum((unsigned char)clean[n - 1]))
+		n--;
+	clean[n] = '\0';
+	if (n)
+		snprintf(buf, len, "%s-%08x", clean, (unsigned)h);
+	else
+		snprintf(buf, len, "%08x", (unsigned)h);
+}
+
+static int dns_subdomain_valid(const char *s, size_t n)
+{
+	if (n == 0 || n > 253)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int c = (unsigned char)s[i];
+		if (!(islower(c) || isdigit(c) || c == '-' || c == '.'))
+			return 0;
+		int edge = (i == 0 || i == n - 1 || s[i - 1] == '.' || s[i + 1] == '.');
+		if (edge && !(islower(c) || isdigit(c)))
+			return 0;
+	}
+	return 1;
+}
+
+int wmap_label_key_valid(const char *key)
+{
+	const char *slash = strchr(key, '/');
+	const char *name = key;
+	if (slash) {
+		if (strchr(slash + 1, '/') || !dns_subdomain_valid(key, (size_t)(slash - key)))
+			return 0;
+		name = slash + 1;
+	}
+	return *name && wmap_label_value_valid(name);
+}
