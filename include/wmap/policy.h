@@ -1,0 +1,97 @@
+/* wmap: WorkloadPolicy documents (wmap.io/v1alpha1), read from YAML and matched against
+ * workloads. webhook/README.md describes the format with examples:
+ *
+ *   apiVersion: wmap.io/v1alpha1
+ *   kind: WorkloadPolicy
+ *   metadata: {name: team-a}
+ *   spec:
+ *     match:            # every part optional; all given parts must hold
+ *       kinds: ["JobSet.jobset.x-k8s.io", "*.kubeflow.org"]   # fnmatch on Kind.group
+ *       namespaces: ["team-a", "ml-*"]
+ *       excludeNamespaces: ["ml-sandbox"]
+ *       selector: {matchLabels: {...}, matchExpressions: [...]}  # on the workload's labels
+ *       components: ["worker"]
+ *       operations: [CREATE]            # CREATE (the default) and/or UPDATE
+ *     mode: default     # default: set what is absent; override: replace what differs
+ *     enforce: false    # true: /validate denies a final object that violates it
+ *     podTemplate: {labels, annotations, priorityClassName, schedulerName,
+ *                   runtimeClassName, nodeSelector, tolerations}
+ *     gang: {scheduler: kai|volcano|coscheduling|yunikorn|kueue|native|none, queue: q}
+ *
+ * A policy set is immutable once loaded; threads may share it. */
+#ifndef WMAP_POLICY_H
+#define WMAP_POLICY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "wmap/error.h"
+#include "wmap/gang.h"
+
+#define WMAP_POLICY_OP_CREATE 1u
+#define WMAP_POLICY_OP_UPDATE 2u
+
+typedef enum wmap_policy_mode {
+	WMAP_POLICY_DEFAULT,
+	WMAP_POLICY_OVERRIDE,
+} wmap_policy_mode;
+
+typedef struct wmap_policy {
+	char *name;                 /* metadata.name */
+	char *where;                /* "file:line:col" of the document, for messages */
+	size_t n_kinds, n_namespaces, n_exclude, n_components;
+	char **kinds;               /* patterns on "Kind.group" ("Kind" for core); none = all */
+	char **namespaces;          /* patterns; none = all */
+	char **exclude;             /* namespace patterns never matched */
+	char **components;          /* component names; none = all */
+	json_t *selector;           /* {matchLabels, matchExpressions}, NULL = all */
+	unsigned operations;        /* WMAP_POLICY_OP_* bits */
+	wmap_policy_mode mode;
+	int enforce;
+
+	json_t *labels;             /* object of strings, NULL when unset */
+	json_t *annotations;        /* object of strings */
+	json_t *node_selector;      /* object of strings */
+	json_t *tolerations;        /* array of objects */
+	char *priority_class_name;  /* NULL when unset */
+	char *scheduler_name;
+	char *runtime_class_name;
+
+	int has_gang;               /* gang.scheduler given */
+	wmap_gang_scheduler gang;
+	char *queue;                /* gang.queue, NULL when unset */
+} wmap_policy;
+
+typedef struct wmap_policy_set {
+	char *source;               /* the file it was read from */
+	size_t n;
+	wmap_policy *policies;      /* in document order */
+} wmap_policy_set;
+
+/* Reads every WorkloadPolicy document of a YAML file (wmap_yaml_parse_file). Any invalid
+ * document fails the whole file, with file:line:col. The caller owns *out. */
+int wmap_policy_set_load(wmap_policy_set **out, const char *path, wmap_error *err);
+
+/* The same from parsed documents (an array); positions as wmap_yaml_opts.positions gives
+ * them (may be NULL); name is used in messages. */
+int wmap_policy_set_parse(wmap_policy_set **out, const json_t *docs, const char *name,
+			  const json_t *positions, wmap_error *err);
+
+void wmap_policy_set_free(wmap_policy_set *set);
+
+/* 1 when p applies to a workload of kind ("Kind.group", or "Kind" for the core group) in
+ * namespace ns (may be NULL or "") with labels (its metadata.labels, may be NULL), for
+ * the operation bit op. Components are matched separately. */
+int wmap_policy_matches(const wmap_policy *p, const char *kind, const char *ns,
+			const json_t *labels, unsigned op);
+
+/* 1 when p applies to pod templates of the named component. */
+int wmap_policy_matches_component(const wmap_policy *p, const char *component);
+
+/* A Kubernetes label selector ({matchLabels, matchExpressions}; operators In, NotIn,
+ * Exists, DoesNotExist) against labels (NULL = none). NULL selector matches everything. */
+int wmap_selector_matches(const json_t *selector, const json_t *labels);
+
+/* The operation bit for "CREATE"/"UPDATE", 0 for anything else. */
+unsigned wmap_policy_operation(const char *operation);
+
+#endif
