@@ -1,0 +1,80 @@
+/* wmap: admission logic shared by the webhook and `kubectl wmap mutate`: an AdmissionReview
+ * (or a bare object) in, a response (or a JSON Patch) out. No I/O, no global state.
+ *
+ * Mutation on CREATE stamps every pod template of every component with the identity
+ * labels (wmap.io/workload-kind, -name, component, instance), the chosen scheduler's gang
+ * hints and the settings of matching policies. UPDATE gets nothing unless a policy lists
+ * UPDATE in its operations. Anything wmap cannot process (no definition, an evaluation
+ * error, the time budget) is allowed unchanged with a warning: mutation fails open.
+ * Validation denies a final object that violates an enforced policy. */
+#ifndef WMAP_ADMISSION_H
+#define WMAP_ADMISSION_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include "wmap/error.h"
+#include "wmap/gang.h"
+#include "wmap/policy.h"
+#include "wmap/registry.h"
+
+typedef struct wmap_admission_config {
+	wmap_gang_scheduler scheduler;     /* used when no matching policy picks one */
+	const char *queue;                 /* used when no matching policy gives one; NULL = none */
+	const wmap_policy_set *policies;   /* NULL = none (borrowed) */
+	int64_t deadline_ns;               /* CLOCK_MONOTONIC deadline, 0 = none */
+	int max_depth;                     /* object nesting limit, 0 = WMAP_ADMISSION_MAX_DEPTH */
+} wmap_admission_config;
+
+#define WMAP_ADMISSION_MAX_DEPTH 200
+
+typedef enum wmap_admission_mode {
+	WMAP_ADMISSION_MUTATE,
+	WMAP_ADMISSION_VALIDATE,
+} wmap_admission_mode;
+
+/* What happened, for the log line and the metrics. Strings are truncated copies. */
+typedef struct wmap_admission_info {
+	char uid[80];
+	char kind[128];          /* "Kind.group" */
+	char namespace_[64];
+	char name[256];
+	char operation[16];
+	const char *result;      /* "patched", "allowed", "denied", "failopen" (static) */
+	const char *reason;      /* for failopen: "no-definition", "evaluation", "budget",
+				  * "too-deep", "internal"; NULL otherwise (static) */
+	size_t patch_ops, patch_bytes;
+	int dry_run;
+} wmap_admission_info;
+
+/* Answers review (an admission.k8s.io/v1 AdmissionReview, borrowed) with a new
+ * AdmissionReview in *out owned by the caller: uid echoed, patchType JSONPatch and a
+ * base64 patch when there is one, warnings when useful. Returns WMAP_EINVAL (message for
+ * an HTTP 400, *out NULL) when review is not a usable AdmissionReview; every other case,
+ * including fail-open, returns 0 with a response. info may be NULL. */
+int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_config *cfg,
+			  wmap_admission_mode mode, json_t *review, wmap_admission_info *info,
+			  wmap_error *err);
+
+/* The mutation of object (borrowed) for operation ("CREATE", "UPDATE", ...) in namespace
+ * ns (NULL = the object's): *patch gets a JSON Patch array (possibly empty), *warnings an
+ * array of strings; both owned by the caller, also when failing. A negative return means
+ * wmap could not process the object (err says why, *reason names the class as in
+ * wmap_admission_info); callers fail open. */
+int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason,
+			  wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
+			  const char *operation, const char *ns, wmap_error *err);
+
+/* Checks object against every enforced policy that matches it: *violations gets an array
+ * of messages naming policy, component and field (empty = compliant), *warnings as above.
+ * Negative when the object could not be evaluated (callers allow it with a warning). */
+int wmap_admission_validate(json_t **violations, json_t **warnings, const char **reason,
+			    wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
+			    const char *operation, const char *ns, wmap_error *err);
+
+/* "Kind.group" (or "Kind" for the core group) of an object's apiVersion and kind. */
+void wmap_admission_kind(char *buf, size_t len, const json_t *object);
+
+/* Standard base64 (padded) of data, a new string owned by the caller; NULL on ENOMEM. */
+char *wmap_base64(const unsigned char *data, size_t len);
+
+#endif

@@ -1,0 +1,844 @@
+/* wmap: admission logic (see wmap/admission.h). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "wmap/admission.h"
+#include "wmap/patch.h"
+#include "wmap/quantity.h"
+#include "wmap/workload.h"
+
+#define REVIEW_API "admission.k8s.io/v1"
+#define MAX_WARNINGS 8
+#define WARNING_MAX 240   /* the apiserver may cut warnings past 256 characters */
+
+/* wmap's own keys (architecture.md, "Label and annotation keys"). */
+#define KEY_KIND "wmap.io/workload-kind"
+#define KEY_NAME "wmap.io/workload-name"
+#define KEY_COMPONENT "wmap.io/component"
+#define KEY_INSTANCE "wmap.io/instance"
+#define KEY_GROUP "wmap.io/pod-group"
+#define KEY_GROUP_MIN "wmap.io/pod-group-min-member"
+
+/* ---- small helpers ----------------------------------------------------------------- */
+
+char *wmap_base64(const unsigned char *data, size_t len)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = malloc(4 * ((len + 2) / 3) + 1), *o = out;
+	if (!out)
+		return NULL;
+	size_t i = 0;
+	for (; i + 2 < len; i += 3) {
+		uint32_t v = (uint32_t)data[i] << 16 | (uint32_t)data[i + 1] << 8 | data[i + 2];
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = tab[v >> 6 & 63];
+		*o++ = tab[v & 63];
+	}
+	if (i < len) {
+		uint32_t v = (uint32_t)data[i] << 16 | (i + 1 < len ? (uint32_t)data[i + 1] << 8 : 0);
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < len ? tab[v >> 6 & 63] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+static void copy_str(char *buf, size_t len, const char *s)
+{
+	snprintf(buf, len, "%s", s ? s : "");
+}
+
+void wmap_admission_kind(char *buf, size_t len, const json_t *object)
+{
+	const char *api = json_string_value(json_object_get(object, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(object, "kind"));
+	const char *slash = api ? strchr(api, '/') : NULL;
+	if (!kind)
+		kind = "";
+	if (slash)
+		snprintf(buf, len, "%s.%.*s", kind, (int)(slash - api), api);
+	else
+		snprintf(buf, len, "%s", kind);
+}
+
+static void warn(json_t *warnings, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(json_t *warnings, const char *fmt, ...)
+{
+	char buf[WARNING_MAX + 1];
+	if (!warnings || json_array_size(warnings) >= MAX_WARNINGS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof(buf))
+		memcpy(buf + sizeof(buf) - 4, "...", 4);
+	/* Messages may carry object text: keep them one printable line. */
+	for (char *s = buf; *s; s++) {
+		if ((unsigned char)*s < 32)
+			*s = ' ';
+	}
+	size_t i;
+	json_t *e;
+	json_array_foreach(warnings, i, e) {
+		if (strcmp(json_string_value(e), buf) == 0)
+			return;
+	}
+	json_array_append_new(warnings, json_string(buf));
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int too_deep(const json_t *v, int left)
+{
+	if (left < 0)
+		return 1;
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *c;
+		json_object_foreach((json_t *)v, k, c) {
+			if ((json_is_object(c) || json_is_array(c)) && too_deep(c, left - 1))
+				return 1;
+		}
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *c;
+		json_array_foreach(v, i, c) {
+			if ((json_is_object(c) || json_is_array(c)) && too_deep(c, left - 1))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- where a pod template can be written ------------------------------------------- */
+
+typedef struct target {
+	const char *component;
+	const char *instance;   /* "" for single-instance components */
+	int multi;              /* the component has several instances (instanceIdPath) */
+	char *labels;           /* pointer of the labels map, NULL when not writable */
+	char *annotations;
+	char *spec;             /* pointer of the PodSpec, NULL for fragmented definitions */
+	char *scheduler;        /* pointer of schedulerName */
+	char *priority;         /* pointer of priorityClassName */
+	size_t node, instance_index;
+} target;
+
+static void target_clear(target *t)
+{
+	free(t->labels);
+	free(t->annotations);
+	free(t->spec);
+	free(t->scheduler);
+	free(t->priority);
+	memset(t, 0, sizeof(*t));
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* Fills t for one instance; 0 when the template has nothing writable (then says why). */
+static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, json_t *warnings)
+{
+	const wmap_node *n = &w->nodes[k];
+	const wmap_instance *in = &n->instances[i];
+	const wmap_pod *pod = &in->pod;
+	memset(t, 0, sizeof(*t));
+	t->component = n->def->name;
+	t->instance = in->id;
+	t->multi = n->def->instance_id_path != NULL;
+	t->node = k;
+	t->instance_index = i;
+	switch (pod->shape) {
+	case WMAP_SPEC_TEMPLATE: {
+		const char *tp = pod->template_.pointer;
+		if (!tp || !pod->template_.value) {
+			if (!tp)
+				warn(warnings, "component %s: its pod template is not at a plain "
+				     "path; not stamped", t->component);
+			return 0;
+		}
+		char *meta = pod->metadata.pointer ? strdup(pod->metadata.pointer)
+						   : wmap_pointer_join(tp, "metadata");
+		if (meta) {
+			t->labels = wmap_pointer_join(meta, "labels");
+			t->annotations = wmap_pointer_join(meta, "annotations");
+		}
+		free(meta);
+		t->spec = pod->spec.pointer ? strdup(pod->spec.pointer)
+					    : wmap_pointer_join(tp, "spec");
+		break;
+	}
+	case WMAP_SPEC_PODSPEC:
+		if (pod->spec.pointer && pod->spec.value)
+			t->spec = strdup(pod->spec.pointer);
+		if (pod->metadata.pointer) {
+			t->labels = wmap_pointer_join(pod->metadata.pointer, "labels");
+			t->annotations = wmap_pointer_join(pod->metadata.pointer, "annotations");
+		} else {
+			warn(warnings, "component %s: the definition gives no metadata location; "
+			     "labels not written", t->component);
+		}
+		break;
+	case WMAP_SPEC_FRAGMENTED:
+		t->labels = dup_or_null(pod->frag[WMAP_FRAG_LABELS].pointer);
+		t->annotations = dup_or_null(pod->frag[WMAP_FRAG_ANNOTATIONS].pointer);
+		t->scheduler = dup_or_null(pod->frag[WMAP_FRAG_SCHEDULER_NAME].pointer);
+		t->priority = dup_or_null(pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].pointer);
+		if (!t->labels)
+			warn(warnings, "component %s: the definition gives no labels location; "
+			     "labels not written", t->component);
+		break;
+	default:
+		return 0;
+	}
+	if (t->spec) {
+		t->scheduler = wmap_pointer_join(t->spec, "schedulerName");
+		t->priority = wmap_pointer_join(t->spec, "priorityClassName");
+	}
+	return t->labels || t->annotations || t->spec || t->scheduler || t->priority;
+}
+
+/* ---- writing ----------------------------------------------------------------------- */
+
+typedef struct writer {
+	wmap_patch *patch;
+	json_t *warnings;
+	json_t *violations;     /* validation: collect what would change instead */
+	const char *policy;     /* the policy being checked, for messages */
+	int failed;             /* a write failed (not an object where one was expected) */
+	wmap_error *err;
+} writer;
+
+static void violation(writer *wr, const target *t, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void violation(writer *wr, const target *t, const char *fmt, ...)
+{
+	char field[512], msg[800];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(field, sizeof(field), fmt, ap);
+	va_end(ap);
+	if (t->instance[0])
+		snprintf(msg, sizeof(msg), "policy %s: component %s (instance %s): %s",
+			 wr->policy, t->component, t->instance, field);
+	else
+		snprintf(msg, sizeof(msg), "policy %s: component %s: %s", wr->policy,
+			 t->component, field);
+	json_array_append_new(wr->violations, json_string(msg));
+}
+
+/* Sets key in the map at ptr. Returns 1 when it changed something. */
+static int put(writer *wr, const target *t, const char *ptr, const char *key, json_t *value,
+	       wmap_patch_mode mode)
+{
+	int changed = 0;
+	if (!ptr) {
+		json_decref(value);
+		return 0;
+	}
+	wmap_error e;
+	if (wmap_patch_set(wr->patch, ptr, key, value, mode, &changed, &e) != 0) {
+		if (e.code == WMAP_ENOMEM) {
+			wr->failed = 1;
+			wmap_error_set(wr->err, e.code, "%s", e.message);
+		} else {
+			warn(wr->warnings, "component %s: %s; left unchanged", t->component,
+			     e.message);
+		}
+		return 0;
+	}
+	return changed;
+}
+
+static int put_str(writer *wr, const target *t, const char *ptr, const char *key,
+		   const char *value, wmap_patch_mode mode)
+{
+	return put(wr, t, ptr, key, json_string(value), mode);
+}
+
+static int put_field(writer *wr, const target *t, const char *field_ptr, const char *value,
+		     wmap_patch_mode mode)
+{
+	int changed = 0;
+	if (!field_ptr)
+		return 0;
+	wmap_error e;
+	if (wmap_patch_set_at(wr->patch, field_ptr, json_string(value), mode, &changed, &e) != 0) {
+		warn(wr->warnings, "component %s: %s; left unchanged", t->component, e.message);
+		return 0;
+	}
+	return changed;
+}
+
+static void stamp_identity(writer *wr, const target *t, const char *kind, const char *name)
+{
+	char v[64];
+	wmap_label_value(v, sizeof(v), kind);
+	put_str(wr, t, t->labels, KEY_KIND, v, WMAP_PATCH_OVERRIDE);
+	if (name) {
+		wmap_label_value(v, sizeof(v), name);
+		put_str(wr, t, t->labels, KEY_NAME, v, WMAP_PATCH_OVERRIDE);
+	}
+	wmap_label_value(v, sizeof(v), t->component);
+	put_str(wr, t, t->labels, KEY_COMPONENT, v, WMAP_PATCH_OVERRIDE);
+	if (t->multi && t->instance[0]) {
+		wmap_label_value(v, sizeof(v), t->instance);
+		put_str(wr, t, t->labels, KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE);
+	}
+}
+
+/* YuniKorn's task-groups annotation: every pod template of the workload as a task group. */
+static json_t *yunikorn_task_groups(const wmap_gang_plan *plan)
+{
+	json_t *arr = json_array();
+	for (size_t m = 0; arr && m < plan->n_members; m++) {
+		const wmap_gang_member *mem = &plan->members[m];
+		char cpu[32], mem_s[32];
+		json_t *res = json_object();
+		wmap_quantity_format_cpu(cpu, sizeof(cpu), mem->per_pod.cpu_milli);
+		wmap_quantity_format_bytes(mem_s, sizeof(mem_s), mem->per_pod.memory);
+		if (mem->per_pod.cpu_milli)
+			json_object_set_new(res, "cpu", json_string(cpu));
+		if (mem->per_pod.memory)
+			json_object_set_new(res, "memory", json_string(mem_s));
+		if (mem->per_pod.gpu) {
+			char g[32];
+			snprintf(g, sizeof(g), "%" PRId64, mem->per_pod.gpu);
+			json_object_set_new(res, "nvidia.com/gpu", json_string(g));
+		}
+		json_array_append_new(arr, json_pack("{s:s, s:I, s:o}", "name", mem->task_group,
+						     "minMember", (json_int_t)mem->task_min,
+						     "minResource", res));
+	}
+	return arr;
+}
+
+typedef struct gang_ctx {
+	wmap_gang_scheduler scheduler;
+	const char *queue;
+	const wmap_gang_plan *plan;
+	const char *name;
+	char *task_groups;      /* YuniKorn annotation text, computed once */
+} gang_ctx;
+
+static void stamp_gang(writer *wr, const target *t, const gang_ctx *g)
+{
+	const wmap_gang_member *mem = wmap_gang_plan_member(g->plan, t->node, t->instance_index);
+	const wmap_gang_group *grp = (mem && mem->group >= 0) ? &g->plan->groups[mem->group]
+							       : NULL;
+	char v[64];
+	switch (g->scheduler) {
+	case WMAP_GANG_KAI:
+		put_field(wr, t, t->scheduler, "kai-scheduler", WMAP_PATCH_DEFAULT);
+		break;
+	case WMAP_GANG_VOLCANO:
+		put_field(wr, t, t->scheduler, "volcano", WMAP_PATCH_DEFAULT);
+		if (grp)
+			put_str(wr, t, t->annotations, "scheduling.k8s.io/group-name", grp->name,
+				WMAP_PATCH_DEFAULT);
+		if (g->queue)
+			put_str(wr, t, t->annotations, "scheduling.volcano.sh/queue-name", g->queue,
+				WMAP_PATCH_DEFAULT);
+		break;
+	case WMAP_GANG_COSCHEDULING:
+		if (grp)
+			put_str(wr, t, t->labels, "scheduling.x-k8s.io/pod-group", grp->name,
+				WMAP_PATCH_DEFAULT);
+		break;
+	case WMAP_GANG_YUNIKORN:
+		put_field(wr, t, t->scheduler, "yunikorn", WMAP_PATCH_DEFAULT);
+		if (g->name) {
+			wmap_label_value(v, sizeof(v), g->name);
+			put_str(wr, t, t->labels, "yunikorn.apache.org/app-id", v,
+				WMAP_PATCH_DEFAULT);
+		}
+		if (g->queue)
+			put_str(wr, t, t->labels, "yunikorn.apache.org/queue", g->queue,
+				WMAP_PATCH_DEFAULT);
+		if (grp && mem) {
+			put_str(wr, t, t->annotations, "yunikorn.apache.org/task-group-name",
+				mem->task_group, WMAP_PATCH_DEFAULT);
+			if (g->task_groups)
+				put_str(wr, t, t->annotations, "yunikorn.apache.org/task-groups",
+					g->task_groups, WMAP_PATCH_DEFAULT);
+		}
+		break;
+	default:
+		break;
+	}
+	if (grp) {
+		char min[32];
+		snprintf(min, sizeof(min), "%" PRId64, grp->min_member);
+		put_str(wr, t, t->annotations, KEY_GROUP, grp->name, WMAP_PATCH_OVERRIDE);
+		put_str(wr, t, t->annotations, KEY_GROUP_MIN, min, WMAP_PATCH_OVERRIDE);
+	}
+}
+
+/* Writes (or, when wr->violations, checks) one policy's settings on one template. */
+static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
+{
+	wmap_patch_mode mode = p->mode == WMAP_POLICY_OVERRIDE ? WMAP_PATCH_OVERRIDE
+							       : WMAP_PATCH_DEFAULT;
+	const char *k;
+	json_t *v;
+	int check = wr->violations != NULL;
+	const char *req = mode == WMAP_PATCH_OVERRIDE ? "must be" : "must be set (default";
+	const char *end = mode == WMAP_PATCH_OVERRIDE ? "" : ")";
+	json_object_foreach(p->labels, k, v) {
+		if (put(wr, t, t->labels, k, json_incref(v), mode) && check)
+			violation(wr, t, "label %s %s \"%s\"%s", k, req, json_string_value(v), end);
+	}
+	json_object_foreach(p->annotations, k, v) {
+		if (put(wr, t, t->annotations, k, json_incref(v), mode) && check)
+			violation(wr, t, "annotation %s %s \"%s\"%s", k, req, json_string_value(v),
+				  end);
+	}
+	if (p->priority_class_name &&
+	    put_field(wr, t, t->priority, p->priority_class_name, mode) && check)
+		violation(wr, t, "priorityClassName %s \"%s\"%s", req, p->priority_class_name, end);
+	if (p->scheduler_name && put_field(wr, t, t->scheduler, p->scheduler_name, mode) && check)
+		violation(wr, t, "schedulerName %s \"%s\"%s", req, p->scheduler_name, end);
+	if ((p->runtime_class_name || p->node_selector || p->tolerations) && !t->spec) {
+		warn(wr->warnings, "component %s: no pod spec location; policy %s's "
+		     "runtimeClassName, nodeSelector and tolerations not applied", t->component,
+		     p->name);
+		return;
+	}
+	if (p->runtime_class_name &&
+	    put_str(wr, t, t->spec, "runtimeClassName", p->runtime_class_name, mode) && check)
+		violation(wr, t, "runtimeClassName %s \"%s\"%s", req, p->runtime_class_name, end);
+	if (p->node_selector) {
+		char *ns = wmap_pointer_join(t->spec, "nodeSelector");
+		json_object_foreach(p->node_selector, k, v) {
+			if (put(wr, t, ns, k, json_incref(v), mode) && check)
+				violation(wr, t, "nodeSelector %s %s \"%s\"%s", k, req,
+					  json_string_value(v), end);
+		}
+		free(ns);
+	}
+	if (p->tolerations) {
+		/* Lists are sets: append what is missing, never replace (override acts alike). */
+		char *tp = wmap_pointer_join(t->spec, "tolerations");
+		size_t i;
+		json_array_foreach(p->tolerations, i, v) {
+			int changed = 0;
+			wmap_error e;
+			if (!tp)
+				break;
+			if (wmap_patch_append_unique(wr->patch, tp, json_incref(v), &changed, &e)) {
+				warn(wr->warnings, "component %s: %s; left unchanged", t->component,
+				     e.message);
+			} else if (changed && check) {
+				char *txt = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+				violation(wr, t, "tolerations must include %s", txt ? txt : "?");
+				free(txt);
+			}
+		}
+		free(tp);
+	}
+}
+
+/* ---- one object -------------------------------------------------------------------- */
+
+typedef struct prepared {
+	const wmap_definition *def;
+	wmap_workload *w;
+	char kind[128];
+	const char *ns;
+	json_t *labels;
+	unsigned op;
+} prepared;
+
+/* Finds the definition and resolves object; negative when wmap cannot process it. */
+static int prepare(prepared *pr, const char **reason, wmap_engine *eng,
+		   const wmap_admission_config *cfg, json_t *object, int resolve, wmap_error *err)
+{
+	int depth = cfg->max_depth > 0 ? cfg->max_depth : WMAP_ADMISSION_MAX_DEPTH;
+	if (too_deep(object, depth)) {
+		*reason = "too-deep";
+		return wmap_error_set(err, WMAP_ELIMIT, "object nested deeper than %d levels",
+				      depth);
+	}
+	int rc = wmap_registry_find_object(&pr->def, wmap_engine_registry(eng), object, err);
+	if (rc) {
+		*reason = rc == WMAP_ENODEF ? "no-definition" : "evaluation";
+		return rc;
+	}
+	if (!resolve)
+		return 0;
+	rc = wmap_workload_resolve(&pr->w, eng, object, pr->def, err);
+	if (rc) {
+		*reason = rc == WMAP_ENOMEM ? "internal" : "evaluation";
+		return rc;
+	}
+	if (cfg->deadline_ns && now_ns() > cfg->deadline_ns) {
+		*reason = "budget";
+		return wmap_error_set(err, WMAP_ELIMIT, "request time budget exceeded");
+	}
+	return 0;
+}
+
+static int policy_applies(const wmap_policy *p, const prepared *pr)
+{
+	return wmap_policy_matches(p, pr->kind, pr->ns, pr->labels, pr->op);
+}
+
+int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason,
+			  wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
+			  const char *operation, const char *ns, wmap_error *err)
+{
+	prepared pr = { 0 };
+	wmap_patch *pb = NULL;
+	wmap_gang_plan *plan = NULL;
+	gang_ctx g = { 0 };
+	int rc = 0;
+	const char *why = NULL;
+	*patch = json_array();
+	*warnings = json_array();
+	if (reason)
+		*reason = NULL;
+	if (!*patch || !*warnings)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	json_t *meta = json_object_get(object, "metadata");
+	pr.op = wmap_policy_operation(operation);
+	pr.ns = ns && *ns ? ns : json_string_value(json_object_get(meta, "namespace"));
+	pr.labels = json_object_get(meta, "labels");
+	wmap_admission_kind(pr.kind, sizeof(pr.kind), object);
+	if (!pr.op || !json_is_object(object))
+		return 0;   /* DELETE, CONNECT: nothing to write */
+
+	/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
+	int wanted = pr.op == WMAP_POLICY_OP_CREATE;
+	for (size_t i = 0; !wanted && cfg->policies && i < cfg->policies->n; i++)
+		wanted = policy_applies(&cfg->policies->policies[i], &pr);
+	if (!wanted)
+		return 0;
+
+	if ((rc = prepare(&pr, &why, eng, cfg, object, 1, err)))
+		goto done;
+	wmap_workload *w = pr.w;
+	if ((rc = wmap_patch_new(&pb, object, err))) {
+		why = "internal";
+		goto done;
+	}
+	writer wr = { pb, *warnings, NULL, NULL, 0, err };
+
+	/* Gang settings: the first matching policy that gives them wins over the flags. */
+	g.scheduler = cfg->scheduler;
+	g.queue = cfg->queue;
+	int have_sched = 0, have_queue = 0;
+	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
+		const wmap_policy *p = &cfg->policies->policies[i];
+		if (!policy_applies(p, &pr))
+			continue;
+		if (p->has_gang && !have_sched) {
+			g.scheduler = p->gang;
+			have_sched = 1;
+		}
+		if (p->queue && !have_queue) {
+			g.queue = p->queue;
+			have_queue = 1;
+		}
+	}
+	g.name = w->name;
+	if (pr.op == WMAP_POLICY_OP_CREATE) {
+		if (!w->name)
+			warn(*warnings, "%s has only generateName: no workload-name label and no "
+			     "name-based gang hints", pr.kind);
+		if (g.scheduler != WMAP_GANG_NONE) {
+			if ((rc = wmap_gang_plan_build(&plan, w, w->name, err))) {
+				why = "internal";
+				goto done;
+			}
+			g.plan = plan;
+			for (size_t i = 0; i < plan->n_notes; i++) {
+				if (w->name)
+					warn(*warnings, "gang: %s", plan->notes[i]);
+			}
+			if (g.scheduler == WMAP_GANG_YUNIKORN) {
+				json_t *tg = yunikorn_task_groups(plan);
+				g.task_groups = tg ? json_dumps(tg, JSON_COMPACT) : NULL;
+				json_decref(tg);
+			}
+			if (g.scheduler == WMAP_GANG_NATIVE)
+				warn(*warnings, "gang: the native Workload API needs Workload objects "
+				     "(a side effect); only wmap.io annotations written");
+			if (g.scheduler == WMAP_GANG_KUEUE && !g.queue)
+				warn(*warnings, "gang: kueue selected but no queue given; no "
+				     "queue-name label written");
+		}
+		for (size_t i = 0; i < w->n_warnings; i++)
+			warn(*warnings, "%s", w->warnings[i]);
+	}
+
+	for (size_t k = 0; k < w->n_nodes && !wr.failed; k++) {
+		for (size_t i = 0; i < w->nodes[k].n_instances && !wr.failed; i++) {
+			if (!w->nodes[k].instances[i].has_pod)
+				continue;
+			target t;
+			if (!target_init(&t, w, k, i, *warnings)) {
+				target_clear(&t);
+				continue;
+			}
+			if (pr.op == WMAP_POLICY_OP_CREATE) {
+				stamp_identity(&wr, &t, pr.kind, w->name);
+				if (g.plan)
+					stamp_gang(&wr, &t, &g);
+			}
+			for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
+				const wmap_policy *pol = &cfg->policies->policies[p];
+				if (policy_applies(pol, &pr) &&
+				    wmap_policy_matches_component(pol, t.component))
+					apply_policy(&wr, &t, pol);
+			}
+			target_clear(&t);
+		}
+	}
+	/* Queue labels that schedulers read from the workload itself. */
+	if (pr.op == WMAP_POLICY_OP_CREATE && g.queue && !wr.failed) {
+		const char *key = g.scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
+				: g.scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
+								  : NULL;
+		target top = { .component = w->definition->components[0].name, .instance = "" };
+		if (key)
+			put_str(&wr, &top, "/metadata/labels", key, g.queue, WMAP_PATCH_DEFAULT);
+	}
+	if (wr.failed) {
+		rc = WMAP_ENOMEM;
+		why = "internal";
+		goto done;
+	}
+	if (cfg->deadline_ns && now_ns() > cfg->deadline_ns) {
+		why = "budget";
+		rc = wmap_error_set(err, WMAP_ELIMIT, "request time budget exceeded");
+		goto done;
+	}
+	json_decref(*patch);
+	*patch = json_deep_copy(wmap_patch_ops(pb));
+	if (!*patch) {
+		*patch = json_array();
+		why = "internal";
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+done:
+	if (rc)
+		json_array_clear(*patch);
+	if (reason)
+		*reason = why;
+	free(g.task_groups);
+	wmap_gang_plan_free(plan);
+	wmap_patch_free(pb);
+	wmap_workload_free(pr.w);
+	return rc;
+}
+
+int wmap_admission_validate(json_t **violations, json_t **warnings, const char **reason,
+			    wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
+			    const char *operation, const char *ns, wmap_error *err)
+{
+	prepared pr = { 0 };
+	int rc = 0;
+	const char *why = NULL;
+	*violations = json_array();
+	*warnings = json_array();
+	if (reason)
+		*reason = NULL;
+	if (!*violations || !*warnings)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	json_t *meta = json_object_get(object, "metadata");
+	pr.op = wmap_policy_operation(operation);
+	pr.ns = ns && *ns ? ns : json_string_value(json_object_get(meta, "namespace"));
+	pr.labels = json_object_get(meta, "labels");
+	wmap_admission_kind(pr.kind, sizeof(pr.kind), object);
+	if (!pr.op || !json_is_object(object) || !cfg->policies)
+		return 0;
+	int wanted = 0;
+	for (size_t i = 0; !wanted && i < cfg->policies->n; i++)
+		wanted = cfg->policies->policies[i].enforce &&
+			 policy_applies(&cfg->policies->policies[i], &pr);
+	if (!wanted)
+		return 0;
+	if ((rc = prepare(&pr, &why, eng, cfg, object, 1, err)))
+		goto done;
+	for (size_t p = 0; p < cfg->policies->n && rc == 0; p++) {
+		const wmap_policy *pol = &cfg->policies->policies[p];
+		if (!pol->enforce || !policy_applies(pol, &pr))
+			continue;
+		/* A fresh builder per policy: each is checked against the object alone. */
+		wmap_patch *pb = NULL;
+		if ((rc = wmap_patch_new(&pb, object, err))) {
+			why = "internal";
+			break;
+		}
+		writer wr = { pb, *warnings, *violations, pol->name, 0, err };
+		for (size_t k = 0; k < pr.w->n_nodes; k++) {
+			for (size_t i = 0; i < pr.w->nodes[k].n_instances; i++) {
+				target t;
+				if (!pr.w->nodes[k].instances[i].has_pod)
+					continue;
+				if (target_init(&t, pr.w, k, i, *warnings) &&
+				    wmap_policy_matches_component(pol, t.component))
+					apply_policy(&wr, &t, pol);
+				target_clear(&t);
+			}
+		}
+		if (wr.failed) {
+			rc = WMAP_ENOMEM;
+			why = "internal";
+		}
+		wmap_patch_free(pb);
+	}
+done:
+	if (reason)
+		*reason = why;
+	wmap_workload_free(pr.w);
+	return rc;
+}
+
+/* ---- the AdmissionReview envelope --------------------------------------------------- */
+
+static int bad(wmap_error *err, const char *what)
+{
+	return wmap_error_set(err, WMAP_EINVAL, "not an admission.k8s.io/v1 AdmissionReview: %s",
+			      what);
+}
+
+int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_config *cfg,
+			  wmap_admission_mode mode, json_t *review, wmap_admission_info *info,
+			  wmap_error *err)
+{
+	wmap_admission_info scratch;
+	if (!info)
+		info = &scratch;
+	memset(info, 0, sizeof(*info));
+	*out = NULL;
+	if (!json_is_object(review))
+		return bad(err, "the body is not a JSON object");
+	const char *api = json_string_value(json_object_get(review, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(review, "kind"));
+	if (!api || strcmp(api, REVIEW_API) != 0 || !kind || strcmp(kind, "AdmissionReview") != 0)
+		return bad(err, "apiVersion must be admission.k8s.io/v1 and kind AdmissionReview");
+	json_t *req = json_object_get(review, "request");
+	if (!json_is_object(req))
+		return bad(err, "request is missing or not an object");
+	const char *uid = json_string_value(json_object_get(req, "uid"));
+	if (!uid || !*uid)
+		return bad(err, "request.uid is missing or not a string");
+	const char *op = json_string_value(json_object_get(req, "operation"));
+	if (!op)
+		return bad(err, "request.operation is missing or not a string");
+	json_t *object = json_object_get(req, "object");
+	json_t *dry = json_object_get(req, "dryRun");
+	if (dry && !json_is_boolean(dry) && !json_is_null(dry))
+		return bad(err, "request.dryRun must be a boolean");
+	json_t *nsv = json_object_get(req, "namespace");
+	if (nsv && !json_is_string(nsv) && !json_is_null(nsv))
+		return bad(err, "request.namespace must be a string");
+	unsigned opbit = wmap_policy_operation(op);
+	if (opbit && !json_is_object(object))
+		return bad(err, "request.object must be an object for CREATE and UPDATE");
+	const char *ns = json_string_value(nsv);
+	const char *name = json_string_value(json_object_get(req, "name"));
+	if (!name || !*name)
+		name = json_string_value(json_object_get(json_object_get(object, "metadata"),
+							 "name"));
+
+	copy_str(info->uid, sizeof(info->uid), uid);
+	copy_str(info->operation, sizeof(info->operation), op);
+	copy_str(info->namespace_, sizeof(info->namespace_), ns);
+	copy_str(info->name, sizeof(info->name), name);
+	info->dry_run = json_is_true(dry);
+	if (json_is_object(object)) {
+		wmap_admission_kind(info->kind, sizeof(info->kind), object);
+	} else {
+		json_t *rk = json_object_get(req, "kind");
+		const char *g = json_string_value(json_object_get(rk, "group"));
+		const char *k = json_string_value(json_object_get(rk, "kind"));
+		snprintf(info->kind, sizeof(info->kind), "%s%s%s", k ? k : "", g && *g ? "." : "",
+			 g && *g ? g : "");
+	}
+
+	json_t *resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", 1);
+	json_t *patch = NULL, *warnings = NULL, *violations = NULL;
+	const char *reason = NULL;
+	wmap_error e;
+	wmap_error_clear(&e);
+	int rc;
+	if (!resp)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	/* dryRun is treated exactly as a real request: the webhook has no side effects. */
+	if (mode == WMAP_ADMISSION_MUTATE)
+		rc = wmap_admission_mutate(&patch, &warnings, &reason, eng, cfg, object, op, ns, &e);
+	else
+		rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object, op,
+					     ns, &e);
+	info->result = "allowed";
+	if (rc) {
+		/* Fail open: allowed unchanged, and the user is told why. */
+		info->result = "failopen";
+		info->reason = reason ? reason : "internal";
+		if (rc == WMAP_ENODEF)
+			warn(warnings, "wmap: no definition for %s; allowed unchanged", info->kind);
+		else
+			warn(warnings, "wmap: %s; allowed unchanged", e.message);
+	} else if (violations && json_array_size(violations) > 0) {
+		char msg[2048];
+		size_t n = 0, i;
+		json_t *v;
+		msg[0] = '\0';
+		json_array_foreach(violations, i, v) {
+			int w = snprintf(msg + n, sizeof(msg) - n, "%s%s", i ? "; " : "",
+					 json_string_value(v));
+			if (w < 0 || (size_t)w >= sizeof(msg) - n)
+				break;
+			n += (size_t)w;
+		}
+		info->result = "denied";
+		json_object_set_new(resp, "allowed", json_false());
+		json_object_set_new(resp, "status",
+				    json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status",
+					      "Failure", "reason", "Forbidden", "message", msg));
+	} else if (patch && json_array_size(patch) > 0) {
+		char *text = json_dumps(patch, JSON_COMPACT);
+		char *b64 = text ? wmap_base64((const unsigned char *)text, strlen(text)) : NULL;
+		if (!b64) {
+			free(text);
+			json_decref(resp);
+			json_decref(patch);
+			json_decref(warnings);
+			json_decref(violations);
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		}
+		info->result = "patched";
+		info->patch_ops = json_array_size(patch);
+		info->patch_bytes = strlen(text);
+		json_object_set_new(resp, "patchType", json_string("JSONPatch"));
+		json_object_set_new(resp, "patch", json_string(b64));
+		free(text);
+		free(b64);
+	}
+	if (warnings && json_array_size(warnings) > 0)
+		json_object_set(resp, "warnings", warnings);
+	json_decref(patch);
+	json_decref(warnings);
+	json_decref(violations);
+	*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind", "AdmissionReview",
+			 "response", resp);
+	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+}
