@@ -1,0 +1,191 @@
+/* apiserver-sim: a small in-memory Kubernetes API server for end-to-end tests.
+ *
+ * It is an independent witness for wmap: nothing here includes include/wmap or src/.
+ * One global state (struct sim) guarded by one mutex; every request handler takes the
+ * lock for its whole run except while admission webhooks are being called.
+ * jansson ownership: getters borrow, *_new setters steal; functions below say when
+ * they return a new reference.
+ */
+#ifndef SIM_H
+#define SIM_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SIM_MAX_RESOURCES 256
+#define SIM_MAX_SERVICES  32
+#define SIM_BODY_CAP      (3u * 1024u * 1024u) /* etcd objects top out near 1.5 MiB */
+#define SIM_JSON_DEPTH    64                   /* deeper than any real manifest */
+
+/* One served resource (a plural within a group/version). */
+struct sim_resource {
+    char group[128];
+    char version[64];
+    char plural[128];
+    char singular[128];
+    char kind[128];
+    char short_names[4][32];
+    int n_short;
+    bool namespaced;
+    bool has_status;      /* serves PLURAL/status */
+    bool builtin;         /* false for custom resources (no strategic merge patch) */
+    bool has_generation;  /* metadata.generation is maintained */
+    json_t *schema;       /* openAPIV3Schema for CRs (owned), NULL for built-ins */
+    char crd_name[300];   /* owning CRD, "" for built-ins */
+    json_t *objects;      /* object: "ns/name" -> stored object (owned) */
+};
+
+struct sim_service {
+    char ns[64];
+    char name[64];
+    int port;             /* loopback port the service maps to */
+};
+
+struct sim_config {
+    int port;
+    const char *tls_cert_file, *tls_key_file, *tls_ca_file;
+    const char *kubeconfig_out, *ready_file, *log_file, *pki_dir;
+    const char *load_files[16];
+    int n_load;
+    char token[80];
+    struct sim_service services[SIM_MAX_SERVICES];
+    int n_services;
+};
+
+struct sim {
+    pthread_mutex_t lock;
+    unsigned long long rv;         /* global resourceVersion counter */
+    unsigned long long admission_uid;
+    struct sim_resource res[SIM_MAX_RESOURCES];
+    int n_res;
+    struct sim_config cfg;
+    /* PEM material, NUL-terminated, owned */
+    char *ca_pem, *server_cert_pem, *server_key_pem;
+    char *client_ca_pem, *client_ca_key_pem, *client_cert_pem, *client_key_pem;
+    void *log;                     /* FILE *, NULL when not logging */
+    pthread_mutex_t log_lock;
+};
+
+/* The identity a request was authenticated as. */
+struct sim_user {
+    char name[256];
+    char groups[4][128];
+    int n_groups;
+};
+
+/* An API error, turned into a Status body by the HTTP layer. */
+struct sim_err {
+    int code;             /* 0 = no error */
+    char reason[32];
+    char message[2048];
+    char details_name[256];
+    char details_group[128];
+    char details_kind[128];
+    json_t *causes;       /* optional array (owned) */
+};
+
+/* Per-request context handed to the API handlers. */
+struct sim_req {
+    const char *method;
+    const char *path;
+    const char *content_type;
+    const char *accept;
+    const char *body;
+    size_t body_len;
+    void *conn;            /* struct MHD_Connection * for query arguments */
+    struct sim_user user;
+    /* outputs */
+    int status;
+    json_t *resp;          /* body (owned); NULL with err.code set for errors */
+    struct sim_err err;
+    char warnings[8][512]; /* Warning headers to send */
+    int n_warnings;
+};
+
+/* util.c */
+void sim_err_set(struct sim_err *e, int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void sim_err_clear(struct sim_err *e);
+json_t *sim_status_json(const struct sim_err *e);  /* new reference */
+json_t *sim_json_parse(const char *buf, size_t len, char *errbuf, size_t errlen); /* new ref, depth-checked */
+int sim_json_depth_ok(const json_t *v, int limit);
+void sim_now_rfc3339(char *out, size_t n);
+void sim_random_hex(char *out, size_t nbytes);
+void sim_random_suffix(char *out, size_t n);        /* generateName suffix alphabet */
+size_t sim_b64_encode(const unsigned char *in, size_t len, char *out, size_t outlen);
+unsigned char *sim_b64_decode(const char *in, size_t *outlen); /* malloc'd, NULL on error */
+const char *sim_jstr(const json_t *obj, const char *key);      /* borrowed or NULL */
+json_t *sim_jpath(json_t *root, const char *a, const char *b); /* borrowed */
+void sim_add_warning(struct sim_req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int sim_parse_int(const char *s, long lo, long hi, long *out);
+char *sim_read_file(const char *path, size_t cap, size_t *len); /* malloc'd */
+int sim_write_file(const char *path, const char *data, size_t len);
+
+/* store.c: resources and objects */
+void sim_builtins_register(struct sim *s);
+struct sim_resource *sim_resource_find(struct sim *s, const char *group, const char *version,
+                                       const char *plural);
+struct sim_resource *sim_resource_by_kind(struct sim *s, const char *apiversion, const char *kind);
+struct sim_resource *sim_resource_add(struct sim *s, const struct sim_resource *tmpl);
+void sim_resource_remove(struct sim *s, struct sim_resource *r);
+void sim_qualified(const struct sim_resource *r, char *out, size_t n); /* "jobsets.jobset.x-k8s.io" */
+void sim_api_version(const struct sim_resource *r, char *out, size_t n);
+json_t *sim_object_get(struct sim_resource *r, const char *ns, const char *name); /* borrowed */
+const char *sim_next_rv(struct sim *s, char *buf, size_t n);
+json_t *sim_namespace_labels(struct sim *s, const char *ns); /* borrowed or NULL */
+
+/* api.c: the verbs */
+void sim_api_handle(struct sim *s, struct sim_req *r);
+/* Creates an object without admission (used by --load). 0 or -1 with err. */
+int sim_store_create_direct(struct sim *s, json_t *obj, struct sim_err *err);
+
+/* discovery.c */
+bool sim_discovery_handle(struct sim *s, struct sim_req *r);
+
+/* crd.c */
+int sim_crd_apply(struct sim *s, json_t *crd, struct sim_err *err); /* register/refresh */
+void sim_crd_remove(struct sim *s, const char *crd_name);
+int sim_crd_validate(json_t *crd, struct sim_err *err);
+/* Prunes obj against schema; records dropped field paths into `pruned` (array, may be NULL). */
+void sim_prune(json_t *obj, const json_t *schema, json_t *pruned);
+
+/* patch.c */
+int sim_json_patch(json_t *doc, const json_t *ops, char *errbuf, size_t n); /* in place */
+json_t *sim_merge_patch(json_t *target, const json_t *patch); /* returns new ref, consumes target */
+json_t *sim_strategic_patch(json_t *target, const json_t *patch); /* approximation */
+
+/* selector.c */
+/* Parses a label selector string; returns a json array of requirements, NULL with errbuf on error. */
+json_t *sim_selector_parse(const char *sel, char *errbuf, size_t n);
+bool sim_selector_match(const json_t *reqs, const json_t *labels);
+/* metav1.LabelSelector object (matchLabels/matchExpressions); NULL selector matches all. */
+int sim_labelselector_match(const json_t *selector, const json_t *labels, bool *out, char *errbuf, size_t n);
+
+/* admission.c */
+enum sim_op { SIM_CREATE, SIM_UPDATE, SIM_DELETE };
+/* Runs the mutating (validating=false) or the validating chain. *obj may be replaced (owned by caller).
+ * Called with s->lock held; releases it during webhook calls. 0 or -1 with r->err. */
+int sim_admit(struct sim *s, struct sim_req *r, struct sim_resource *res, const char *subresource,
+              enum sim_op op, const char *ns, const char *name, json_t **obj, const json_t *old,
+              bool dry_run, const json_t *options, bool validating);
+
+/* auth.c */
+int sim_authenticate(struct sim *s, void *conn, const char *authz, struct sim_user *u);
+
+/* certs.c */
+int sim_certs_init(struct sim *s, char *errbuf, size_t n);
+int sim_write_kubeconfig(struct sim *s, const char *path, int port);
+
+/* load.c */
+int sim_load_file(struct sim *s, const char *path, char *errbuf, size_t n);
+json_t *sim_yaml_parse(const char *buf, size_t len, char *errbuf, size_t n); /* array of documents */
+
+/* http.c */
+/* Starts serving on 127.0.0.1:*port (0 = any; the chosen port is written back). */
+void *sim_http_start(struct sim *s, int *port, char *err, size_t n);
+void sim_http_stop(void *daemon);
+void sim_log_request(struct sim *s, const char *method, const char *url, int code, double ms);
+
+#endif

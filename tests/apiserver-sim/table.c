@@ -1,0 +1,121 @@
+/* Server-side printing: the meta.k8s.io/v1 Table kubectl asks for with
+ * `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`. Columns are NAME and AGE plus a
+ * CRD's additionalPrinterColumns whose jsonPath is a plain dotted path. */
+#include "table.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static long long age_seconds(const char *ts)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    if (!ts || sscanf(ts, "%d-%d-%dT%d:%d:%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                      &tm.tm_sec) != 6)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (long long)(time(NULL) - timegm(&tm));
+}
+
+/* k8s.io/apimachinery/pkg/util/duration.HumanDuration, abridged. */
+static void human_age(long long s, char *out, size_t n)
+{
+    if (s < 0)
+        snprintf(out, n, "<unknown>");
+    else if (s < 120)
+        snprintf(out, n, "%llds", s);
+    else if (s < 600)
+        snprintf(out, n, "%lldm%llds", s / 60, s % 60);
+    else if (s < 3 * 3600)
+        snprintf(out, n, "%lldm", s / 60);
+    else if (s < 48 * 3600)
+        snprintf(out, n, "%lldh", s / 3600);
+    else
+        snprintf(out, n, "%lldd", s / 86400);
+}
+
+static json_t *simple_jsonpath(json_t *obj, const char *path)
+{
+    char buf[256], *save = NULL, *tok;
+    json_t *cur = obj;
+    if (!path || path[0] != '.' || strpbrk(path, "[]?@*") || strlen(path) >= sizeof(buf))
+        return NULL;
+    snprintf(buf, sizeof(buf), "%s", path + 1);
+    for (tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
+        cur = json_object_get(cur, tok);
+    return cur;
+}
+
+static json_t *crd_columns(struct sim *s, const struct sim_resource *res)
+{
+    struct sim_resource *crds = sim_resource_find(s, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    json_t *crd = crds && res->crd_name[0] ? sim_object_get(crds, "", res->crd_name) : NULL;
+    json_t *versions = sim_jpath(crd, "spec", "versions"), *v;
+    size_t i;
+    json_array_foreach(versions, i, v) {
+        if (sim_jstr(v, "name") && !strcmp(sim_jstr(v, "name"), res->version))
+            return json_object_get(v, "additionalPrinterColumns");
+    }
+    return NULL;
+}
+
+json_t *sim_table(struct sim *s, const struct sim_resource *res, json_t *items, const char *include,
+                  json_t *listmeta)
+{
+    json_t *cols = json_array(), *rows = json_array(), *extra = crd_columns(s, res), *c, *item;
+    size_t i, j;
+    bool has_age_col = false;
+    json_array_append_new(cols, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", "Name", "type", "string",
+                                          "format", "name", "description",
+                                          "Name must be unique within a namespace.", "priority", 0));
+    json_array_foreach(extra, j, c) {
+        const char *name = sim_jstr(c, "name");
+        if (name && !strcmp(name, "Age"))
+            has_age_col = true;
+        json_array_append_new(cols, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", name ? name : "",
+                                              "type", sim_jstr(c, "type") ? sim_jstr(c, "type") : "string",
+                                              "format", "", "description",
+                                              sim_jstr(c, "description") ? sim_jstr(c, "description") : "",
+                                              "priority", (int)json_integer_value(json_object_get(c, "priority"))));
+    }
+    if (!has_age_col)
+        json_array_append_new(cols, json_pack("{s:s,s:s,s:s,s:s,s:i}", "name", "Age", "type", "string",
+                                              "format", "", "description",
+                                              "CreationTimestamp is a timestamp representing the server time when this object was created.",
+                                              "priority", 0));
+    json_array_foreach(items, i, item) {
+        json_t *meta = json_object_get(item, "metadata");
+        json_t *cells = json_array(), *row, *rowobj;
+        char age[32];
+        human_age(age_seconds(sim_jstr(meta, "creationTimestamp")), age, sizeof(age));
+        json_array_append_new(cells, json_string(sim_jstr(meta, "name") ? sim_jstr(meta, "name") : ""));
+        json_array_foreach(extra, j, c) {
+            const char *type = sim_jstr(c, "type");
+            json_t *v = simple_jsonpath(item, sim_jstr(c, "jsonPath"));
+            if (type && !strcmp(type, "date") && json_is_string(v)) {
+                char a[32];
+                human_age(age_seconds(json_string_value(v)), a, sizeof(a));
+                json_array_append_new(cells, json_string(a));
+            } else if (v && !json_is_object(v) && !json_is_array(v)) {
+                json_array_append(cells, v);
+            } else {
+                json_array_append_new(cells, json_null());
+            }
+        }
+        if (!has_age_col)
+            json_array_append_new(cells, json_string(age));
+        row = json_pack("{s:o}", "cells", cells);
+        if (!include || !strcmp(include, "Metadata")) {
+            rowobj = json_pack("{s:s,s:s,s:O}", "kind", "PartialObjectMetadata", "apiVersion",
+                               "meta.k8s.io/v1", "metadata", meta);
+            json_object_set_new(row, "object", rowobj);
+        } else if (!strcmp(include, "Object")) {
+            json_object_set(row, "object", item);
+        }
+        json_array_append_new(rows, row);
+    }
+    return json_pack("{s:s,s:s,s:O,s:o,s:o}", "kind", "Table", "apiVersion", "meta.k8s.io/v1",
+                     "metadata", listmeta, "columnDefinitions", cols, "rows", rows);
+}
