@@ -19,7 +19,7 @@ BUILD    := $(BUILD)-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
 
-WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter -Wno-format-truncation
 ifneq ($(filter true 1,$(CI) $(WERROR)),)
 WARN     += -Werror
 endif

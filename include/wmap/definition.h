@@ -163,6 +163,8 @@ typedef struct wmap_definition {
 	 * non-native ones of a definition into one jq program. */
 	size_t n_exprs;
 	wmap_expr **exprs;
+	size_t n_jq;                  /* the texts handed to libjq (internal) */
+	char **jq_texts;
 } wmap_definition;
 
 /* Builds a definition from one parsed document. source names it in messages; positions

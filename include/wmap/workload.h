@@ -26,7 +26,7 @@ typedef struct wmap_resources {
  * pointer still says where it would go, e.g. a template's missing "/metadata/labels". */
 typedef struct wmap_location {
 	char *pointer;
-	json_t *value;        /* borrowed from the object */
+	json_t *value;        /* a reference the workload holds */
 } wmap_location;
 
 typedef struct wmap_pod {
@@ -88,6 +88,13 @@ typedef struct wmap_workload {
  * and the definition field that failed. The caller owns *out. */
 int wmap_workload_resolve(wmap_workload **out, wmap_engine *eng, json_t *object,
 			  const wmap_definition *def, wmap_error *err);
+
+/* The same with flags: WMAP_RESOLVE_NO_STATUS skips the status (admission has none to read),
+ * WMAP_RESOLVE_NO_RESOURCES skips resource totals. */
+#define WMAP_RESOLVE_NO_STATUS 1u
+#define WMAP_RESOLVE_NO_RESOURCES 2u
+int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *object,
+			     const wmap_definition *def, unsigned flags, wmap_error *err);
 
 void wmap_workload_free(wmap_workload *w);
 

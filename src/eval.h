@@ -1,0 +1,64 @@
+/* wmap internal: evaluating a definition's expressions against an object.
+ *
+ * Plain path expressions (.a.b, .a[0], .a[], .a[]?, .["k"]) are evaluated natively on
+ * jansson and every result carries its JSON Pointer; anything else goes to libjq through
+ * the engine's compiled program. Results are owned references. */
+#ifndef WMAP_EVAL_H
+#define WMAP_EVAL_H
+
+#include <jansson.h>
+#include "wmap/definition.h"
+#include "wmap/registry.h"
+
+#define WMAP_MAX_RESULTS 1000   /* as upstream: more results is an error */
+
+typedef struct wmap_result {
+	json_t *value;    /* owned; NULL when the path leads nowhere (reads as null) */
+	char *pointer;    /* JSON Pointer of the value, NULL when unknown */
+} wmap_result;
+
+typedef struct wmap_results {
+	size_t n, cap;
+	wmap_result *v;
+} wmap_results;
+
+void wmap_results_clear(wmap_results *r);
+int wmap_results_push(wmap_results *r, json_t *value_stolen, char *pointer_stolen);
+
+/* A native path, parsed once when the definition loads. */
+typedef struct wmap_path wmap_path;
+/* Parses text as a plain path; NULL when it is anything else (then libjq evaluates it). */
+wmap_path *wmap_path_parse(const char *text);
+void wmap_path_free(wmap_path *p);
+/* Appends every result of p on root (pointer prefix base, "" for the document). */
+int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err);
+
+struct wmap_expr {
+	char *text;
+	char *where;          /* the definition field, e.g. ".spec...rootComponent.scaleDefinition.replicasPath" */
+	wmap_path *path;      /* native form, NULL when libjq is needed */
+	int jq_slot;          /* the expression's index in the definition's jq list, -1 when native */
+	int jq_path_slot;     /* index of path(<text>) in that list (locations), -1 when none */
+};
+
+/* The object an evaluation reads, and its libjq twin made on first need (once per resolve). */
+typedef struct wmap_input {
+	json_t *object;
+	void *jv;             /* jq.c's converted copy, NULL until needed */
+} wmap_input;
+
+void wmap_input_release(wmap_input *in);
+
+/* Evaluates e on in. want_pointers asks libjq expressions for their locations too. */
+int wmap_eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
+	      const wmap_expr *e, wmap_input *in, int want_pointers, wmap_error *err);
+
+/* A JSON Pointer token appended to a pointer, escaped (~ as ~0, / as ~1). New string. */
+char *wmap_pointer_append(const char *base, const char *token);
+char *wmap_pointer_append_index(const char *base, size_t index);
+/* The value at pointer in root (borrowed), NULL when absent. */
+json_t *wmap_pointer_get(json_t *root, const char *pointer);
+/* ".spec.replicatedJobs[1].template" from "/spec/replicatedJobs/1/template", into buf. */
+void wmap_pointer_to_path(char *buf, size_t len, const char *pointer);
+
+#endif

@@ -1,0 +1,129 @@
+/* wmap: Kubernetes resource quantities, parsed exactly (see include/wmap/quantity.h).
+ *
+ * Grammar (k8s.io/apimachinery resource.Quantity): a signed decimal number, then an
+ * optional suffix: a binary one (Ki Mi Gi Ti Pi Ei), a decimal one (m k M G T P E) or an
+ * exponent (e3, E-2). Arithmetic is done on 128-bit integers so "0.1" is exactly 100m. */
+#include <stdio.h>
+#include <string.h>
+
+#include "wmap/quantity.h"
+
+typedef __int128 i128;
+
+static const i128 LIMIT = ((i128)1) << 120;
+
+static int mul(i128 *v, i128 by)
+{
+	if (by != 0 && *v > LIMIT / by)
+		return -1;
+	*v *= by;
+	return 0;
+}
+
+int wmap_quantity_parse_milli(int64_t *out, const char *s, wmap_error *err)
+{
+	const char *p = s;
+	int neg = 0, digits = 0, frac = 0, exp10 = 0, exp2 = 0;
+	i128 num = 0, den = 1;
+
+	if (!s || !*s)
+		return wmap_error_set(err, WMAP_EINVAL, "empty quantity");
+	if (*p == '+' || *p == '-')
+		neg = *p++ == '-';
+	for (; *p >= '0' && *p <= '9'; p++, digits++)
+		if (digits < 30)
+			num = num * 10 + (*p - '0');
+		else
+			exp10++; /* digits past 30 only scale the value */
+	if (*p == '.') {
+		p++;
+		for (; *p >= '0' && *p <= '9'; p++, digits++)
+			if (digits < 30) {
+				num = num * 10 + (*p - '0');
+				frac++;
+			}
+	}
+	if (digits == 0)
+		return wmap_error_set(err, WMAP_EINVAL, "quantity \"%s\" has no number", s);
+	if (*p == '\0') {
+	} else if (p[1] == 'i' && p[2] == '\0' && strchr("KMGTPE", *p)) {
+		exp2 = 10 * (int)(strchr("KMGTPE", *p) - "KMGTPE" + 1);
+	} else if ((*p == 'e' || *p == 'E') && p[1]) {
+		const char *q = p + 1;
+		int eneg = 0, e = 0, n = 0;
+		if (*q == '+' || *q == '-')
+			eneg = *q++ == '-';
+		for (; *q >= '0' && *q <= '9'; q++, n++)
+			if (e < 1000)
+				e = e * 10 + (*q - '0');
+		if (n == 0 || *q)
+			return wmap_error_set(err, WMAP_EINVAL, "quantity \"%s\" has a malformed exponent", s);
+		exp10 += eneg ? -e : e;
+	} else if (p[1] == '\0' && strchr("mkMGTPE", *p)) {
+		static const int e[] = {-3, 3, 6, 9, 12, 15, 18};
+		exp10 += e[strchr("mkMGTPE", *p) - "mkMGTPE"];
+	} else {
+		return wmap_error_set(err, WMAP_EINVAL, "quantity \"%s\" has an unknown suffix \"%s\"", s, p);
+	}
+	exp10 += 3 - frac; /* milli, and the fraction digits */
+	if (exp10 > 40)
+		goto too_big;
+	for (; exp10 > 0; exp10--)
+		if (mul(&num, 10))
+			goto too_big;
+	for (; exp10 < 0 && den < LIMIT; exp10++)
+		den *= 10;
+	for (; exp2 > 0; exp2--)
+		if (mul(&num, 2))
+			goto too_big;
+	i128 v = exp10 < 0 ? (num > 0 ? 1 : 0) : (num + den - 1) / den; /* round up, as MilliValue */
+	if (v > INT64_MAX)
+		goto too_big;
+	*out = neg ? -(int64_t)v : (int64_t)v;
+	return 0;
+too_big:
+	return wmap_error_set(err, WMAP_ELIMIT, "quantity \"%s\" is too large", s);
+}
+
+int wmap_quantity_parse(int64_t *out, const char *s, wmap_error *err)
+{
+	int64_t milli;
+	int rc = wmap_quantity_parse_milli(&milli, s, err);
+	if (rc)
+		return rc;
+	*out = milli >= 0 ? milli / 1000 + (milli % 1000 != 0) : milli / 1000;
+	return 0;
+}
+
+void wmap_quantity_format_cpu(char *buf, size_t len, int64_t milli)
+{
+	if (milli % 1000 == 0)
+		snprintf(buf, len, "%lld", (long long)(milli / 1000));
+	else
+		snprintf(buf, len, "%lldm", (long long)milli);
+}
+
+void wmap_quantity_format_bytes(char *buf, size_t len, int64_t bytes)
+{
+	static const char *const bin[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
+	static const char *const dec[] = {"E", "P", "T", "G", "M", "k"};
+	if (bytes == 0) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	for (int i = 0; i < 6; i++) {
+		int64_t unit = (int64_t)1 << (10 * (6 - i));
+		if (bytes % unit == 0) {
+			snprintf(buf, len, "%lld%s", (long long)(bytes / unit), bin[i]);
+			return;
+		}
+	}
+	int64_t unit = 1000000000000000000LL;
+	for (int i = 0; i < 6; i++, unit /= 1000) {
+		if (bytes % unit == 0) {
+			snprintf(buf, len, "%lld%s", (long long)(bytes / unit), dec[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%lld", (long long)bytes);
+}

@@ -1,0 +1,313 @@
+/* wmap: the definitions in force (see include/wmap/registry.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "wmap/registry.h"
+#include "wmap/yaml.h"
+
+struct wmap_catalog_file {
+	const char *name;
+	const char *text;
+};
+extern const struct wmap_catalog_file wmap_catalog_files[];
+extern const size_t wmap_catalog_count;
+
+struct wmap_registry {
+	size_t n, cap;
+	wmap_definition **defs;   /* sorted by name */
+};
+
+int wmap_registry_new(wmap_registry **out, wmap_error *err)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+}
+
+void wmap_registry_free(wmap_registry *reg)
+{
+	if (!reg)
+		return;
+	for (size_t i = 0; i < reg->n; i++)
+		wmap_definition_free(reg->defs[i]);
+	free(reg->defs);
+	free(reg);
+}
+
+size_t wmap_registry_count(const wmap_registry *reg)
+{
+	return reg->n;
+}
+
+const wmap_definition *wmap_registry_get(const wmap_registry *reg, size_t i)
+{
+	return i < reg->n ? reg->defs[i] : NULL;
+}
+
+const wmap_definition *wmap_registry_by_name(const wmap_registry *reg, const char *name)
+{
+	for (size_t i = 0; i < reg->n; i++)
+		if (strcmp(reg->defs[i]->name, name) == 0)
+			return reg->defs[i];
+	return NULL;
+}
+
+static const wmap_gvk *root_kind(const wmap_definition *d)
+{
+	return d->components[0].kind;
+}
+
+static int same_gvk(const wmap_gvk *a, const wmap_gvk *b)
+{
+	return strcmp(a->group, b->group) == 0 && strcmp(a->version, b->version) == 0 &&
+	       strcmp(a->kind, b->kind) == 0;
+}
+
+/* cluster > file > catalog */
+static int rank(wmap_origin o)
+{
+	return o == WMAP_ORIGIN_CLUSTER ? 2 : o == WMAP_ORIGIN_FILE ? 1 : 0;
+}
+
+int wmap_registry_add(wmap_registry *reg, wmap_definition *def, wmap_error *err)
+{
+	const wmap_gvk *g = root_kind(def);
+
+	for (size_t i = 0; i < reg->n; i++) {
+		if (!same_gvk(root_kind(reg->defs[i]), g))
+			continue;
+		if (rank(reg->defs[i]->origin) > rank(def->origin)) {
+			wmap_definition_free(def); /* a higher-ranked definition stays in force */
+			return 0;
+		}
+		if (rank(reg->defs[i]->origin) == rank(def->origin) && def->origin != WMAP_ORIGIN_CATALOG) {
+			char gvk[256];
+			wmap_gvk_format(gvk, sizeof(gvk), g);
+			int rc = wmap_error_set(err, WMAP_EINVALID,
+						"%s: definition %s claims %s, which %s (%s) already claims",
+						def->source, def->name, gvk, reg->defs[i]->name,
+						reg->defs[i]->source);
+			wmap_definition_free(def);
+			return rc;
+		}
+		wmap_definition_free(reg->defs[i]);
+		memmove(&reg->defs[i], &reg->defs[i + 1], (reg->n - i - 1) * sizeof(*reg->defs));
+		reg->n--;
+		break;
+	}
+	if (reg->n == reg->cap) {
+		size_t cap = reg->cap ? reg->cap * 2 : 32;
+		wmap_definition **nd = realloc(reg->defs, cap * sizeof(*nd));
+		if (!nd) {
+			wmap_definition_free(def);
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		}
+		reg->defs = nd;
+		reg->cap = cap;
+	}
+	size_t at = reg->n;
+	while (at > 0 && strcmp(reg->defs[at - 1]->name, def->name) > 0)
+		at--;
+	memmove(&reg->defs[at + 1], &reg->defs[at], (reg->n - at) * sizeof(*reg->defs));
+	reg->defs[at] = def;
+	reg->n++;
+	return 0;
+}
+
+/* Loads every document of one parsed file; all of them or none. */
+static int add_documents(wmap_registry *reg, const char *data, size_t len, const char *name,
+			 wmap_origin origin, wmap_error *err)
+{
+	json_t *positions = json_object(), *docs = NULL;
+	wmap_yaml_opts opts = {.positions = positions, .max_bytes = 1u << 20};
+	wmap_definition **loaded = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!positions)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	rc = wmap_yaml_parse(&docs, data, len, name, &opts, err);
+	if (rc)
+		goto out;
+	if (json_array_size(docs) == 0) {
+		rc = wmap_error_set(err, WMAP_EINVAL, "%s: no definition in the file", name);
+		goto out;
+	}
+	loaded = calloc(json_array_size(docs), sizeof(*loaded));
+	if (!loaded) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (n = 0; n < json_array_size(docs); n++) {
+		rc = wmap_definition_load(&loaded[n], json_array_get(docs, n), name, origin, positions,
+					  (int)n, err);
+		if (rc)
+			goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		wmap_definition *d = loaded[i];
+		loaded[i] = NULL;
+		if ((rc = wmap_registry_add(reg, d, err)))
+			goto out;
+	}
+out:
+	for (size_t i = 0; loaded && i < n; i++)
+		wmap_definition_free(loaded[i]);
+	free(loaded);
+	json_decref(docs);
+	json_decref(positions);
+	return rc;
+}
+
+int wmap_registry_add_catalog(wmap_registry *reg, wmap_error *err)
+{
+	for (size_t i = 0; i < wmap_catalog_count; i++) {
+		const struct wmap_catalog_file *f = &wmap_catalog_files[i];
+		int rc = add_documents(reg, f->text, strlen(f->text), f->name, WMAP_ORIGIN_CATALOG, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int add_file(wmap_registry *reg, const char *path, wmap_origin origin, wmap_error *err)
+{
+	char *buf;
+	size_t len;
+	int rc = wmap_file_read(&buf, &len, path, 1u << 20, err);
+	if (rc)
+		return rc;
+	rc = add_documents(reg, buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, origin, err);
+	free(buf);
+	return rc;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int wmap_registry_add_path(wmap_registry *reg, const char *path, wmap_origin origin,
+			   wmap_error *err)
+{
+	struct stat st;
+	if (strcmp(path, "-") != 0 && stat(path, &st) != 0)
+		return wmap_error_set(err, errno == ENOENT ? WMAP_ENOTFOUND : WMAP_EIO, "%s: %s", path,
+				      strerror(errno));
+	if (strcmp(path, "-") == 0 || !S_ISDIR(st.st_mode))
+		return add_file(reg, path, origin, err);
+
+	/* A directory: its YAML and JSON files in name order, all or nothing. */
+	DIR *dir = opendir(path);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	wmap_registry *tmp = NULL;
+	int rc = 0;
+	struct dirent *de;
+
+	if (!dir)
+		return wmap_error_set(err, WMAP_EIO, "%s: %s", path, strerror(errno));
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.' || !(has_suffix(de->d_name, ".yaml") ||
+					      has_suffix(de->d_name, ".yml") || has_suffix(de->d_name, ".json")))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			char **nn = realloc(names, cap * sizeof(*nn));
+			if (!nn) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				goto out;
+			}
+			names = nn;
+		}
+		size_t l = strlen(path) + strlen(de->d_name) + 2;
+		if (!(names[n] = malloc(l))) {
+			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			goto out;
+		}
+		snprintf(names[n], l, "%s/%s", path, de->d_name);
+		n++;
+	}
+	if (names)
+		qsort(names, n, sizeof(*names), cmp_str);
+	if ((rc = wmap_registry_new(&tmp, err)))
+		goto out;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = add_file(tmp, names[i], origin, err);
+	/* Every file read: move the definitions over. */
+	while (!rc && tmp->n > 0) {
+		wmap_definition *d = tmp->defs[--tmp->n];
+		rc = wmap_registry_add(reg, d, err);
+	}
+out:
+	closedir(dir);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	wmap_registry_free(tmp);
+	return rc;
+}
+
+const wmap_definition *wmap_registry_find(const wmap_registry *reg, const char *group,
+					  const char *version, const char *kind, int *exact)
+{
+	const wmap_definition *other = NULL;
+	for (size_t i = 0; i < reg->n; i++) {
+		const wmap_gvk *g = root_kind(reg->defs[i]);
+		if (strcmp(g->group, group) != 0 || strcmp(g->kind, kind) != 0)
+			continue;
+		if (strcmp(g->version, version) == 0) {
+			if (exact)
+				*exact = 1;
+			return reg->defs[i];
+		}
+		if (!other)
+			other = reg->defs[i];
+	}
+	if (exact)
+		*exact = 0;
+	return other;
+}
+
+int wmap_registry_find_object(const wmap_definition **out, const wmap_registry *reg,
+			      const json_t *object, wmap_error *err)
+{
+	const char *api = json_string_value(json_object_get(object, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(object, "kind"));
+	char group[256];
+	const char *version;
+
+	*out = NULL;
+	if (!json_is_object(object))
+		return wmap_error_set(err, WMAP_EINVAL, "the object is not a mapping");
+	if (!api || !*api)
+		return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: the object has no apiVersion");
+	if (!kind || !*kind)
+		return wmap_error_set(err, WMAP_EINVAL, ".kind: the object has no kind");
+	const char *slash = strchr(api, '/');
+	if (slash) {
+		size_t gl = (size_t)(slash - api);
+		if (gl >= sizeof(group))
+			return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: too long");
+		memcpy(group, api, gl);
+		group[gl] = '\0';
+		version = slash + 1;
+	} else {
+		group[0] = '\0';
+		version = api;
+	}
+	*out = wmap_registry_find(reg, group, version, kind, NULL);
+	if (!*out)
+		return wmap_error_set(err, WMAP_ENODEF, "no definition covers %s%s%s/%s, Kind=%s", group,
+				      *group ? "" : "", "", version, kind);
+	return 0;
+}
