@@ -170,9 +170,10 @@ int cli_usage_error(const cli_options *o, const cli_command *cmd, const char *fm
 
 int cli_exit_code(int code)
 {
+	/* Not WMAP_ENOTFOUND -> 3: the core also says "not found" of a missing file, which
+	 * is an error (1); a command that looks a name up returns CLI_EXIT_NOTFOUND itself. */
 	switch (code) {
 	case WMAP_OK: return CLI_EXIT_OK;
-	case WMAP_ENOTFOUND: return CLI_EXIT_NOTFOUND;
 	case WMAP_ENODEF: return CLI_EXIT_NODEF;
 	default: return CLI_EXIT_ERROR;
 	}

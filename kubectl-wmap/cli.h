@@ -51,7 +51,7 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const cli_options *opts, const cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The exit code for a core error code (WMAP_ENODEF -> CLI_EXIT_NODEF, ...). */
+/* The exit code for a core error code: WMAP_ENODEF -> CLI_EXIT_NODEF, others -> 1. */
 int cli_exit_code(int wmap_code);
 
 /* Prints err as `error: <message>` (every line of a multi-line message) and returns the

@@ -78,8 +78,8 @@ static int print_table(const wmap_definition *const *defs, size_t n, wmap_error 
 		const char *cells[4] = { defs[i]->name, kind, wmap_origin_name(defs[i]->origin),
 					 comps };
 
-		if (defs[i]->n_components > 0 && defs[i]->components[0].kind)
-			wmap_gvk_format(kind, sizeof(kind), defs[i]->components[0].kind);
+		if (defs[i]->n_components > 0)
+			render_kind_label(kind, sizeof(kind), defs[i]->components[0].kind);
 		components_cell(comps, sizeof(comps), defs[i]);
 		if ((rc = render_table_add(t, cells, err)) != 0)
 			goto cleanup;
@@ -126,7 +126,7 @@ static int run(const cli_options *o)
 	wmap_registry *reg = NULL;
 	wmap_error err = { 0 };
 	size_t n = 0, i, count;
-	int rc, exit_code = CLI_EXIT_OK;
+	int rc, exit_code, missing = 0;
 
 	if (o->n_args > 1)
 		return cli_usage_error(o, &cli_cmd_definitions,
@@ -136,11 +136,11 @@ static int run(const cli_options *o)
 	if (f.version && !f.kind)
 		return cli_usage_error(o, &cli_cmd_definitions, "--version needs --kind");
 	if ((rc = cli_registry_load(&reg, o, &err)) != 0)
-		goto fail;
+		goto cleanup;
 	count = wmap_registry_count(reg);
 	if (count > 0 && (defs = calloc(count, sizeof(*defs))) == NULL) {
 		rc = wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
-		goto fail;
+		goto cleanup;
 	}
 	for (i = 0; i < count; i++) {
 		const wmap_definition *d = wmap_registry_get(reg, i);
@@ -149,25 +149,24 @@ static int run(const cli_options *o)
 			defs[n++] = d;
 	}
 	if (name && n == 0) {
+		missing = 1;
 		rc = wmap_error_set(&err, WMAP_ENOTFOUND, "Karta definition \"%s\" not found%s",
 				    name, f.group ? " (with the --group/--kind/--version filters)"
 						  : "");
-		goto fail;
+		goto cleanup;
 	}
-	if (o->output != CLI_OUTPUT_TABLE) {
+	if (o->output != CLI_OUTPUT_TABLE)
 		rc = print_objects(o, defs, n, name != NULL, &err);
-	} else if (n == 0) {
+	else if (n == 0)
 		fprintf(stderr, "No Karta definitions found.\n");
-	} else {
+	else
 		rc = print_table(defs, n, &err);
-	}
-	if (rc != 0)
-		goto fail;
-	goto cleanup;
-fail:
-	fflush(stdout);
-	exit_code = cli_fail(&err);
 cleanup:
+	fflush(stdout);
+	exit_code = rc == 0 ? CLI_EXIT_OK : cli_fail(&err);
+	/* Only the lookup of NAME says "not found": the core also uses it for missing files. */
+	if (missing)
+		exit_code = CLI_EXIT_NOTFOUND;
 	free(defs);
 	wmap_registry_free(reg);
 	return exit_code;

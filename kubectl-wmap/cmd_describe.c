@@ -112,45 +112,42 @@ static int describe_file(const cli_options *o, const char *path)
 	const wmap_definition *def = NULL;
 	json_t *docs = NULL, *model = NULL;
 	json_t *object;
-	int rc, exit_code = CLI_EXIT_OK;
 	size_t i;
+	int rc;
 
 	if ((rc = read_object(&docs, path, &err)) != 0)
-		goto fail;
+		goto cleanup;
 	object = json_array_get(docs, 0);
 	if ((rc = cli_registry_load(&reg, o, &err)) != 0)
-		goto fail;
-	if ((rc = wmap_registry_find_object(&def, reg, object, &err)) != 0) {
+		goto cleanup;
+	if ((rc = wmap_registry_find_object(&def, reg, object, &err)) == 0 &&
+	    (rc = wmap_engine_new(&eng, reg, &err)) == 0)
+		rc = wmap_workload_resolve(&w, eng, object, def, &err);
+	if (rc != 0) {
 		if (rc == WMAP_ENODEF)
 			print_no_definition(o, object);
-		goto fail;
+		/* The core names the JSON path; the user also needs to know which file. */
+		wmap_error_prefix(&err, "%s", display_name(path));
+		goto cleanup;
 	}
-	if ((rc = wmap_engine_new(&eng, reg, &err)) != 0)
-		goto fail;
-	if ((rc = wmap_workload_resolve(&w, eng, object, def, &err)) != 0)
-		goto fail;
-	if (o->output == CLI_OUTPUT_TABLE) {
+	if (o->output == CLI_OUTPUT_TABLE)
 		rc = render_describe(stdout, w, &err);
-	} else if ((rc = render_describe_model(&model, w, &err)) == 0) {
+	else if ((rc = render_describe_model(&model, w, &err)) == 0)
 		rc = render_value(stdout, model, o->output, &err);
-	}
 	if (rc != 0)
-		goto fail;
+		goto cleanup;
 	/* After the output, as kubectl and upstream do, so that they stay visible. */
 	fflush(stdout);
 	for (i = 0; i < w->n_warnings; i++)
 		fprintf(stderr, "warning: %s\n", w->warnings[i]);
-	goto cleanup;
-fail:
-	fflush(stdout);
-	exit_code = cli_fail(&err);
 cleanup:
+	fflush(stdout);
 	json_decref(model);
 	wmap_workload_free(w);
 	wmap_engine_free(eng);
 	wmap_registry_free(reg);
 	json_decref(docs);
-	return exit_code;
+	return rc != 0 ? cli_fail(&err) : CLI_EXIT_OK;
 }
 
 static int run(const cli_options *o)

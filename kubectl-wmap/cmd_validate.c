@@ -18,20 +18,28 @@ static const char *display_name(const char *path)
 	return strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-/* Prints the findings of message indented by two spaces; returns how many. */
-static size_t print_findings(const char *m)
+/* Prints the findings of message (one per line) indented by two spaces; returns how many.
+ * Every finding starts with the file's name (the core names the place); a line that does
+ * not continues the finding above it (libjq's compile errors quote the expression on a
+ * line of their own). */
+static size_t print_findings(const char *m, const char *name)
 {
-	size_t n = 0;
+	size_t n = 0, name_len = strlen(name);
 	const char *nl;
 
 	for (; m && m[0]; m = nl ? nl + 1 : m + strlen(m)) {
+		int len;
+
 		nl = strchr(m, '\n');
-		if (nl == m)
+		len = nl ? (int)(nl - m) : (int)strlen(m);
+		if (len == 0)
 			continue;
-		printf("  %.*s\n", nl ? (int)(nl - m) : (int)strlen(m), m);
+		if (n > 0 && strncmp(m, name, name_len) != 0) {
+			printf("    %.*s\n", len, m);
+			continue;
+		}
+		printf("  %.*s\n", len, m);
 		n++;
-		if (!nl)
-			break;
 	}
 	return n;
 }
@@ -59,7 +67,7 @@ static size_t check_document(const json_t *doc, const char *name, const json_t *
 		printf("OK: %s%s is a valid Karta definition (GVK: %s)\n", name, where, gvk);
 	} else {
 		printf("INVALID: %s%s\n", name, where);
-		n = print_findings(err.message[0] ? err.message : wmap_error_name(rc));
+		n = print_findings(err.message[0] ? err.message : wmap_error_name(rc), name);
 		if (n == 0)
 			n = 1;
 	}
@@ -75,7 +83,7 @@ static int run(const cli_options *o)
 	const char *path, *name;
 	char *data = NULL;
 	size_t len = 0, n, i, findings = 0;
-	int rc, exit_code = CLI_EXIT_OK;
+	int rc;
 
 	if ((rc = cli_require_table(o, &cli_cmd_validate)) != 0)
 		return rc;
@@ -87,38 +95,31 @@ static int run(const cli_options *o)
 	/* Positions let findings name file:line:column; definitions may not use anchors. */
 	if ((positions = json_object()) == NULL) {
 		rc = wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
-		goto fail;
+		goto cleanup;
 	}
 	yo.positions = positions;
 	if ((rc = wmap_file_read(&data, &len, path, WMAP_YAML_MAX_BYTES, &err)) != 0)
-		goto fail;
+		goto cleanup;
 	if ((rc = wmap_yaml_parse(&docs, data, len, name, &yo, &err)) != 0)
-		goto fail;
+		goto cleanup;
 	n = json_array_size(docs);
 	if (n == 0) {
 		rc = wmap_error_set(&err, WMAP_EINVAL, "%s: no Karta definition (the file is empty)",
 				    name);
-		goto fail;
+		goto cleanup;
 	}
 	for (i = 0; i < n; i++)
 		findings += check_document(json_array_get(docs, i), name, positions, i, n);
-	if (findings > 0) {
-		fflush(stdout);
-		exit_code = cli_error("%zu finding%s in %s", findings, findings == 1 ? "" : "s",
-				      name);
-	}
-	goto cleanup;
-fail:
-	fflush(stdout);
-	exit_code = cli_fail(&err);
-	/* A file that is not valid YAML is an error, never a usage error (see the top). */
-	if (exit_code != CLI_EXIT_ERROR)
-		exit_code = CLI_EXIT_ERROR;
+	if (findings > 0)
+		rc = wmap_error_set(&err, WMAP_EINVALID, "%zu finding%s in %s", findings,
+				    findings == 1 ? "" : "s", name);
 cleanup:
+	fflush(stdout);
 	json_decref(docs);
 	json_decref(positions);
 	free(data);
-	return exit_code;
+	/* Invalid, unreadable or not YAML: all exit 1, never 2 (see the top). */
+	return rc == 0 ? CLI_EXIT_OK : (cli_fail(&err), CLI_EXIT_ERROR);
 }
 
 const cli_command cli_cmd_validate = {

@@ -4,7 +4,8 @@
  * shown (its children are the top level), a multi-instance component gets one row per
  * instance, and components that describe no pods and add nothing (no children, no
  * replicas, no resources, e.g. Deployment's replicaset) are left out. The JSON model has
- * the same components as the tree, so both views agree. */
+ * the same components as the tree, so both views agree. A pod-bearing component the object
+ * has nothing for (no pod description, no replicas) is left out too. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,34 @@ void render_gvk_of(char *buf, size_t len, const char *api_version, const char *k
 	wmap_gvk_format(buf, len, &gvk);
 }
 
+void render_kind_label(char *buf, size_t len, const wmap_gvk *k)
+{
+	if (!k || !k->kind)
+		snprintf(buf, len, "-");
+	else if (k->group && k->group[0])
+		snprintf(buf, len, "%s.%s/%s", k->kind, k->group, k->version ? k->version : "");
+	else
+		snprintf(buf, len, "%s/%s", k->kind, k->version ? k->version : "");
+}
+
+int render_exact_version(const wmap_workload *w)
+{
+	const wmap_gvk *k = w->definition->n_components > 0 ? w->definition->components[0].kind
+							      : NULL;
+	const char *api = w->api_version ? w->api_version : "";
+	const char *slash = strchr(api, '/');
+	const char *version = slash ? slash + 1 : api;
+	size_t glen = slash ? (size_t)(slash - api) : 0;
+
+	if (!w->exact_version)
+		return 0;
+	/* The core may not know when the caller chose the definition; compare ourselves. */
+	if (!k || !k->version || strcmp(k->version, version) != 0)
+		return 0;
+	return strlen(k->group ? k->group : "") == glen &&
+	       strncmp(k->group ? k->group : "", api, glen) == 0;
+}
+
 /* ---- which components are shown ---- */
 
 static int node_has_pods(const wmap_node *n)
@@ -179,12 +208,25 @@ static int64_t shown_replicas(const wmap_workload *w, int i, int depth)
 	return sum;
 }
 
+/* A pod-bearing component is there when the object has a pod description for it: a
+ * TFJob without a Chief has no chief, although its definition names one. */
+static int present(const wmap_node *n)
+{
+	size_t k;
+
+	for (k = 0; k < n->n_instances; k++)
+		if (n->instances[k].has_pod)
+			return 1;
+	return 0;
+}
+
 static int shown(const wmap_workload *w, int i, int depth)
 {
 	const wmap_node *n = &w->nodes[i];
 	size_t k;
 
-	if (node_has_pods(n) || shown_replicas(w, i, 0) > 0 || !resources_zero(&n->total))
+	if ((node_has_pods(n) && present(n)) || shown_replicas(w, i, 0) > 0 ||
+	    !resources_zero(&n->total))
 		return 1;
 	if (depth > 64)
 		return 0;
@@ -336,12 +378,12 @@ int render_describe(FILE *out, const wmap_workload *w, wmap_error *err)
 		w->name ? w->name : w->generate_name ? w->generate_name : "<none>",
 		w->namespace_ ? w->namespace_ : "<none>", def->name, wmap_origin_name(def->origin));
 	fprintf(out, "(file mode: no pods; the phase is read from the object's .status)\n");
-	if (!w->exact_version) {
-		char gvk[256];
+	if (!render_exact_version(w)) {
+		char kind[256];
 
-		wmap_gvk_format(gvk, sizeof(gvk), def->components[0].kind);
+		render_kind_label(kind, sizeof(kind), def->components[0].kind);
 		fprintf(out, "(no definition for %s; read through the one for %s)\n",
-			w->api_version ? w->api_version : "?", gvk);
+			w->api_version ? w->api_version : "?", kind);
 	}
 	wmap_workload_status_string(w, status, sizeof(status), ",");
 	fprintf(out, "Phase: %s\n\n", status);

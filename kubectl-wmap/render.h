@@ -40,4 +40,10 @@ int render_value(FILE *out, const json_t *value, cli_output format, wmap_error *
  * as wmap_gvk_format writes a definition's kind. */
 void render_gvk_of(char *buf, size_t len, const char *api_version, const char *kind);
 
+/* "JobSet.jobset.x-k8s.io/v1alpha2", "Pod/v1": a kind as the plugin's tables show it. */
+void render_kind_label(char *buf, size_t len, const wmap_gvk *gvk);
+
+/* 0 when w was read through the definition of another version of its kind. */
+int render_exact_version(const wmap_workload *w);
+
 #endif
