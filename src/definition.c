@@ -920,6 +920,21 @@ int wmap_component_has_pods(const wmap_component *c)
 	return c->shape != WMAP_SPEC_NONE;
 }
 
+/* A definition read from a file may have no metadata (upstream's old examples): it is then
+ * named like a catalog file, <group with dashes>-<kind>-<version>, "core" for the core group. */
+static char *default_name(const wmap_gvk *g)
+{
+	char buf[512];
+	size_t n;
+	if (!g || !g->kind || !g->version)
+		return strdup("unnamed");
+	snprintf(buf, sizeof(buf), "%s-%s-%s", *g->group ? g->group : "core", g->kind, g->version);
+	n = strlen(buf);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = buf[i] == '.' ? '-' : (char)((buf[i] >= 'A' && buf[i] <= 'Z') ? buf[i] + 32 : buf[i]);
+	return strdup(buf);
+}
+
 int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *source,
 			 wmap_origin origin, const json_t *positions, int doc_index,
 			 wmap_error *err)
@@ -963,11 +978,7 @@ int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *s
 		goto done;
 	}
 	const json_t *md = get_object(&c, doc, "", "metadata");
-	d->name = md ? get_string(&c, md, "/metadata", "name", 1) : NULL;
-	if (!md)
-		finding(&c, NULL, "metadata.name is required");
-	if (!d->name)
-		d->name = strdup("");
+	d->name = md ? get_string(&c, md, "/metadata", "name", 0) : NULL;
 	const json_t *spec = get_object(&c, doc, "", "spec");
 	if (!spec) {
 		finding(&c, NULL, "spec is required");
@@ -1029,7 +1040,11 @@ int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *s
 	}
 	load_gang(&c, spec, "/spec");
 	validate(&c, "/spec/structureDefinition");
+	if (!d->name && !(d->name = default_name(d->components[0].kind)))
+		c.oom = 1;
 done:
+	if (!d->name && !(d->name = strdup("")))
+		c.oom = 1;
 	if (c.oom)
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	else if (c.n_findings)

@@ -258,15 +258,18 @@ out:
 	return rc;
 }
 
-/* An optional role the object leaves out (a PyTorchJob without a Master) runs no pods,
- * whatever its scale defaults say. */
+/* An optional role the object leaves out (a PyTorchJob without a Master) runs no pods: the
+ * default of 1 replica does not apply to it. A count the definition states explicitly still
+ * does (a RayJob's submitter pod exists even without a template: KubeRay makes a default). */
 static void drop_absent(const wmap_component *comp, wmap_node *node)
 {
 	if (comp->shape != WMAP_SPEC_TEMPLATE && comp->shape != WMAP_SPEC_PODSPEC)
 		return;
-	for (size_t i = 0; i < node->n_instances; i++)
-		if (!node->instances[i].has_pod)
-			node->instances[i].desired = 0;
+	for (size_t i = 0; i < node->n_instances; i++) {
+		wmap_instance *in = &node->instances[i];
+		if (!in->has_pod && !in->has_replicas && !in->has_min)
+			in->desired = 0;
+	}
 }
 
 static void res_add(wmap_resources *a, const wmap_resources *b)

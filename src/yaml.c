@@ -524,7 +524,10 @@ static int load_events(loader *ld, yaml_parser_t *parser, json_t *docs)
 			    (rc = count_node(ld, &ev.start_mark, 1)))
 				break;
 			int is_key = next_is_key(ld);
-			json_t *v = type_scalar(ld, &ev, &rc);
+			/* Keys keep the text as written: `y:` or `on:` as a key stays a string
+			 * (kubectl's go-yaml v2 would make it "true", which nobody means). */
+			json_t *v = is_key ? json_stringn((const char *)ev.data.scalar.value, ev.data.scalar.length)
+					   : type_scalar(ld, &ev, &rc);
 			if (rc)
 				break;
 			if (!v) {

@@ -1,0 +1,114 @@
+/* Shared helpers of the unit tests. */
+#include <criterion/criterion.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "helpers.h"
+#include "wmap/yaml.h"
+
+json_t *t_yaml(const char *text)
+{
+	json_t *docs;
+	wmap_error err = {0};
+	wmap_yaml_opts o = {.allow_aliases = 1};
+	cr_assert_eq(wmap_yaml_parse(&docs, text, strlen(text), "test.yaml", &o, &err), 0, "%s",
+		     err.message);
+	json_t *doc = json_incref(json_array_get(docs, 0));
+	json_decref(docs);
+	return doc;
+}
+
+json_t *t_load_file(const char *path, char *msg, size_t len)
+{
+	json_t *docs;
+	wmap_error err = {0};
+	wmap_yaml_opts o = {.allow_aliases = 1};
+	if (wmap_yaml_parse_file(&docs, path, &o, &err)) {
+		snprintf(msg, len, "%s", err.message);
+		return NULL;
+	}
+	json_t *doc = json_incref(json_array_get(docs, 0));
+	json_decref(docs);
+	return doc;
+}
+
+wmap_definition *t_definition(const char *text, char *msg, size_t len)
+{
+	json_t *docs = NULL, *pos = json_object();
+	wmap_error err = {0};
+	wmap_yaml_opts o = {.positions = pos};
+	wmap_definition *d = NULL;
+
+	if (wmap_yaml_parse(&docs, text, strlen(text), "def.yaml", &o, &err) == 0)
+		wmap_definition_load(&d, json_array_get(docs, 0), "def.yaml", WMAP_ORIGIN_FILE, pos, 0, &err);
+	if (!d && msg)
+		snprintf(msg, len, "%s", err.message);
+	json_decref(docs);
+	json_decref(pos);
+	return d;
+}
+
+const char *t_shared(void)
+{
+	const char *s = getenv("WMAP_SHARED");
+	struct stat st;
+	if (!s)
+		s = "../shared";
+	return stat(s, &st) == 0 && S_ISDIR(st.st_mode) ? s : NULL;
+}
+
+int t_header(const char *path, const char *key, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	size_t kl = strlen(key);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] != '#')
+			break;
+		char *p = line + 1;
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, key, kl) == 0 && p[kl] == ':') {
+			p += kl + 1;
+			while (*p == ' ')
+				p++;
+			/* the value ends at two spaces or a '(' comment */
+			char *end = strstr(p, "  ");
+			if (!end)
+				end = p + strcspn(p, "\n");
+			while (end > p && (end[-1] == ' ' || end[-1] == '\n'))
+				end--;
+			snprintf(buf, len, "%.*s", (int)(end - p), p);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+char **t_glob(const char *pattern, size_t *n)
+{
+	glob_t g;
+	char **out;
+	*n = 0;
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return NULL;
+	out = calloc(g.gl_pathc + 1, sizeof(*out));
+	for (size_t i = 0; out && i < g.gl_pathc; i++)
+		out[(*n)++] = strdup(g.gl_pathv[i]);
+	globfree(&g);
+	return out;
+}
+
+void t_free_list(char **list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}

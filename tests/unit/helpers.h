@@ -1,0 +1,23 @@
+/* Shared helpers of the unit tests (tests/unit/helpers.c). */
+#ifndef WMAP_TEST_HELPERS_H
+#define WMAP_TEST_HELPERS_H
+
+#include <jansson.h>
+#include "wmap/definition.h"
+#include "wmap/registry.h"
+
+/* Parses YAML text (aliases allowed) and returns its first document; fails the test on error. */
+json_t *t_yaml(const char *text);
+/* Reads the first document of a file, or NULL with the message in err. */
+json_t *t_load_file(const char *path, char *err, size_t len);
+/* Loads a definition from YAML text; NULL and the message in msg on error. */
+wmap_definition *t_definition(const char *text, char *msg, size_t len);
+/* The folder of the shared material (WMAP_SHARED, default ../shared), or NULL when absent. */
+const char *t_shared(void);
+/* The value of a "# key: value" header line of a file, into buf; 0 when found. */
+int t_header(const char *path, const char *key, char *buf, size_t len);
+/* Paths matching a glob, sorted; the caller frees with t_free_list. */
+char **t_glob(const char *pattern, size_t *n);
+void t_free_list(char **list, size_t n);
+
+#endif
