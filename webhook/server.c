@@ -1,0 +1,455 @@
+/* wmap-webhook: HTTP over TLS with libmicrohttpd (internal polling thread pool).
+ *
+ * The handler runs on MHD's poll threads. Each poll thread takes one prepared wmap_engine
+ * the first time it serves a review and keeps it (libjq is not thread-safe, and compiling
+ * costs ~25 ms, so no compile ever happens on the request path). The body is copied into
+ * one buffer with a hard cap and parsed once with jansson. */
+#include <errno.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "webhook.h"
+
+typedef struct request {
+	wh_endpoint ep;
+	int is_post_review;
+	int too_big;
+	int over_budget;     /* the global in-flight byte budget was exceeded */
+	unsigned status;
+	struct timespec start;
+	char *body;
+	size_t len, cap, accounted;
+	wh_server *srv;
+} request;
+
+static _Thread_local wmap_engine *thread_engine;
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static wmap_engine *engine_for_thread(wh_server *s)
+{
+	if (thread_engine)
+		return thread_engine;
+	pthread_mutex_lock(&s->lock);
+	if (s->next_engine < s->n_engines)
+		thread_engine = s->engines[s->next_engine++];
+	pthread_mutex_unlock(&s->lock);
+	if (thread_engine)
+		return thread_engine;
+	/* More poll threads than engines should not happen; compile once for this thread. */
+	wmap_error err;
+	wmap_engine *e = NULL;
+	if (wmap_engine_new(&e, s->reg, &err) == 0 && wmap_engine_prepare(e, &err) == 0) {
+		wh_logf("warn", "a poll thread had no prepared engine; compiled one");
+		pthread_mutex_lock(&s->lock);
+		wmap_engine **v = realloc(s->engines, (s->n_engines + 1) * sizeof(*v));
+		if (v) {
+			s->engines = v;
+			v[s->n_engines++] = e;
+			s->next_engine = s->n_engines;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (v)
+			thread_engine = e;
+		else
+			wmap_engine_free(e);
+	} else {
+		wmap_engine_free(e);
+	}
+	return thread_engine;
+}
+
+static wh_policy_ref *policy_acquire(wh_server *s)
+{
+	pthread_mutex_lock(&s->lock);
+	wh_policy_ref *p = s->policy;
+	if (p)
+		p->refs++;
+	pthread_mutex_unlock(&s->lock);
+	return p;
+}
+
+static void policy_release(wh_server *s, wh_policy_ref *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&s->lock);
+	int last = --p->refs == 0;
+	pthread_mutex_unlock(&s->lock);
+	if (last) {
+		wmap_policy_set_free(p->set);
+		free(p);
+	}
+}
+
+void wh_policy_swap(wh_server *s, wmap_policy_set *set)
+{
+	wh_policy_ref *p = calloc(1, sizeof(*p));
+	if (!p) {
+		wmap_policy_set_free(set);
+		return;
+	}
+	p->set = set;
+	p->refs = 1;   /* the server's own reference */
+	pthread_mutex_lock(&s->lock);
+	wh_policy_ref *old = s->policy;
+	s->policy = p;
+	pthread_mutex_unlock(&s->lock);
+	policy_release(s, old);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, request *r, unsigned status,
+			     const char *type, char *body, size_t len)
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (r->srv->draining)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	r->status = status;
+	enum MHD_Result ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, request *r, unsigned status,
+				  const char *text)
+{
+	char *body = strdup(text);
+	if (!body)
+		return MHD_NO;
+	return reply(c, r, status, "text/plain; charset=utf-8", body, strlen(body));
+}
+
+/* A metav1.Status body for a request we cannot answer with an AdmissionReview. */
+static enum MHD_Result reply_status(struct MHD_Connection *c, request *r, unsigned status,
+				    const char *message)
+{
+	json_t *st = json_pack("{s:s, s:s, s:s, s:i, s:s}", "apiVersion", "v1", "kind", "Status",
+			       "status", "Failure", "code", (int)status, "message", message);
+	char *body = st ? json_dumps(st, JSON_COMPACT) : NULL;
+	json_decref(st);
+	if (!body)
+		return MHD_NO;
+	size_t n = strlen(body);
+	char *nl = realloc(body, n + 2);
+	if (nl) {
+		body = nl;
+		body[n++] = '\n';
+		body[n] = '\0';
+	}
+	return reply(c, r, status, "application/json", body, n);
+}
+
+/* "10s", "2500ms": the apiserver's own deadline for this call, in milliseconds. */
+static long query_timeout_ms(struct MHD_Connection *c)
+{
+	const char *t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeout");
+	if (!t)
+		return 0;
+	char *end;
+	errno = 0;
+	double v = strtod(t, &end);
+	if (errno || end == t || v <= 0)
+		return 0;
+	if (strcmp(end, "ms") == 0)
+		return (long)v;
+	if (strcmp(end, "s") == 0 || *end == '\0')
+		return (long)(v * 1000);
+	if (strcmp(end, "m") == 0)
+		return (long)(v * 60000);
+	return 0;
+}
+
+static void log_review(const request *r, const wmap_admission_info *info, const char *error)
+{
+	json_t *f = json_pack("{s:s, s:i}", "endpoint",
+			      r->ep == WH_EP_MUTATE ? "mutate" : "validate", "status",
+			      (int)r->status);
+	if (!f)
+		return;
+	if (info) {
+		char nn[340];
+		snprintf(nn, sizeof(nn), "%s%s%s", info->namespace_, info->namespace_[0] ? "/" : "",
+			 info->name);
+		json_object_set_new(f, "uid", json_string(info->uid));
+		json_object_set_new(f, "kind", json_string(info->kind));
+		json_object_set_new(f, "object", json_string(nn));
+		json_object_set_new(f, "operation", json_string(info->operation));
+		json_object_set_new(f, "dryRun", json_boolean(info->dry_run));
+		json_object_set_new(f, "result", json_string(info->result ? info->result : ""));
+		if (info->reason)
+			json_object_set_new(f, "reason", json_string(info->reason));
+		json_object_set_new(f, "patchOps", json_integer((json_int_t)info->patch_ops));
+		json_object_set_new(f, "patchBytes", json_integer((json_int_t)info->patch_bytes));
+	}
+	if (error)
+		json_object_set_new(f, "error", json_string(error));
+	json_object_set_new(f, "bodyBytes", json_integer((json_int_t)r->len));
+	json_object_set_new(f, "durationMs", json_real(since(&r->start) * 1000.0));
+	wh_log("info", "admission", f);
+	json_decref(f);
+}
+
+static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
+{
+	wh_server *s = r->srv;
+	if (r->too_big) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "request body exceeds %zu bytes", s->opt.max_body);
+		enum MHD_Result ret = reply_status(c, r, 413, msg);
+		log_review(r, NULL, msg);
+		return ret;
+	}
+	if (r->over_budget) {
+		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
+						   "too many request bytes in flight; retry");
+		log_review(r, NULL, "in-flight byte budget exceeded");
+		return ret;
+	}
+	json_error_t jerr;
+	json_t *review = r->len ? json_loadb(r->body, r->len, 0, &jerr) : NULL;
+	if (!review) {
+		char msg[300];
+		if (!r->len)
+			snprintf(msg, sizeof(msg), "empty body: expected an AdmissionReview");
+		else
+			snprintf(msg, sizeof(msg), "body is not JSON: line %d column %d: %s",
+				 jerr.line, jerr.column, jerr.text);
+		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_BAD_REQUEST, msg);
+		wh_metrics_request(r->ep, "", "", "invalid", NULL, 0, 0);
+		log_review(r, NULL, msg);
+		return ret;
+	}
+	/* The parse owns the body from here; free it early to bound memory. */
+	free(r->body);
+	r->body = NULL;
+
+	wmap_admission_config cfg = { 0 };
+	wh_policy_ref *pol = policy_acquire(s);
+	cfg.scheduler = s->opt.scheduler;
+	cfg.queue = s->opt.queue;
+	cfg.policies = pol ? pol->set : NULL;
+	long budget = (long)s->opt.budget_ms, tmo = query_timeout_ms(c);
+	if (tmo > 0 && (budget == 0 || tmo < budget))
+		budget = tmo;
+	if (budget > 0)
+		cfg.deadline_ns = (int64_t)r->start.tv_sec * 1000000000 + r->start.tv_nsec +
+				  (int64_t)budget * 1000000;
+
+	wmap_admission_info info;
+	wmap_error err;
+	json_t *out = NULL;
+	enum MHD_Result ret;
+	wmap_engine *eng = engine_for_thread(s);
+	int rc = eng ? wmap_admission_review(&out, eng, &cfg,
+					     r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
+								   : WMAP_ADMISSION_VALIDATE,
+					     review, &info, &err)
+		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
+	policy_release(s, pol);
+	json_decref(review);
+	if (rc == WMAP_EINVAL) {
+		ret = reply_status(c, r, MHD_HTTP_BAD_REQUEST, err.message);
+		wh_metrics_request(r->ep, "", "", "invalid", NULL, 0, 0);
+		log_review(r, NULL, err.message);
+		return ret;
+	}
+	if (rc) {
+		ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, err.message);
+		log_review(r, NULL, err.message);
+		return ret;
+	}
+	char *body = json_dumps(out, JSON_COMPACT);
+	json_decref(out);
+	if (!body)
+		return MHD_NO;
+	ret = reply(c, r, MHD_HTTP_OK, "application/json", body, strlen(body));
+	wh_metrics_request(r->ep, info.kind, info.operation, info.result, info.reason,
+			   info.patch_ops, info.patch_bytes);
+	log_review(r, &info, NULL);
+	return ret;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+			       const char *method, const char *version,
+			       const char *upload_data, size_t *upload_data_size, void **con_cls)
+{
+	wh_server *s = cls;
+	request *r = *con_cls;
+	(void)version;
+	if (!r) {
+		if (!(r = calloc(1, sizeof(*r))))
+			return MHD_NO;
+		r->srv = s;
+		r->ep = WH_EP_OTHER;
+		clock_gettime(CLOCK_MONOTONIC, &r->start);
+		*con_cls = r;
+		atomic_fetch_add(&s->inflight, 1);
+		int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+		int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+			  strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+		if (strcmp(url, "/mutate") == 0 || strcmp(url, "/validate") == 0) {
+			r->ep = url[1] == 'm' ? WH_EP_MUTATE : WH_EP_VALIDATE;
+			if (!post)
+				return reply_text(c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+						  "POST an AdmissionReview here\n");
+			r->is_post_review = 1;
+			const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+								     MHD_HTTP_HEADER_CONTENT_LENGTH);
+			if (cl && strtoull(cl, NULL, 10) > s->opt.max_body) {
+				/* Refuse before reading a byte of it. */
+				r->too_big = 1;
+				return answer_review(c, r);
+			}
+			return MHD_YES;
+		}
+		if (!get)
+			return reply_text(c, r, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+		if (strcmp(url, "/healthz") == 0 || strcmp(url, "/livez") == 0)
+			return reply_text(c, r, MHD_HTTP_OK, "ok\n");
+		if (strcmp(url, "/readyz") == 0) {
+			int ok = s->ready && !s->draining;
+			return reply_text(c, r, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+					  ok ? "ok\n" : s->draining ? "draining\n" : "starting\n");
+		}
+		if (strcmp(url, "/metrics") == 0) {
+			char *text = wh_metrics_render(atomic_load(&s->inflight));
+			if (!text)
+				return MHD_NO;
+			return reply(c, r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+				     text, strlen(text));
+		}
+		return reply_text(c, r, MHD_HTTP_NOT_FOUND, "not found\n");
+	}
+	if (!r->is_post_review) {
+		*upload_data_size = 0;   /* a body on a GET is read and dropped */
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		size_t n = *upload_data_size;
+		*upload_data_size = 0;
+		if (r->too_big || r->over_budget)
+			return MHD_YES;   /* drain what was sent, answer at the end */
+		if (n > s->opt.max_body - r->len) {
+			r->too_big = 1;
+			free(r->body);
+			r->body = NULL;
+			atomic_fetch_sub(&s->inflight_bytes, r->accounted);
+			r->accounted = 0;
+			return MHD_YES;
+		}
+		if (r->len + n + 1 > r->cap) {
+			size_t cap = r->cap ? r->cap : 16384;
+			while (cap < r->len + n + 1)
+				cap *= 2;
+			if (cap > s->opt.max_body + 1)
+				cap = s->opt.max_body + 1;
+			size_t grow = cap - r->cap;
+			if (atomic_fetch_add(&s->inflight_bytes, grow) + grow >
+			    s->opt.max_inflight_bytes) {
+				atomic_fetch_sub(&s->inflight_bytes, grow);
+				r->over_budget = 1;
+				return MHD_YES;
+			}
+			r->accounted += grow;
+			char *nb = realloc(r->body, cap);
+			if (!nb)
+				return MHD_NO;
+			r->body = nb;
+			r->cap = cap;
+		}
+		memcpy(r->body + r->len, upload_data, n);
+		r->len += n;
+		return MHD_YES;
+	}
+	return answer_review(c, r);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	wh_server *s = cls;
+	request *r = *con_cls;
+	(void)c;
+	if (!r)
+		return;
+	*con_cls = NULL;
+	wh_metrics_http(r->ep, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? r->status : 0,
+			since(&r->start));
+	atomic_fetch_sub(&s->inflight_bytes, r->accounted);
+	atomic_fetch_sub(&s->inflight, 1);
+	free(r->body);
+	free(r);
+}
+
+static void mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	(void)cls;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	size_t n = strlen(buf);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	json_t *f = json_pack("{s:s}", "component", "libmicrohttpd");
+	wh_log("debug", buf, f);
+	json_decref(f);
+}
+
+int wh_server_start(wh_server *s)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC |
+			 MHD_USE_ERROR_LOG;
+#ifdef __linux__
+	flags |= MHD_USE_EPOLL;
+#endif
+	s->daemon = MHD_start_daemon(
+		flags, (uint16_t)s->opt.port, NULL, NULL, &handler, s,
+		MHD_OPTION_EXTERNAL_LOGGER, &mhd_logger, NULL,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->opt.threads,
+		MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_callback(),
+		MHD_OPTION_HTTPS_PRIORITIES, s->opt.tls_priorities,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->opt.connection_timeout,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->opt.max_connections,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+		MHD_OPTION_NOTIFY_COMPLETED, &completed, s,
+		MHD_OPTION_END);
+	if (!s->daemon) {
+		wh_logf("error", "cannot start the HTTPS server on port %d", s->opt.port);
+		return -1;
+	}
+	return 0;
+}
+
+void wh_server_drain(wh_server *s)
+{
+	s->draining = 1;
+	wh_metrics_set_ready(0);
+	/* Stop accepting; keep-alive connections are told to close with their next answer. */
+	MHD_socket fd = MHD_quiesce_daemon(s->daemon);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (atomic_load(&s->inflight) > 0 && since(&t0) < (double)s->opt.drain_s) {
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+		nanosleep(&pause, NULL);
+	}
+	long left = atomic_load(&s->inflight);
+	wh_logf(left ? "warn" : "info", "drained in %.3f s, %ld request(s) left", since(&t0),
+		left);
+	MHD_stop_daemon(s->daemon);
+	s->daemon = NULL;
+}

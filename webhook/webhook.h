@@ -1,0 +1,101 @@
+/* wmap-webhook: internal interfaces of the admission server (not part of libwmap). */
+#ifndef WMAP_WEBHOOK_H
+#define WMAP_WEBHOOK_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "wmap/admission.h"
+#include "wmap/gang.h"
+#include "wmap/policy.h"
+#include "wmap/registry.h"
+
+typedef struct wh_options {
+	const char *cert, *key;          /* PEM files, reloaded when they change */
+	const char *definitions;         /* FILE|DIR, NULL = catalog only */
+	const char *policy;              /* WorkloadPolicy YAML, reloaded when it changes */
+	const char *queue;
+	wmap_gang_scheduler scheduler;
+	int port;
+	unsigned threads;
+	size_t max_body;                 /* bytes; 413 above */
+	size_t max_inflight_bytes;       /* all bodies being read at once; 503 above */
+	unsigned max_connections;
+	unsigned connection_timeout;     /* seconds of inactivity */
+	unsigned budget_ms;              /* per request */
+	unsigned reload_ms;              /* how often files are checked */
+	unsigned drain_s;                /* longest wait for in-flight requests on SIGTERM */
+	const char *tls_priorities;
+} wh_options;
+
+/* ---- log.c: one JSON object per line on stderr ---- */
+/* Logs msg with level and the fields of extra (borrowed, may be NULL). */
+void wh_log(const char *level, const char *msg, const json_t *extra);
+void wh_logf(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- metrics.c ---- */
+typedef enum wh_endpoint { WH_EP_MUTATE, WH_EP_VALIDATE, WH_EP_OTHER, WH_EP_COUNT } wh_endpoint;
+
+void wh_metrics_init(void);
+/* One admission answered: counts by endpoint, kind, operation and result. */
+void wh_metrics_request(wh_endpoint ep, const char *kind, const char *operation,
+			const char *result, const char *reason, size_t patch_ops,
+			size_t patch_bytes);
+/* One HTTP exchange finished with status after seconds (latency histogram). */
+void wh_metrics_http(wh_endpoint ep, unsigned status, double seconds);
+void wh_metrics_reload(const char *what, int ok);
+void wh_metrics_cert_expiry(time_t not_after);
+void wh_metrics_set_ready(int ready);
+/* Prometheus text exposition into a new string owned by the caller. */
+char *wh_metrics_render(long inflight);
+
+/* ---- tls.c: the serving certificate, swapped under a lock on every handshake ---- */
+/* Loads cert and key; 0 or -1 with a message in err (the old pair stays in force). */
+int wh_tls_load(const char *cert, const char *key, char *err, size_t errlen);
+/* The gnutls_certificate_retrieve_function2 that MHD calls on every handshake. */
+void *wh_tls_callback(void);
+void wh_tls_free_all(void);
+
+/* ---- a file's identity, to notice replacement (kubelet swaps a symlink) ---- */
+typedef struct wh_filesig {
+	int ok;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+} wh_filesig;
+wh_filesig wh_filesig_of(const char *path);
+int wh_filesig_same(const wh_filesig *a, const wh_filesig *b);
+
+/* ---- server.c ---- */
+typedef struct wh_policy_ref {
+	wmap_policy_set *set;            /* NULL when no policy file */
+	int refs;
+} wh_policy_ref;
+
+typedef struct wh_server {
+	wh_options opt;
+	wmap_registry *reg;
+	wmap_engine **engines;           /* one per poll thread, prepared at start */
+	size_t n_engines, next_engine;
+	pthread_mutex_t lock;            /* engines and the policy pointer */
+	wh_policy_ref *policy;
+	atomic_int ready, draining;
+	atomic_long inflight;
+	atomic_size_t inflight_bytes;
+	struct MHD_Daemon *daemon;
+} wh_server;
+
+/* Starts MHD on s->opt.port; 0 or -1 (logged). */
+int wh_server_start(wh_server *s);
+/* Stops accepting, waits for in-flight requests (up to drain_s), stops MHD. */
+void wh_server_drain(wh_server *s);
+
+/* Replaces the policy set (NULL allowed); the old one is freed when its last user is done. */
+void wh_policy_swap(wh_server *s, wmap_policy_set *set);
+
+#endif
