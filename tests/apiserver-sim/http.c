@@ -157,7 +157,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     r.body_len = st->len;
     r.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     r.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
-    if (st->too_big) {
+    if (r.content_type && !strncmp(r.content_type, "application/vnd.kubernetes.protobuf", 36)) {
+        /* Protobuf bodies (client-go typed clients) are not decoded here; JSON only. */
+        sim_err_set(&r.err, 415, "UnsupportedMediaType",
+                    "the body of the request was in an unknown format - accepted media types include: "
+                    "application/json, application/yaml");
+    } else if (st->too_big) {
         sim_err_set(&r.err, 413, "RequestEntityTooLarge", "Request entity too large: limit is %u", SIM_BODY_CAP);
     } else if (sim_authenticate(s, conn, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
                                 &r.user) < 0) {

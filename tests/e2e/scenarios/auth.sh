@@ -1,0 +1,28 @@
+# Authentication: the token user, the client-certificate user, and what is refused.
+sim_start
+run_ok kc get ns default
+run_ok kc --context sim-cert get ns default
+run_ok kc --context sim-cert create -f - <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: by-cert}
+Y
+assert_contains "$OUT" "configmap/by-cert created"
+# A wrong token: 401 and kubectl's own words for it.
+assert_fails kc --token not-the-token get pods
+assert_contains "$OUT" "error: You must be logged in to the server (Unauthorized)"
+# No credentials at all.
+resp=$(curl -sS --cacert "$SIM_PKI/ca.crt" -w '\n%{http_code}\n' "$SIM_URL/api/v1/namespaces")
+assert_eq 401 "$(tail -n1 <<<"$resp")"
+assert_eq '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}' \
+    "$(head -n1 <<<"$resp" | jq -c '{kind,apiVersion,metadata,status,message,reason,code}')"
+# A client certificate from another CA is not accepted.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=mallory" \
+    -keyout "$E2E_TMP/rogue.key" -out "$E2E_TMP/rogue.crt" 2>/dev/null
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$SIM_PKI/ca.crt" --cert "$E2E_TMP/rogue.crt" \
+    --key "$E2E_TMP/rogue.key" "$SIM_URL/api/v1/namespaces" || true)
+[[ $code == 401 || $code == 000 ]] || fail "rogue client certificate got $code"
+# The good client certificate through curl too.
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$SIM_PKI/ca.crt" --cert "$SIM_PKI/client.crt" \
+    --key "$SIM_PKI/client.key" "$SIM_URL/api/v1/namespaces")
+assert_eq 200 "$code" "client certificate via curl"
