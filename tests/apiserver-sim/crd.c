@@ -121,7 +121,7 @@ int sim_crd_apply(struct sim *s, json_t *crd, struct sim_err *err)
         snprintf(lk, sizeof(lk), "%sList", sim_jstr(names, "kind"));
         json_object_set_new(accepted, "listKind", json_string(lk));
     }
-    status = json_pack("{s:[{s:s,s:s,s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s,s:s,s:s}], s:o, s:[]}",
+    status = json_pack("{s:[{s:s,s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s,s:s}], s:o, s:[]}",
                        "conditions",
                        "type", "NamesAccepted", "status", "True", "lastTransitionTime", now,
                        "reason", "NoConflicts", "message", "no conflicts found",
