@@ -135,7 +135,11 @@ static int put_at(json_t *doc, const char *path, json_t *val, bool replace, char
         return 0;
     }
     json_decref(val);
-    snprintf(err, n, "%s operation does not apply: doc is missing path: \"%s\": missing value", opname, path);
+    /* evanphx/json-patch v4 quotes the path for add but not for replace. */
+    if (replace)
+        snprintf(err, n, "replace operation does not apply: doc is missing path: %s: missing value", path);
+    else
+        snprintf(err, n, "%s operation does not apply: doc is missing path: \"%s\": missing value", opname, path);
     return -1;
 }
 

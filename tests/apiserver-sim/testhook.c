@@ -2,7 +2,7 @@
  * behaviour, so one process serves every mode:
  *   /add-label           add label KEY=VALUE to metadata.labels (JSON Patch)
  *   /add-template-label  add it to spec.template.metadata.labels (creating parents)
- *   /sleep               sleep --sleep seconds, then allow (to trip timeoutSeconds)
+ *   /sleep               sleep --sleep seconds, then add the label (to trip timeoutSeconds)
  *   /bad-patch           return a patch that decodes but does not apply
  *   /deny                refuse with a message (403 Forbidden)
  *   /warn                allow with a warning
@@ -134,6 +134,8 @@ static json_t *review_response(struct opts *o, const char *mode, json_t *req)
             ops = label_ops(o, obj, "/spec/template", tmpl);
     } else if (!strcmp(mode, "/sleep")) {
         sleep((unsigned)o->sleep_s);
+        if (json_is_object(obj))
+            ops = label_ops(o, obj, "", obj);
     } else if (!strcmp(mode, "/bad-patch")) {
         ops = json_pack("[{s:s,s:s,s:i}]", "op", "replace", "path", "/spec/doesNotExist/field", "value", 1);
     } else if (!strcmp(mode, "/deny")) {
