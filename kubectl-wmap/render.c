@@ -208,14 +208,30 @@ static int64_t shown_replicas(const wmap_workload *w, int i, int depth)
 	return sum;
 }
 
-/* A pod-bearing component is there when the object has a pod description for it: a
- * TFJob without a Chief has no chief, although its definition names one. */
+/* A pod-bearing component is there when the object describes pods for it: a TFJob
+ * without a Chief has no chief, and a KServe InferenceService without an explainer has no
+ * explainer, although their definitions name one. A fragmented spec counts when one of
+ * its fields has a value (the core also records where absent fields would go). */
+static int instance_present(const wmap_instance *in)
+{
+	int f;
+
+	if (!in->has_pod)
+		return 0;
+	if (in->pod.shape != WMAP_SPEC_FRAGMENTED)
+		return in->pod.spec.value != NULL || in->pod.template_.value != NULL;
+	for (f = 0; f < WMAP_FRAG_COUNT; f++)
+		if (in->pod.frag[f].value)
+			return 1;
+	return 0;
+}
+
 static int present(const wmap_node *n)
 {
 	size_t k;
 
 	for (k = 0; k < n->n_instances; k++)
-		if (n->instances[k].has_pod)
+		if (instance_present(&n->instances[k]))
 			return 1;
 	return 0;
 }
