@@ -454,6 +454,73 @@ static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 	}
 }
 
+/* Every writable pod template of w, in workload order. */
+static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
+			   json_t *warnings)
+{
+	target *v = NULL;
+	size_t n = 0;
+	for (size_t k = 0; k < w->n_nodes; k++) {
+		for (size_t i = 0; i < w->nodes[k].n_instances; i++) {
+			target t;
+			if (!w->nodes[k].instances[i].has_pod)
+				continue;
+			if (!target_init(&t, w, k, i, warnings)) {
+				target_clear(&t);
+				continue;
+			}
+			target *nv = realloc(v, (n + 1) * sizeof(*nv));
+			if (!nv) {
+				target_clear(&t);
+				for (size_t j = 0; j < n; j++)
+					target_clear(&v[j]);
+				free(v);
+				return WMAP_ENOMEM;
+			}
+			v = nv;
+			v[n++] = t;
+		}
+	}
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+static void targets_free(target *v, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		target_clear(&v[j]);
+	free(v);
+}
+
+static int same_ptr(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* Some definitions describe alternatives at one location (NIMService's single-node
+ * Deployment and multi-node leader both read .spec.labels). The identity written there
+ * is the first such template with replicas, else the first: never one per template, which
+ * would flip on every pass. */
+static int owns_location(const wmap_workload *w, const target *v, size_t n, size_t j)
+{
+	const char *loc = v[j].labels ? v[j].labels : v[j].annotations;
+	size_t first = j, first_live = n;
+	if (!loc)
+		return 1;
+	for (size_t o = 0; o < n; o++) {
+		const char *ol = v[o].labels ? v[o].labels : v[o].annotations;
+		if (!same_ptr(loc, ol))
+			continue;
+		if (o < first)
+			first = o;
+		const wmap_instance *in = &w->nodes[v[o].node].instances[v[o].instance_index];
+		if (first_live == n && in->desired > 0)
+			first_live = o;
+	}
+	return j == (first_live < n ? first_live : first);
+}
+
 /* ---- one object -------------------------------------------------------------------- */
 
 typedef struct prepared {
@@ -507,6 +574,8 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	wmap_patch *pb = NULL;
 	wmap_gang_plan *plan = NULL;
 	gang_ctx g = { 0 };
+	target *targets = NULL;
+	size_t n_targets = 0;
 	int rc = 0;
 	const char *why = NULL;
 	*patch = json_array();
@@ -587,27 +656,22 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 			warn(*warnings, "%s", w->warnings[i]);
 	}
 
-	for (size_t k = 0; k < w->n_nodes && !wr.failed; k++) {
-		for (size_t i = 0; i < w->nodes[k].n_instances && !wr.failed; i++) {
-			if (!w->nodes[k].instances[i].has_pod)
-				continue;
-			target t;
-			if (!target_init(&t, w, k, i, *warnings)) {
-				target_clear(&t);
-				continue;
-			}
-			if (pr.op == WMAP_POLICY_OP_CREATE) {
-				stamp_identity(&wr, &t, pr.kind, w->name);
-				if (g.plan)
-					stamp_gang(&wr, &t, &g);
-			}
-			for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
-				const wmap_policy *pol = &cfg->policies->policies[p];
-				if (policy_applies(pol, &pr) &&
-				    wmap_policy_matches_component(pol, t.component))
-					apply_policy(&wr, &t, pol);
-			}
-			target_clear(&t);
+	if ((rc = collect_targets(&targets, &n_targets, w, *warnings))) {
+		why = "internal";
+		wmap_error_set(err, rc, "out of memory");
+		goto done;
+	}
+	for (size_t j = 0; j < n_targets && !wr.failed; j++) {
+		target *t = &targets[j];
+		if (pr.op == WMAP_POLICY_OP_CREATE && owns_location(w, targets, n_targets, j)) {
+			stamp_identity(&wr, t, pr.kind, w->name);
+			if (g.plan)
+				stamp_gang(&wr, t, &g);
+		}
+		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
+			const wmap_policy *pol = &cfg->policies->policies[p];
+			if (policy_applies(pol, &pr) && wmap_policy_matches_component(pol, t->component))
+				apply_policy(&wr, t, pol);
 		}
 	}
 	/* Queue labels that schedulers read from the workload itself. */
@@ -642,6 +706,7 @@ done:
 	if (reason)
 		*reason = why;
 	free(g.task_groups);
+	targets_free(targets, n_targets);
 	wmap_gang_plan_free(plan);
 	wmap_patch_free(pb);
 	wmap_workload_free(pr.w);

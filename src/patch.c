@@ -237,6 +237,19 @@ static int add_op(wmap_patch *p, const char *path, json_t *value, int own_path, 
 	return 0;
 }
 
+static void drop_op(wmap_patch *p, const char *path, const json_t *op)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(p->ops, i, e) {
+		if (e == op) {
+			json_array_remove(p->ops, i);
+			break;
+		}
+	}
+	json_object_del(p->by_path, path);
+}
+
 /* Builds {t1: {t2: ... {key: value}}} from the escaped tokens in rest ("/t1/t2" or "").
  * Steals value. */
 static json_t *nest(const char *rest, const char *key, json_t *value)
@@ -304,8 +317,15 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 			rc = json_object_set_new(w.value, key, value) ? WMAP_ENOMEM : 0;
 			value = NULL;
 		} else if (op) {
-			rc = json_object_set_new(op, "value", value) ? WMAP_ENOMEM : 0;
-			value = NULL;
+			json_t *orig = json_object_get(w.value, key);
+			if (orig && json_equal(orig, value)) {
+				/* Back to what the document holds: the op is dropped, not kept as a
+				 * no-op, so a second pass stays empty. */
+				drop_op(p, full, op);
+			} else {
+				rc = json_object_set_new(op, "value", value) ? WMAP_ENOMEM : 0;
+				value = NULL;
+			}
 		} else {
 			/* `add` on an existing member replaces it; on a new one it creates it. */
 			rc = add_op(p, full, value, 1, err);

@@ -1,0 +1,293 @@
+/* The JSON Patch builder: escaping, whole-map creation, never replacing maps or lists,
+ * the overlay, idempotence; the applier; label values and keys. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "wmap/patch.h"
+
+static json_t *parse(const char *text)
+{
+	json_error_t e;
+	json_t *v = json_loads(text, 0, &e);
+	cr_assert_not_null(v, "bad test JSON: %s", e.text);
+	return v;
+}
+
+static json_t *ops_of(const wmap_patch *p)
+{
+	return json_deep_copy(wmap_patch_ops(p));
+}
+
+/* Applies the builder's patch to a copy of doc and returns the result. */
+static json_t *applied(const json_t *doc, const wmap_patch *p)
+{
+	wmap_error err = { 0 };
+	json_t *copy = json_deep_copy(doc);
+	cr_assert_eq(wmap_patch_apply(&copy, wmap_patch_ops(p), &err), 0, "%s", err.message);
+	return copy;
+}
+
+static void expect_json(const json_t *got, const char *want_text)
+{
+	json_t *want = parse(want_text);
+	char *g = json_dumps(got, JSON_SORT_KEYS | JSON_COMPACT);
+	char *w = json_dumps(want, JSON_SORT_KEYS | JSON_COMPACT);
+	cr_expect(json_equal(got, want), "got %s\nwant %s", g, w);
+	free(g);
+	free(w);
+	json_decref(want);
+}
+
+Test(patch, escapes_pointer_tokens)
+{
+	char *p = wmap_pointer_join("/metadata/labels", "kai.scheduler/queue");
+	cr_expect_str_eq(p, "/metadata/labels/kai.scheduler~1queue");
+	free(p);
+	/* `~` is escaped before `/`: "a/~b" is "a~1~0b", never "a~01b". */
+	p = wmap_pointer_join("", "a/~b");
+	cr_expect_str_eq(p, "/a~1~0b");
+	free(p);
+
+	json_t *doc = parse("{\"metadata\":{\"labels\":{\"x\":\"1\"}}}");
+	wmap_patch *pb;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/metadata/labels", "kai.scheduler/queue",
+				    json_string("q"), WMAP_PATCH_DEFAULT, NULL, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/metadata/labels", "odd~key", json_string("v"),
+				    WMAP_PATCH_DEFAULT, NULL, &err), 0);
+	json_t *ops = ops_of(pb);
+	expect_json(ops, "[{\"op\":\"add\",\"path\":\"/metadata/labels/kai.scheduler~1queue\","
+			 "\"value\":\"q\"},{\"op\":\"add\",\"path\":\"/metadata/labels/odd~0key\","
+			 "\"value\":\"v\"}]");
+	json_t *out = applied(doc, pb);
+	expect_json(out, "{\"metadata\":{\"labels\":{\"x\":\"1\",\"kai.scheduler/queue\":\"q\","
+			 "\"odd~key\":\"v\"}}}");
+	cr_expect_not_null(wmap_pointer_lookup(out, "/metadata/labels/kai.scheduler~1queue"));
+	json_decref(out);
+	json_decref(ops);
+	wmap_patch_free(pb);
+	json_decref(doc);
+}
+
+Test(patch, creates_missing_maps_whole_with_one_add)
+{
+	json_t *doc = parse("{\"spec\":{\"template\":{\"spec\":{\"containers\":[]}}}}");
+	wmap_patch *pb;
+	wmap_error err = { 0 };
+	int changed = 0;
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/spec/template/metadata/labels", "a", json_string("1"),
+				    WMAP_PATCH_OVERRIDE, &changed, &err), 0, "%s", err.message);
+	cr_expect_eq(changed, 1);
+	cr_assert_eq(wmap_patch_set(pb, "/spec/template/metadata/labels", "b", json_string("2"),
+				    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/spec/template/metadata/annotations", "c",
+				    json_string("3"), WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+	/* The overlay sees what the patch has created. */
+	cr_expect_str_eq(json_string_value(wmap_patch_get(pb, "/spec/template/metadata/labels/b")),
+			 "2");
+	json_t *ops = ops_of(pb);
+	expect_json(ops, "[{\"op\":\"add\",\"path\":\"/spec/template/metadata\",\"value\":"
+			 "{\"labels\":{\"a\":\"1\",\"b\":\"2\"},\"annotations\":{\"c\":\"3\"}}}]");
+	json_decref(ops);
+	wmap_patch_free(pb);
+	json_decref(doc);
+}
+
+Test(patch, adds_keys_to_an_existing_map_and_never_replaces_it)
+{
+	json_t *doc = parse("{\"m\":{\"labels\":{\"keep\":\"me\",\"a\":\"old\"}}}");
+	wmap_patch *pb;
+	wmap_error err = { 0 };
+	int changed = 1;
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	/* default mode: an existing value stays */
+	cr_assert_eq(wmap_patch_set(pb, "/m/labels", "a", json_string("new"), WMAP_PATCH_DEFAULT,
+				    &changed, &err), 0);
+	cr_expect_eq(changed, 0);
+	cr_expect_eq(wmap_patch_len(pb), 0);
+	/* override mode: replaced, by key */
+	cr_assert_eq(wmap_patch_set(pb, "/m/labels", "a", json_string("new"), WMAP_PATCH_OVERRIDE,
+				    &changed, &err), 0);
+	cr_expect_eq(changed, 1);
+	/* setting the same key again updates the same operation */
+	cr_assert_eq(wmap_patch_set(pb, "/m/labels", "a", json_string("newer"),
+				    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/m/labels", "b", json_string("x"), WMAP_PATCH_DEFAULT,
+				    NULL, &err), 0);
+	json_t *ops = ops_of(pb);
+	expect_json(ops, "[{\"op\":\"add\",\"path\":\"/m/labels/a\",\"value\":\"newer\"},"
+			 "{\"op\":\"add\",\"path\":\"/m/labels/b\",\"value\":\"x\"}]");
+	json_t *out = applied(doc, pb);
+	expect_json(out, "{\"m\":{\"labels\":{\"keep\":\"me\",\"a\":\"newer\",\"b\":\"x\"}}}");
+	json_decref(out);
+	json_decref(ops);
+	wmap_patch_free(pb);
+	json_decref(doc);
+}
+
+Test(patch, second_pass_on_the_result_is_empty)
+{
+	json_t *doc = parse("{\"spec\":{\"jobs\":[{\"template\":{\"spec\":{}}},"
+			    "{\"template\":{\"metadata\":{\"labels\":null},\"spec\":"
+			    "{\"tolerations\":[{\"key\":\"a\"}]}}}]}}");
+	json_t *cur = json_deep_copy(doc);
+	for (int pass = 0; pass < 2; pass++) {
+		wmap_patch *pb;
+		wmap_error err = { 0 };
+		cr_assert_eq(wmap_patch_new(&pb, cur, &err), 0);
+		for (int j = 0; j < 2; j++) {
+			char base[64], lab[96], tol[96];
+			snprintf(base, sizeof(base), "/spec/jobs/%d/template", j);
+			snprintf(lab, sizeof(lab), "%s/metadata/labels", base);
+			snprintf(tol, sizeof(tol), "%s/spec/tolerations", base);
+			cr_assert_eq(wmap_patch_set(pb, lab, "wmap.io/component", json_string("c"),
+						    WMAP_PATCH_OVERRIDE, NULL, &err), 0, "%s",
+				     err.message);
+			cr_assert_eq(wmap_patch_append_unique(pb, tol, parse("{\"key\":\"a\"}"),
+							      NULL, &err), 0, "%s", err.message);
+			cr_assert_eq(wmap_patch_append_unique(pb, tol, parse("{\"key\":\"gpu\"}"),
+							      NULL, &err), 0);
+			cr_assert_eq(wmap_patch_append_unique(pb, tol, parse("{\"key\":\"gpu\"}"),
+							      NULL, &err), 0);
+		}
+		if (pass == 1) {
+			char *t = json_dumps(wmap_patch_ops(pb), JSON_COMPACT);
+			cr_expect_eq(wmap_patch_len(pb), 0, "second pass: %s", t);
+			free(t);
+		} else {
+			cr_expect_gt(wmap_patch_len(pb), 0);
+			json_t *next = applied(cur, pb);
+			json_decref(cur);
+			cur = next;
+		}
+		wmap_patch_free(pb);
+	}
+	/* labels: null was replaced by a map; the existing toleration was not duplicated */
+	cr_expect_str_eq(json_string_value(wmap_pointer_lookup(
+				 cur, "/spec/jobs/1/template/metadata/labels/wmap.io~1component")),
+			 "c");
+	cr_expect_eq(json_array_size(wmap_pointer_lookup(cur, "/spec/jobs/1/template/spec/"
+							      "tolerations")), 2);
+	cr_expect_eq(json_array_size(wmap_pointer_lookup(cur, "/spec/jobs/0/template/spec/"
+							      "tolerations")), 2);
+	json_decref(cur);
+	json_decref(doc);
+}
+
+Test(patch, appends_to_lists_with_dash_only_when_missing)
+{
+	json_t *doc = parse("{\"spec\":{\"tolerations\":[{\"key\":\"a\",\"operator\":\"Exists\"}]}}");
+	wmap_patch *pb;
+	wmap_error err = { 0 };
+	int changed = 1;
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	cr_assert_eq(wmap_patch_append_unique(pb, "/spec/tolerations",
+					      parse("{\"operator\":\"Exists\",\"key\":\"a\"}"),
+					      &changed, &err), 0);
+	cr_expect_eq(changed, 0, "an equal element (key order aside) is already there");
+	cr_assert_eq(wmap_patch_append_unique(pb, "/spec/tolerations", parse("{\"key\":\"b\"}"),
+					      &changed, &err), 0);
+	cr_expect_eq(changed, 1);
+	json_t *ops = ops_of(pb);
+	expect_json(ops, "[{\"op\":\"add\",\"path\":\"/spec/tolerations/-\","
+			 "\"value\":{\"key\":\"b\"}}]");
+	json_decref(ops);
+	wmap_patch_free(pb);
+	json_decref(doc);
+}
+
+Test(patch, refuses_to_write_through_a_non_object)
+{
+	json_t *doc = parse("{\"metadata\":{\"labels\":\"oops\"},\"list\":[1]}");
+	wmap_patch *pb;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	cr_expect_eq(wmap_patch_set(pb, "/metadata/labels", "a", json_string("1"),
+				    WMAP_PATCH_DEFAULT, NULL, &err), WMAP_EEVAL);
+	cr_expect_eq(wmap_patch_set(pb, "/list/0/x", "a", json_string("1"), WMAP_PATCH_DEFAULT,
+				    NULL, &err), WMAP_EEVAL);
+	cr_expect_eq(wmap_patch_set(pb, "/list/5", "a", json_string("1"), WMAP_PATCH_DEFAULT,
+				    NULL, &err), WMAP_EEVAL, "no element to create into an array");
+	cr_expect_eq(wmap_patch_set(pb, "no-slash", "a", json_string("1"), WMAP_PATCH_DEFAULT,
+				    NULL, &err), WMAP_EINVAL);
+	cr_expect_eq(wmap_patch_len(pb), 0);
+	wmap_patch_free(pb);
+	json_decref(doc);
+}
+
+Test(patch, applier_follows_rfc6902)
+{
+	json_t *doc = parse("{\"a\":[1,2],\"b\":{\"c\":1}}");
+	wmap_error err = { 0 };
+	json_t *ops = parse("[{\"op\":\"add\",\"path\":\"/a/1\",\"value\":9},"
+			    "{\"op\":\"add\",\"path\":\"/a/-\",\"value\":3},"
+			    "{\"op\":\"replace\",\"path\":\"/b/c\",\"value\":2},"
+			    "{\"op\":\"test\",\"path\":\"/b/c\",\"value\":2},"
+			    "{\"op\":\"copy\",\"from\":\"/b\",\"path\":\"/d\"},"
+			    "{\"op\":\"move\",\"from\":\"/d/c\",\"path\":\"/e\"},"
+			    "{\"op\":\"remove\",\"path\":\"/a/0\"}]");
+	cr_assert_eq(wmap_patch_apply(&doc, ops, &err), 0, "%s", err.message);
+	expect_json(doc, "{\"a\":[9,2,3],\"b\":{\"c\":2},\"d\":{},\"e\":2}");
+	json_t *bad = parse("[{\"op\":\"add\",\"path\":\"/x/y\",\"value\":1}]");
+	cr_expect_eq(wmap_patch_apply(&doc, bad, &err), WMAP_EINVAL, "parent missing");
+	cr_expect(strstr(err.message, "patch[0]") != NULL, "%s", err.message);
+	json_decref(bad);
+	bad = parse("[{\"op\":\"test\",\"path\":\"/e\",\"value\":3}]");
+	cr_expect_eq(wmap_patch_apply(&doc, bad, &err), WMAP_EINVAL);
+	json_decref(bad);
+	json_decref(ops);
+	json_decref(doc);
+}
+
+/* (input, expected) pairs; "~" marks "shortened with a hash suffix". */
+static const struct {
+	const char *in;
+	const char *want;
+} values[] = {
+	{ "JobSet.jobset.x-k8s.io", "JobSet.jobset.x-k8s.io" },
+	{ "", "" },
+	{ "a_b-c.d", "a_b-c.d" },
+	{ "-leading", "~" },
+	{ "trailing.", "~" },
+	{ "has space", "~" },
+	{ "ünïcode", "~" },
+	{ "a-very-long-workload-name-that-goes-on-and-on-beyond-sixty-three-characters", "~" },
+};
+
+Test(patch, label_values_are_valid_or_shortened_with_a_stable_hash)
+{
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		char buf[64], again[64];
+		wmap_label_value(buf, sizeof(buf), values[i].in);
+		cr_expect(wmap_label_value_valid(buf), "\"%s\" -> \"%s\" is not valid",
+			  values[i].in, buf);
+		if (strcmp(values[i].want, "~") != 0) {
+			cr_expect_str_eq(buf, values[i].want);
+			continue;
+		}
+		cr_expect_str_neq(buf, values[i].in);
+		cr_expect_leq(strlen(buf), 63);
+		wmap_label_value(again, sizeof(again), values[i].in);
+		cr_expect_str_eq(buf, again, "stable");
+	}
+	char a[64], b[64];
+	wmap_label_value(a, sizeof(a), "x-1234567890123456789012345678901234567890123456789012345678901");
+	wmap_label_value(b, sizeof(b), "x-1234567890123456789012345678901234567890123456789012345678902");
+	cr_expect_str_neq(a, b, "inputs differing past the cut stay distinct");
+}
+
+Test(patch, label_keys)
+{
+	cr_expect(wmap_label_key_valid("wmap.io/component"));
+	cr_expect(wmap_label_key_valid("app"));
+	cr_expect(wmap_label_key_valid("kai.scheduler/queue"));
+	cr_expect_not(wmap_label_key_valid("Bad.Prefix/x"));
+	cr_expect_not(wmap_label_key_valid("a/b/c"));
+	cr_expect_not(wmap_label_key_valid("wmap.io/"));
+	cr_expect_not(wmap_label_key_valid(""));
+	cr_expect_not(wmap_label_key_valid("-x"));
+}

@@ -1,0 +1,190 @@
+/* WorkloadPolicy documents: parsing, errors with file:line:col, and matching. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "wmap/policy.h"
+
+static const char *example =
+	"apiVersion: wmap.io/v1alpha1\n"
+	"kind: WorkloadPolicy\n"
+	"metadata: {name: team-a}\n"
+	"spec:\n"
+	"  match:\n"
+	"    kinds: [\"JobSet.jobset.x-k8s.io\", \"*.kubeflow.org\"]\n"
+	"    namespaces: [team-a, \"ml-*\"]\n"
+	"    excludeNamespaces: [ml-sandbox]\n"
+	"    selector:\n"
+	"      matchLabels: {tier: training}\n"
+	"      matchExpressions:\n"
+	"      - {key: env, operator: In, values: [prod, staging]}\n"
+	"      - {key: skip, operator: DoesNotExist}\n"
+	"    components: [worker]\n"
+	"    operations: [CREATE, UPDATE]\n"
+	"  mode: override\n"
+	"  enforce: true\n"
+	"  podTemplate:\n"
+	"    labels: {team: a}\n"
+	"    annotations: {\"example.com/owner\": \"team a\"}\n"
+	"    priorityClassName: high\n"
+	"    nodeSelector: {pool: gpu}\n"
+	"    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+	"  gang: {scheduler: volcano, queue: team-a}\n"
+	"---\n"
+	"apiVersion: wmap.io/v1alpha1\n"
+	"kind: WorkloadPolicy\n"
+	"metadata: {name: everything}\n"
+	"spec:\n"
+	"  podTemplate: {runtimeClassName: nvidia}\n";
+
+/* Writes text to a temporary file; the caller unlinks and frees the name. */
+static char *temp_file(const char *text)
+{
+	char *path = strdup("/tmp/wmap-policy-XXXXXX.yaml");
+	int fd = mkstemps(path, 5);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static wmap_policy_set *load_text(const char *text, wmap_error *err, int *rc)
+{
+	char *path = temp_file(text);
+	wmap_policy_set *set = NULL;
+	*rc = wmap_policy_set_load(&set, path, err);
+	unlink(path);
+	free(path);
+	return set;
+}
+
+Test(policy, parses_every_field)
+{
+	wmap_error err = { 0 };
+	int rc;
+	wmap_policy_set *set = load_text(example, &err, &rc);
+	cr_assert_eq(rc, 0, "%s", err.message);
+	cr_assert_eq(set->n, 2);
+	const wmap_policy *p = &set->policies[0];
+	cr_expect_str_eq(p->name, "team-a");
+	cr_expect_eq(p->n_kinds, 2);
+	cr_expect_eq(p->mode, WMAP_POLICY_OVERRIDE);
+	cr_expect(p->enforce);
+	cr_expect_eq(p->operations, WMAP_POLICY_OP_CREATE | WMAP_POLICY_OP_UPDATE);
+	cr_expect_str_eq(p->priority_class_name, "high");
+	cr_expect_str_eq(json_string_value(json_object_get(p->labels, "team")), "a");
+	cr_expect_eq(json_array_size(p->tolerations), 1);
+	cr_expect(p->has_gang);
+	cr_expect_eq(p->gang, WMAP_GANG_VOLCANO);
+	cr_expect_str_eq(p->queue, "team-a");
+	const wmap_policy *q = &set->policies[1];
+	cr_expect_eq(q->operations, WMAP_POLICY_OP_CREATE, "CREATE is the default");
+	cr_expect_eq(q->mode, WMAP_POLICY_DEFAULT);
+	cr_expect_not(q->enforce);
+	cr_expect_str_eq(q->runtime_class_name, "nvidia");
+	wmap_policy_set_free(set);
+}
+
+Test(policy, errors_name_file_line_and_column)
+{
+	static const struct {
+		const char *text;
+		const char *want;   /* a piece of the message */
+	} cases[] = {
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  podTemplate:\n    lables: {a: b}\n",
+		  ":6:5: document 1: .spec.podTemplate.lables: unknown field" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  mode: sometimes\n", ":5:3: document 1: .spec.mode: must be default or override" },
+		{ "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+		  "expected apiVersion wmap.io/v1alpha1 and kind WorkloadPolicy" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  podTemplate:\n    labels: {team: \"not valid!\"}\n",
+		  "is not a valid label value" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  gang: {scheduler: slurm}\n", "unknown gang scheduler \"slurm\"" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  match:\n    selector:\n      matchExpressions: [{key: a, operator: Near}]\n",
+		  "operator must be In, NotIn, Exists or DoesNotExist" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  enforce: true\n", "an enforced policy needs podTemplate settings" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec: {}\n---\napiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\n"
+		  "metadata: {name: x}\nspec: {}\n", "defined twice" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  podTemplate:\n    labels: {a: 1}\n", "must be a string" },
+		{ "spec: [unclosed\n", ".yaml:" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		wmap_error err = { 0 };
+		int rc;
+		wmap_policy_set *set = load_text(cases[i].text, &err, &rc);
+		cr_expect_neq(rc, 0, "case %zu should fail", i);
+		cr_expect_null(set);
+		cr_expect(strstr(err.message, cases[i].want) != NULL, "case %zu: \"%s\" lacks \"%s\"",
+			  i, err.message, cases[i].want);
+		cr_expect(strstr(err.message, "/tmp/wmap-policy-") == err.message,
+			  "case %zu names the file: %s", i, err.message);
+	}
+}
+
+Test(policy, matches_kinds_namespaces_selector_and_operations)
+{
+	wmap_error err = { 0 };
+	int rc;
+	wmap_policy_set *set = load_text(example, &err, &rc);
+	cr_assert_eq(rc, 0, "%s", err.message);
+	const wmap_policy *p = &set->policies[0];
+	json_t *ok = t_yaml("{tier: training, env: prod}");
+	json_t *wrong_env = t_yaml("{tier: training, env: dev}");
+	json_t *skipped = t_yaml("{tier: training, env: prod, skip: \"yes\"}");
+	unsigned C = WMAP_POLICY_OP_CREATE, U = WMAP_POLICY_OP_UPDATE;
+
+	cr_expect(wmap_policy_matches(p, "JobSet.jobset.x-k8s.io", "team-a", ok, C));
+	cr_expect(wmap_policy_matches(p, "PyTorchJob.kubeflow.org", "ml-1", ok, U));
+	cr_expect_not(wmap_policy_matches(p, "JobSet", "team-a", ok, C), "group+kind, never bare");
+	cr_expect_not(wmap_policy_matches(p, "RayCluster.ray.io", "team-a", ok, C));
+	cr_expect_not(wmap_policy_matches(p, "JobSet.jobset.x-k8s.io", "team-b", ok, C));
+	cr_expect_not(wmap_policy_matches(p, "JobSet.jobset.x-k8s.io", "ml-sandbox", ok, C));
+	cr_expect_not(wmap_policy_matches(p, "JobSet.jobset.x-k8s.io", "team-a", wrong_env, C));
+	cr_expect_not(wmap_policy_matches(p, "JobSet.jobset.x-k8s.io", "team-a", skipped, C));
+	cr_expect_not(wmap_policy_matches(p, "JobSet.jobset.x-k8s.io", "team-a", NULL, C));
+	cr_expect_not(wmap_policy_matches(p, "JobSet.jobset.x-k8s.io", "team-a", ok, 0));
+	cr_expect(wmap_policy_matches_component(p, "worker"));
+	cr_expect_not(wmap_policy_matches_component(p, "master"));
+
+	const wmap_policy *all = &set->policies[1];
+	cr_expect(wmap_policy_matches(all, "Pod", NULL, NULL, C));
+	cr_expect_not(wmap_policy_matches(all, "Pod", NULL, NULL, U), "UPDATE only when asked");
+	cr_expect(wmap_policy_matches_component(all, "anything"));
+
+	json_decref(ok);
+	json_decref(wrong_env);
+	json_decref(skipped);
+	wmap_policy_set_free(set);
+}
+
+Test(policy, selector_operators)
+{
+	json_t *sel = t_yaml("matchExpressions:\n"
+			     "- {key: a, operator: In, values: [x, y]}\n"
+			     "- {key: b, operator: NotIn, values: [z]}\n"
+			     "- {key: c, operator: Exists}\n");
+	json_t *l1 = t_yaml("{a: x, c: \"\"}");
+	json_t *l2 = t_yaml("{a: x, b: z, c: \"1\"}");
+	json_t *l3 = t_yaml("{a: q, c: \"1\"}");
+	json_t *l4 = t_yaml("{a: y, b: w}");
+	cr_expect(wmap_selector_matches(sel, l1));
+	cr_expect_not(wmap_selector_matches(sel, l2));
+	cr_expect_not(wmap_selector_matches(sel, l3));
+	cr_expect_not(wmap_selector_matches(sel, l4));
+	cr_expect(wmap_selector_matches(NULL, NULL));
+	json_decref(sel);
+	json_decref(l1);
+	json_decref(l2);
+	json_decref(l3);
+	json_decref(l4);
+}
