@@ -1,6 +1,6 @@
 /* The REST verbs: routing of /api and /apis paths, get, list, create, update, patch, delete,
  * the status subresource and dry run. Called with s->lock held. */
-#include "sim.h"
+#include "api.h"
 #include "table.h"
 
 #include <microhttpd.h>
@@ -8,27 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct route {
-    struct sim_resource *res;
-    char ns[256];
-    char name[256];
-    char sub[64];
-    bool has_ns, has_name;
-};
-
-static const char *qarg(struct sim_req *r, const char *key)
+const char *api_qarg(struct sim_req *r, const char *key)
 {
     return MHD_lookup_connection_value((struct MHD_Connection *)r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
-static bool dry_run(struct sim_req *r, const json_t *body_opts)
+bool api_dry_run(struct sim_req *r, const json_t *body_opts)
 {
-    const char *d = qarg(r, "dryRun");
+    const char *d = api_qarg(r, "dryRun");
     json_t *arr = json_object_get(body_opts, "dryRun");
     return (d && !strcmp(d, "All")) || (json_array_size(arr) > 0);
 }
 
-static void not_found(struct sim_req *r, const struct sim_resource *res, const char *name)
+void api_not_found(struct sim_req *r, const struct sim_resource *res, const char *name)
 {
     char q[300];
     sim_qualified(res, q, sizeof(q));
@@ -38,7 +30,7 @@ static void not_found(struct sim_req *r, const struct sim_resource *res, const c
     snprintf(r->err.details_kind, sizeof(r->err.details_kind), "%s", res->plural);
 }
 
-static void conflict(struct sim_req *r, const struct sim_resource *res, const char *name)
+void api_conflict(struct sim_req *r, const struct sim_resource *res, const char *name)
 {
     char q[300];
     sim_qualified(res, q, sizeof(q));
@@ -50,7 +42,7 @@ static void conflict(struct sim_req *r, const struct sim_resource *res, const ch
     snprintf(r->err.details_kind, sizeof(r->err.details_kind), "%s", res->plural);
 }
 
-static void invalid(struct sim_req *r, const struct sim_resource *res, const char *name, const char *field,
+void api_invalid(struct sim_req *r, const struct sim_resource *res, const char *name, const char *field,
                     const char *reason, const char *msg)
 {
     if (res->group[0])
@@ -118,7 +110,7 @@ static int route_parse(struct sim *s, struct sim_req *r, struct route *rt)
     return 0;
 }
 
-static json_t *parse_body(struct sim_req *r)
+json_t *api_parse_body(struct sim_req *r)
 {
     char e[256];
     json_t *v;
@@ -153,9 +145,9 @@ static bool valid_dns_subdomain(const char *n)
 
 /* The field validation the real server does on decode for custom resources: prune, and
  * under fieldValidation=Strict reject what pruning would drop (Warn: warn, Ignore: drop). */
-static int prune_request(struct sim_req *r, struct sim_resource *res, json_t *obj)
+int api_prune_request(struct sim_req *r, struct sim_resource *res, json_t *obj)
 {
-    const char *fv = qarg(r, "fieldValidation");
+    const char *fv = api_qarg(r, "fieldValidation");
     json_t *pruned;
     size_t i;
     json_t *p;
@@ -185,10 +177,10 @@ static int prune_request(struct sim_req *r, struct sim_resource *res, json_t *ob
     return 0;
 }
 
-static json_t *options_obj(struct sim_req *r, const char *kind, bool dry)
+json_t *api_options_obj(struct sim_req *r, const char *kind, bool dry)
 {
     json_t *o = json_pack("{s:s,s:s}", "kind", kind, "apiVersion", "meta.k8s.io/v1");
-    const char *fm = qarg(r, "fieldManager");
+    const char *fm = api_qarg(r, "fieldManager");
     if (fm)
         json_object_set_new(o, "fieldManager", json_string(fm));
     if (dry)
@@ -196,7 +188,7 @@ static json_t *options_obj(struct sim_req *r, const char *kind, bool dry)
     return o;
 }
 
-static bool spec_changed(const struct sim_resource *res, const json_t *a, const json_t *b)
+bool api_spec_changed(const struct sim_resource *res, const json_t *a, const json_t *b)
 {
     const char *k;
     json_t *v;
@@ -217,7 +209,7 @@ static bool spec_changed(const struct sim_resource *res, const json_t *a, const 
     return false;
 }
 
-static void set_type_meta(const struct sim_resource *res, json_t *obj)
+void api_set_type_meta(const struct sim_resource *res, json_t *obj)
 {
     char av[200];
     sim_api_version(res, av, sizeof(av));
@@ -226,7 +218,7 @@ static void set_type_meta(const struct sim_resource *res, json_t *obj)
 }
 
 /* Side effects of storing certain kinds: CRDs start or stop being served. */
-static int store_hooks(struct sim *s, struct sim_resource *res, json_t *obj, struct sim_err *err)
+int api_store_hooks(struct sim *s, struct sim_resource *res, json_t *obj, struct sim_err *err)
 {
     if (!strcmp(res->plural, "customresourcedefinitions") && !strcmp(res->group, "apiextensions.k8s.io"))
         return sim_crd_apply(s, obj, err);
@@ -275,7 +267,7 @@ static void prepare_new(struct sim_resource *res, json_t *obj, const char *ns)
     }
     if (!strcmp(res->plural, "pods") && !res->group[0])
         json_object_set_new(obj, "status", json_pack("{s:s,s:s}", "phase", "Pending", "qosClass", "BestEffort"));
-    set_type_meta(res, obj);
+    api_set_type_meta(res, obj);
 }
 
 static void already_exists(struct sim_err *err, const struct sim_resource *res, const char *name)
@@ -308,7 +300,7 @@ static int commit_new(struct sim *s, struct sim_resource *res, json_t *obj, bool
     if (dry)
         return 0;
     json_object_set_new(meta, "resourceVersion", json_string(sim_next_rv(s, rv, sizeof(rv))));
-    if (store_hooks(s, res, obj, err) < 0)
+    if (api_store_hooks(s, res, obj, err) < 0)
         return -1;
     /* A CRD may have re-registered resources; `res` still points at the CRD table entry. */
     json_object_set_new(res->objects, key, json_deep_copy(obj));
@@ -413,8 +405,8 @@ static int cmpstr(const void *a, const void *b)
 static void do_list(struct sim *s, struct sim_req *r, struct route *rt)
 {
     struct sim_resource *res = rt->res;
-    const char *ls = qarg(r, "labelSelector"), *fs = qarg(r, "fieldSelector");
-    const char *limit_s = qarg(r, "limit"), *cont = qarg(r, "continue"), *watch = qarg(r, "watch");
+    const char *ls = api_qarg(r, "labelSelector"), *fs = api_qarg(r, "fieldSelector");
+    const char *limit_s = api_qarg(r, "limit"), *cont = api_qarg(r, "continue"), *watch = api_qarg(r, "watch");
     json_t *sel = NULL, *items = json_array(), *listmeta;
     const char **keys = NULL, *k;
     json_t *v;
@@ -467,17 +459,16 @@ static void do_list(struct sim *s, struct sim_req *r, struct route *rt)
         if (limit > 0 && (long)json_array_size(items) >= limit) {
             char tok[1024];
             const char *last = keys[i - 1];
-            size_t j;
-            /* Only hand out a token when something further would actually match. */
+            /* Like etcd-backed lists, a token is handed out when more keys follow, even if
+             * none of them would match the selectors. */
             sim_b64_encode((const unsigned char *)last, strlen(last), tok, sizeof(tok));
             json_object_set_new(listmeta, "continue", json_string(tok));
-            (void)j;
             break;
         }
         json_array_append_new(items, json_deep_copy(o));
     }
     if (wants_table(r)) {
-        r->resp = sim_table(s, res, items, qarg(r, "includeObject"), listmeta);
+        r->resp = sim_table(s, res, items, api_qarg(r, "includeObject"), listmeta);
     } else {
         char av[200], lk[160];
         sim_api_version(res, av, sizeof(av));
@@ -498,13 +489,13 @@ static void do_get(struct sim *s, struct sim_req *r, struct route *rt)
 {
     json_t *o = sim_object_get(rt->res, rt->ns, rt->name);
     if (!o) {
-        not_found(r, rt->res, rt->name);
+        api_not_found(r, rt->res, rt->name);
         return;
     }
     if (wants_table(r)) {
         json_t *items = json_pack("[O]", o), *lm = json_pack("{s:s}", "resourceVersion",
                                                             sim_jstr(json_object_get(o, "metadata"), "resourceVersion"));
-        r->resp = sim_table(s, rt->res, items, qarg(r, "includeObject"), lm);
+        r->resp = sim_table(s, rt->res, items, api_qarg(r, "includeObject"), lm);
         json_decref(items);
         json_decref(lm);
     } else {
@@ -518,10 +509,10 @@ static void do_get(struct sim *s, struct sim_req *r, struct route *rt)
 static void do_create(struct sim *s, struct sim_req *r, struct route *rt)
 {
     struct sim_resource *res = rt->res;
-    json_t *obj = parse_body(r), *meta, *opts = NULL;
+    json_t *obj = api_parse_body(r), *meta, *opts = NULL;
     const char *name, *gen, *bns;
     char av[200], gname[300], resgroup[128], resversion[64], resplural[128];
-    bool dry = dry_run(r, NULL);
+    bool dry = api_dry_run(r, NULL);
     if (!obj)
         return;
     sim_api_version(res, av, sizeof(av));
@@ -547,10 +538,10 @@ static void do_create(struct sim *s, struct sim_req *r, struct route *rt)
     }
     if (res->namespaced)
         json_object_set_new(meta, "namespace", json_string(rt->ns));
-    set_type_meta(res, obj);
-    if (prune_request(r, res, obj) < 0)
+    api_set_type_meta(res, obj);
+    if (api_prune_request(r, res, obj) < 0)
         goto out;
-    opts = options_obj(r, "CreateOptions", dry);
+    opts = api_options_obj(r, "CreateOptions", dry);
     snprintf(resgroup, sizeof(resgroup), "%s", res->group);
     snprintf(resversion, sizeof(resversion), "%s", res->version);
     snprintf(resplural, sizeof(resplural), "%s", res->plural);
@@ -574,7 +565,7 @@ static void do_create(struct sim *s, struct sim_req *r, struct route *rt)
         name = sim_jstr(meta, "name");
     }
     if (!name || !*name) {
-        invalid(r, res, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required");
+        api_invalid(r, res, "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required");
         goto out;
     }
     if (!valid_dns_subdomain(name)) {
@@ -584,7 +575,7 @@ static void do_create(struct sim *s, struct sim_req *r, struct route *rt)
                  "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
                  "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
                  name);
-        invalid(r, res, name, "metadata.name", "FieldValueInvalid", msg);
+        api_invalid(r, res, name, "metadata.name", "FieldValueInvalid", msg);
         goto out;
     }
     if (!strcmp(res->plural, "customresourcedefinitions") && sim_crd_validate(obj, &r->err) < 0)
@@ -604,254 +595,6 @@ static void do_create(struct sim *s, struct sim_req *r, struct route *rt)
 out:
     json_decref(opts);
     json_decref(obj);
-}
-
-/* ---- update, patch, delete ---- */
-
-/* The shared tail of PUT and PATCH: `obj` (owned) is the full new object. */
-static void update_object(struct sim *s, struct sim_req *r, struct route *rt, json_t *obj, bool is_patch)
-{
-    struct sim_resource *res = rt->res;
-    json_t *old = sim_object_get(res, rt->ns, rt->name), *meta, *oldmeta, *opts = NULL, *oldcopy = NULL;
-    const char *brv;
-    char orv[32], resgroup[128], resversion[64], resplural[128], av[200];
-    bool dry = dry_run(r, NULL);
-    if (!old) {
-        not_found(r, res, rt->name);
-        goto out;
-    }
-    if (!json_is_object(obj)) {
-        sim_err_set(&r->err, 400, "BadRequest", "the body of the request was not a JSON object");
-        goto out;
-    }
-    oldcopy = json_deep_copy(old);
-    oldmeta = json_object_get(oldcopy, "metadata");
-    snprintf(orv, sizeof(orv), "%s", sim_jstr(oldmeta, "resourceVersion"));
-    meta = json_object_get(obj, "metadata");
-    if (!json_is_object(meta)) {
-        meta = json_object();
-        json_object_set_new(obj, "metadata", meta);
-    }
-    sim_api_version(res, av, sizeof(av));
-    if (sim_jstr(obj, "kind") && strcmp(sim_jstr(obj, "kind"), res->kind)) {
-        sim_err_set(&r->err, 400, "BadRequest", "the API version in the data (%s) does not match the expected API version (%s)",
-                    sim_jstr(obj, "apiVersion") ? sim_jstr(obj, "apiVersion") : "", av);
-        goto out;
-    }
-    if (sim_jstr(meta, "name") && strcmp(sim_jstr(meta, "name"), rt->name)) {
-        sim_err_set(&r->err, 400, "BadRequest", "the name of the object (%s) does not match the name on the URL (%s)",
-                    sim_jstr(meta, "name"), rt->name);
-        goto out;
-    }
-    brv = sim_jstr(meta, "resourceVersion");
-    if (!brv || !*brv) {
-        /* Custom resources refuse unconditional updates (AllowUnconditionalUpdate is false). */
-        if (!res->builtin && !is_patch) {
-            invalid(r, res, rt->name, "metadata.resourceVersion", "FieldValueInvalid",
-                    "Invalid value: 0x0: must be specified for an update");
-            goto out;
-        }
-    } else if (strcmp(brv, orv)) {
-        conflict(r, res, rt->name);
-        goto out;
-    }
-    /* Immutable metadata always comes from storage. */
-    json_object_set(meta, "uid", json_object_get(oldmeta, "uid"));
-    json_object_set(meta, "creationTimestamp", json_object_get(oldmeta, "creationTimestamp"));
-    json_object_set(meta, "name", json_object_get(oldmeta, "name"));
-    if (res->namespaced)
-        json_object_set(meta, "namespace", json_object_get(oldmeta, "namespace"));
-    if (json_object_get(oldmeta, "generation"))
-        json_object_set(meta, "generation", json_object_get(oldmeta, "generation"));
-    set_type_meta(res, obj);
-    if (rt->sub[0]) {
-        /* /status: only .status changes; everything else comes from storage. */
-        json_t *st = json_incref(json_object_get(obj, "status"));
-        json_decref(obj);
-        obj = json_deep_copy(oldcopy);
-        if (st)
-            json_object_set_new(obj, "status", st);
-        else
-            json_object_del(obj, "status");
-    } else if (res->has_status) {
-        if (json_object_get(oldcopy, "status"))
-            json_object_set(obj, "status", json_object_get(oldcopy, "status"));
-        else
-            json_object_del(obj, "status");
-    }
-    if (prune_request(r, res, obj) < 0)
-        goto out;
-    opts = options_obj(r, is_patch ? "PatchOptions" : "UpdateOptions", dry);
-    snprintf(resgroup, sizeof(resgroup), "%s", res->group);
-    snprintf(resversion, sizeof(resversion), "%s", res->version);
-    snprintf(resplural, sizeof(resplural), "%s", res->plural);
-    if (sim_admit(s, r, res, rt->sub[0] ? rt->sub : NULL, SIM_UPDATE, rt->ns, rt->name, &obj, oldcopy, dry, opts,
-                  false) < 0)
-        goto out;
-    if (sim_admit(s, r, res, rt->sub[0] ? rt->sub : NULL, SIM_UPDATE, rt->ns, rt->name, &obj, oldcopy, dry, opts,
-                  true) < 0)
-        goto out;
-    /* The lock was released while webhooks ran: look everything up again. */
-    res = sim_resource_find(s, resgroup, resversion, resplural);
-    old = res ? sim_object_get(res, rt->ns, rt->name) : NULL;
-    if (!old) {
-        if (res)
-            not_found(r, res, rt->name);
-        else
-            sim_err_set(&r->err, 404, "NotFound", "the server could not find the requested resource");
-        goto out;
-    }
-    if (strcmp(sim_jstr(json_object_get(old, "metadata"), "resourceVersion"), orv)) {
-        conflict(r, res, rt->name);
-        goto out;
-    }
-    meta = json_object_get(obj, "metadata");
-    json_object_set_new(meta, "resourceVersion", json_string(orv));
-    if (json_equal(obj, old)) {
-        /* A no-op update is not written and keeps its resourceVersion, as in etcd3 storage. */
-        r->resp = json_deep_copy(old);
-        r->status = 200;
-        goto out;
-    }
-    if (res->has_generation && !rt->sub[0] && spec_changed(res, obj, old)) {
-        json_int_t g = json_integer_value(json_object_get(json_object_get(old, "metadata"), "generation"));
-        json_object_set_new(meta, "generation", json_integer(g + 1));
-    }
-    if (!strcmp(res->plural, "customresourcedefinitions") && sim_crd_validate(obj, &r->err) < 0)
-        goto out;
-    if (!dry) {
-        char rv[32], key[600];
-        json_object_set_new(meta, "resourceVersion", json_string(sim_next_rv(s, rv, sizeof(rv))));
-        if (store_hooks(s, res, obj, &r->err) < 0)
-            goto out;
-        res = sim_resource_find(s, resgroup, resversion, resplural);
-        snprintf(key, sizeof(key), "%s/%s", res->namespaced ? rt->ns : "", rt->name);
-        json_object_set_new(res->objects, key, json_deep_copy(obj));
-    }
-    r->resp = json_incref(obj);
-    r->status = 200;
-out:
-    json_decref(opts);
-    json_decref(oldcopy);
-    json_decref(obj);
-}
-
-static void do_update(struct sim *s, struct sim_req *r, struct route *rt)
-{
-    json_t *obj = parse_body(r);
-    if (obj)
-        update_object(s, r, rt, obj, false);
-}
-
-static void do_patch(struct sim *s, struct sim_req *r, struct route *rt)
-{
-    json_t *old = sim_object_get(rt->res, rt->ns, rt->name), *patch, *obj;
-    const char *ct = r->content_type ? r->content_type : "";
-    char e[512];
-    if (!strncmp(ct, "application/apply-patch+yaml", 28) ||
-        (!strncmp(ct, "application/strategic-merge-patch+json", 38) && !rt->res->builtin) ||
-        (strncmp(ct, "application/json-patch+json", 27) && strncmp(ct, "application/merge-patch+json", 28) &&
-         strncmp(ct, "application/strategic-merge-patch+json", 38))) {
-        sim_err_set(&r->err, 415, "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types include: "
-                    "application/json-patch+json, application/merge-patch+json%s",
-                    rt->res->builtin ? ", application/strategic-merge-patch+json" : "");
-        return;
-    }
-    if (!old) {
-        not_found(r, rt->res, rt->name);
-        return;
-    }
-    patch = parse_body(r);
-    if (!patch)
-        return;
-    obj = json_deep_copy(old);
-    if (ct[12] == 'j') { /* application/json-patch+json */
-        if (!json_is_array(patch)) {
-            sim_err_set(&r->err, 400, "BadRequest",
-                        "json: cannot unmarshal object into Go value of type jsonpatch.Patch");
-            goto fail;
-        }
-        if (sim_json_patch(obj, patch, e, sizeof(e)) < 0) {
-            sim_err_set(&r->err, 422, "Invalid", "%s", e);
-            goto fail;
-        }
-    } else if (ct[12] == 'm') {
-        obj = sim_merge_patch(obj, patch);
-    } else {
-        obj = sim_strategic_patch(obj, patch);
-    }
-    json_decref(patch);
-    update_object(s, r, rt, obj, true);
-    return;
-fail:
-    json_decref(patch);
-    json_decref(obj);
-}
-
-static void delete_namespace_contents(struct sim *s, const char *ns)
-{
-    for (int i = 0; i < s->n_res; i++) {
-        struct sim_resource *res = &s->res[i];
-        const char *k;
-        json_t *v;
-        void *tmp;
-        if (!res->namespaced)
-            continue;
-        json_object_foreach_safe(res->objects, tmp, k, v) {
-            if (!strcmp(sim_jstr(json_object_get(v, "metadata"), "namespace"), ns))
-                json_object_del(res->objects, k);
-        }
-    }
-}
-
-static void do_delete(struct sim *s, struct sim_req *r, struct route *rt)
-{
-    json_t *old = sim_object_get(rt->res, rt->ns, rt->name), *opts = NULL, *body = NULL, *oldcopy = NULL;
-    char resgroup[128], resversion[64], resplural[128], key[600];
-    struct sim_resource *res = rt->res;
-    bool dry;
-    if (r->body_len) {
-        body = parse_body(r);
-        if (!body)
-            return;
-    }
-    dry = dry_run(r, body);
-    if (!old) {
-        not_found(r, res, rt->name);
-        goto out;
-    }
-    oldcopy = json_deep_copy(old);
-    opts = options_obj(r, "DeleteOptions", dry);
-    snprintf(resgroup, sizeof(resgroup), "%s", res->group);
-    snprintf(resversion, sizeof(resversion), "%s", res->version);
-    snprintf(resplural, sizeof(resplural), "%s", res->plural);
-    if (sim_admit(s, r, res, NULL, SIM_DELETE, rt->ns, rt->name, NULL, oldcopy, dry, opts, false) < 0 ||
-        sim_admit(s, r, res, NULL, SIM_DELETE, rt->ns, rt->name, NULL, oldcopy, dry, opts, true) < 0)
-        goto out;
-    res = sim_resource_find(s, resgroup, resversion, resplural);
-    if (!res || !sim_object_get(res, rt->ns, rt->name)) {
-        if (res)
-            not_found(r, res, rt->name);
-        else
-            sim_err_set(&r->err, 404, "NotFound", "the server could not find the requested resource");
-        goto out;
-    }
-    if (!dry) {
-        snprintf(key, sizeof(key), "%s/%s", res->namespaced ? rt->ns : "", rt->name);
-        json_object_del(res->objects, key);
-        if (!strcmp(resplural, "customresourcedefinitions") && !strcmp(resgroup, "apiextensions.k8s.io"))
-            sim_crd_remove(s, rt->name);
-        if (!strcmp(resplural, "namespaces") && !resgroup[0])
-            delete_namespace_contents(s, rt->name);
-    }
-    /* Deletion is immediate here (no finalizers, no grace period): return the last state. */
-    r->resp = json_incref(oldcopy);
-    r->status = 200;
-out:
-    json_decref(opts);
-    json_decref(body);
-    json_decref(oldcopy);
 }
 
 void sim_api_handle(struct sim *s, struct sim_req *r)
@@ -874,11 +617,11 @@ void sim_api_handle(struct sim *s, struct sim_req *r)
         }
         do_create(s, r, &rt);
     } else if (!strcmp(m, "PUT") && rt.has_name) {
-        do_update(s, r, &rt);
+        api_do_update(s, r, &rt);
     } else if (!strcmp(m, "PATCH") && rt.has_name) {
-        do_patch(s, r, &rt);
+        api_do_patch(s, r, &rt);
     } else if (!strcmp(m, "DELETE") && rt.has_name && !rt.sub[0]) {
-        do_delete(s, r, &rt);
+        api_do_delete(s, r, &rt);
     } else {
         sim_err_set(&r->err, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
     }
