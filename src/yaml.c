@@ -444,7 +444,8 @@ static int load_events(loader *ld, yaml_parser_t *parser, json_t *docs)
 			char msg[512];
 			snprintf(msg, sizeof(msg), "%s%s%s", parser->problem ? parser->problem : "syntax error",
 				 parser->context ? " " : "", parser->context ? parser->context : "");
-			return fail(ld, &parser->problem_mark, WMAP_EINVAL, msg);
+			rc = fail(ld, &parser->problem_mark, WMAP_EINVAL, msg);
+			break;
 		}
 		switch (ev.type) {
 		case YAML_STREAM_END_EVENT:
