@@ -36,11 +36,12 @@ DEB_PKGS := gcc make pkg-config libyaml-dev libjansson-dev libjq-dev libonig-dev
             libcriterion-dev openssl jq curl
 
 CORE_SRC  := $(wildcard src/*.c)
-CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o) $(BUILD)/catalog_data.o
+# Objects live under $(BUILD)/obj so that no folder is named like a binary (kubectl-wmap).
+CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/catalog_data.o
 PLUGIN_SRC := $(wildcard kubectl-wmap/*.c)
-PLUGIN_OBJ := $(PLUGIN_SRC:%.c=$(BUILD)/%.o)
+PLUGIN_OBJ := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
-UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/%.o)
+UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CATALOG   := $(sort $(wildcard catalog/*.yaml))
 
 LIBWMAP   := $(BUILD)/libwmap.a
@@ -62,6 +63,10 @@ deps:
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
 	fi
 
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -71,7 +76,8 @@ $(BUILD)/catalog_data.c: $(CATALOG) catalog/embed.sh
 	@mkdir -p $(dir $@)
 	sh catalog/embed.sh $(CATALOG) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/catalog_data.o: $(BUILD)/catalog_data.c
+$(BUILD)/obj/catalog_data.o: $(BUILD)/catalog_data.c
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIBWMAP): $(CORE_OBJ)
