@@ -16,9 +16,10 @@ static json_t *scalar(const yaml_node_t *n)
 {
     const char *v = (const char *)n->data.scalar.value;
     size_t len = n->data.scalar.length;
-    const char *tag = (const char *)n->tag;
     char *end;
-    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || (tag && !strcmp(tag, YAML_STR_TAG)))
+    /* libyaml's document API tags every untagged plain scalar !!str, so tags cannot tell an
+     * explicit !!str apart; only quoting makes a string here. */
+    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return json_stringn(v, len);
     if (len == 0 || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL"))
         return json_null();
@@ -132,7 +133,7 @@ static int load_one(struct sim *s, json_t *obj, const char *path, size_t idx, ch
     struct sim_err e;
     const char *kind = sim_jstr(obj, "kind");
     memset(&e, 0, sizeof(e));
-    if (kind && strlen(kind) > 4 && !strcmp(kind + strlen(kind) - 4, "List") && json_is_array(json_object_get(obj, "items"))) {
+    if (kind && strlen(kind) >= 4 && !strcmp(kind + strlen(kind) - 4, "List") && json_is_array(json_object_get(obj, "items"))) {
         size_t i;
         json_t *it;
         json_array_foreach(json_object_get(obj, "items"), i, it) {
@@ -142,7 +143,7 @@ static int load_one(struct sim *s, json_t *obj, const char *path, size_t idx, ch
         return 0;
     }
     if (sim_store_create_direct(s, obj, &e) < 0) {
-        snprintf(err, en, "%s: document %zu: %s", path, idx + 1, e.message);
+        snprintf(err, en, "%s: object %zu: %s", path, idx + 1, e.message);
         sim_err_clear(&e);
         return -1;
     }
