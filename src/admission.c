@@ -152,6 +152,20 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* Frees and clears *ptr when the object has nothing at the parent of that pointer. */
+static void drop_orphan(char **ptr, const json_t *object)
+{
+	if (!*ptr)
+		return;
+	const char *slash = strrchr(*ptr, '/');
+	char *parent = slash ? strndup(*ptr, (size_t)(slash - *ptr)) : NULL;
+	if (!parent || !wmap_pointer_lookup(object, parent)) {
+		free(*ptr);
+		*ptr = NULL;
+	}
+	free(parent);
+}
+
 /* Fills t for one instance; 0 when the template has nothing writable (then says why). */
 static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, json_t *warnings)
 {
@@ -185,8 +199,11 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 		break;
 	}
 	case WMAP_SPEC_PODSPEC:
-		if (pod->spec.pointer && pod->spec.value)
-			t->spec = strdup(pod->spec.pointer);
+		/* No pod spec in the object: the component is not there (KServe without a
+		 * transformer); nothing is created for it. */
+		if (!pod->spec.pointer || !pod->spec.value)
+			return 0;
+		t->spec = strdup(pod->spec.pointer);
 		if (pod->metadata.pointer) {
 			t->labels = wmap_pointer_join(pod->metadata.pointer, "labels");
 			t->annotations = wmap_pointer_join(pod->metadata.pointer, "annotations");
@@ -203,6 +220,12 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 		if (!t->labels)
 			warn(warnings, "component %s: the definition gives no labels location; "
 			     "labels not written", t->component);
+		/* Fields of a part the object does not have (an LLMInferenceService without
+		 * prefill) are not written: that would create the part. */
+		drop_orphan(&t->labels, w->object);
+		drop_orphan(&t->annotations, w->object);
+		drop_orphan(&t->scheduler, w->object);
+		drop_orphan(&t->priority, w->object);
 		break;
 	default:
 		return 0;
