@@ -1,0 +1,13 @@
+#!/bin/sh
+# TLS tests of wmap-webhook (see tls_test.py): run from the repository root by `make check`.
+#   sh tests/webhook/run.sh build/wmap-webhook [--keep]
+set -eu
+if [ $# -lt 1 ]; then
+	echo "usage: $0 WEBHOOK_BINARY [--keep]" >&2
+	exit 2
+fi
+for tool in curl openssl python3; do
+	command -v "$tool" >/dev/null || { echo "FAIL $tool is needed by the webhook tests"; exit 1; }
+done
+python3 -c 'import yaml' 2>/dev/null || { echo "FAIL python3-yaml is needed by the webhook tests"; exit 1; }
+exec python3 "$(dirname "$0")/tls_test.py" "$@"

@@ -1,0 +1,633 @@
+#!/usr/bin/env python3
+"""TLS tests of wmap-webhook: a real server, real curl with --cacert, real AdmissionReview
+bodies built from tests/fixtures/*/*.yaml, patches applied by an independent JSON Patch
+implementation (jsonpatch.py).
+
+usage: tls_test.py WEBHOOK_BINARY [--keep]
+
+Prints one PASS/FAIL line per check and a closing "N passed, N failed" line; exits 1 when
+anything failed."""
+
+import base64
+import glob
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jsonpatch  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SNI = "wmap-webhook.wmap-system.svc"
+
+passed = 0
+failed = 0
+
+
+def result(ok, name, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("PASS %s" % name, flush=True)
+    else:
+        failed += 1
+        print("FAIL %s%s" % (name, (": " + detail) if detail else ""), flush=True)
+    return ok
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Server:
+    def __init__(self, binary, workdir, extra=()):
+        self.binary = binary
+        self.dir = workdir
+        self.port = free_port()
+        self.log = open(os.path.join(workdir, "webhook-%d.log" % self.port), "w+")
+        args = [binary, "--tls-cert", os.path.join(workdir, "tls.crt"),
+                "--tls-key", os.path.join(workdir, "tls.key"),
+                "--port", str(self.port), "--policy", os.path.join(workdir, "policy.yaml"),
+                "--threads", "2", "--reload-interval-ms", "200"] + list(extra)
+        self.proc = subprocess.Popen(args, stderr=self.log, stdout=self.log)
+
+    def url(self, path):
+        return "https://%s:%d%s" % (SNI, self.port, path)
+
+    def wait_ready(self, timeout=20):
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                return False
+            code, _ = curl(self, "GET", "/readyz")
+            if code == 200:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def log_text(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()
+
+
+def curl(srv, method, path, body=None, headers=(), extra=()):
+    """(status, body bytes) via the curl CLI, verifying the server with the test CA."""
+    args = ["curl", "-sS", "--max-time", "20", "--cacert", os.path.join(srv.dir, "ca.crt"),
+            "--resolve", "%s:%d:127.0.0.1" % (SNI, srv.port), "-o", "-",
+            "-w", "\n%{http_code}", "-X", method]
+    for h in headers:
+        args += ["-H", h]
+    args += list(extra)
+    if body is not None:
+        args += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
+    args.append(srv.url(path))
+    p = subprocess.run(args, input=body if body is not None else b"", capture_output=True)
+    out = p.stdout
+    nl = out.rfind(b"\n")
+    try:
+        code = int(out[nl + 1:])
+    except ValueError:
+        code = 0
+    return code, out[:nl]
+
+
+def review(obj, op="CREATE", uid=None, namespace=None, dry=False):
+    api = obj.get("apiVersion", "")
+    group, version = api.split("/", 1) if "/" in api else ("", api)
+    meta = obj.get("metadata") or {}
+    ns = namespace or meta.get("namespace") or "default"
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": uid or str(uuid.uuid4()),
+                        "kind": {"group": group, "version": version, "kind": obj.get("kind")},
+                        "resource": {"group": group, "version": version,
+                                     "resource": str(obj.get("kind", "")).lower() + "s"},
+                        "name": meta.get("name", ""), "namespace": ns, "operation": op,
+                        "userInfo": {"username": "tls-test"}, "object": obj,
+                        "oldObject": obj if op == "UPDATE" else None, "dryRun": dry}}
+
+
+def post_review(srv, rev, path="/mutate"):
+    code, body = curl(srv, "POST", path, json.dumps(rev).encode())
+    try:
+        return code, json.loads(body)
+    except ValueError:
+        return code, {"raw": body.decode(errors="replace")}
+
+
+def patch_of(resp):
+    r = resp.get("response", {})
+    if "patch" not in r:
+        return []
+    return json.loads(base64.b64decode(r["patch"], validate=True))
+
+
+def load_fixture(path):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+ALLOWED_LEAVES = ("labels", "annotations", "podLabels", "podAnnotations", "metadata", "schedulerName", "priorityClassName",
+                  "runtimeClassName", "nodeSelector", "tolerations")
+
+
+def diff(before, after, path, problems, added):
+    """Everything in before is still in after, unchanged; what is new is recorded."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        for k, v in before.items():
+            if k not in after:
+                problems.append("%s/%s removed" % (path, k))
+            else:
+                diff(v, after[k], "%s/%s" % (path, k), problems, added)
+        for k in after:
+            if k not in before:
+                added.append(("%s/%s" % (path, k), k))
+    elif isinstance(before, list) and isinstance(after, list):
+        if len(after) < len(before):
+            problems.append("%s shrank" % path)
+        for i, v in enumerate(before):
+            if i < len(after):
+                diff(v, after[i], "%s/%d" % (path, i), problems, added)
+        for i in range(len(before), len(after)):
+            added.append(("%s/%d" % (path, i), path.rsplit("/", 1)[-1]))
+    elif before is None and isinstance(after, dict):
+        added.append((path, path.rsplit("/", 1)[-1]))
+    elif before != after:
+        # identity labels are ours: a stale or forged value may be corrected
+        if "/wmap.io/" not in path:
+            problems.append("%s changed %r -> %r" % (path, before, after))
+
+
+def templates(obj, path=""):
+    """(pointer-ish path, template) of every dict that looks like a PodTemplateSpec or a Pod:
+    one whose "spec" holds a "containers" list. Found without wmap's definitions."""
+    out = []
+    if isinstance(obj, dict):
+        spec = obj.get("spec")
+        if isinstance(spec, dict) and isinstance(spec.get("containers"), list):
+            out.append((path, obj))
+        for k, v in obj.items():
+            if k != "status":
+                out += templates(v, "%s/%s" % (path, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += templates(v, "%s/%d" % (path, i))
+    return out
+
+
+IDENTITY = ("wmap.io/workload-kind", "wmap.io/workload-name", "wmap.io/component")
+
+
+def kind_label(obj):
+    api = obj.get("apiVersion", "")
+    return obj["kind"] + ("." + api.split("/", 1)[0] if "/" in api else "")
+
+
+def check_fixture(srv, path):
+    obj = load_fixture(path)
+    name = os.path.relpath(path, ROOT)
+    code, resp = post_review(srv, review(obj))
+    r = resp.get("response", {})
+    if code != 200 or not r.get("allowed") or r.get("uid") is None:
+        return result(False, "fixture %s" % name, "status %d %s" % (code, str(resp)[:200]))
+    try:
+        ops = patch_of(resp)
+        if ops and r.get("patchType") != "JSONPatch":
+            raise jsonpatch.PatchError("patch without patchType JSONPatch")
+        out = jsonpatch.apply(obj, ops)
+    except (jsonpatch.PatchError, ValueError) as e:
+        return result(False, "fixture %s" % name, "patch does not apply: %s" % e)
+    problems, added = [], []
+    diff(obj, out, "", problems, added)
+    for p, leaf in added:
+        segs = p.split("/")
+        if not any(s in ALLOWED_LEAVES for s in segs[-3:]):
+            problems.append("unexpected addition %s" % p)
+    # every pod template found in the object carries the identity labels
+    for tpath, t in templates(out):
+        labels = (t.get("metadata") or {}).get("labels") or {}
+        missing = [k for k in IDENTITY if k not in labels]
+        if missing and ops:
+            problems.append("template %s lacks %s" % (tpath or "/", ",".join(missing)))
+        elif labels.get("wmap.io/workload-kind", kind_label(obj)) != kind_label(obj):
+            problems.append("template %s: workload-kind %s" % (tpath, labels.get(
+                "wmap.io/workload-kind")))
+    warnings = r.get("warnings") or []
+    if not ops and templates(obj) and not warnings:
+        problems.append("no patch and no warning")
+    # second pass: the result admitted again gives no patch
+    code2, resp2 = post_review(srv, review(out))
+    if code2 != 200 or "patch" in resp2.get("response", {}):
+        problems.append("second pass: %d %s" % (code2, patch_of(resp2) if code2 == 200 else ""))
+    return result(not problems, "fixture %s (%d ops)" % (name, len(ops)),
+                  "; ".join(problems[:4]))
+
+
+def check_schedulers(srv):
+    js = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                   "created.yaml"))
+    t0 = "/spec/replicatedJobs/0/template/spec/template"
+    name = js["metadata"]["name"]
+    expect = {
+        "kai": [(t0 + "/spec/schedulerName", "kai-scheduler"),
+                ("/metadata/labels/kai.scheduler~1queue", "team-q"),
+                (t0 + "/metadata/annotations/wmap.io~1pod-group", name),
+                (t0 + "/metadata/annotations/wmap.io~1pod-group-min-member", "3")],
+        "volcano": [(t0 + "/spec/schedulerName", "volcano"),
+                    (t0 + "/metadata/annotations/scheduling.k8s.io~1group-name", name),
+                    (t0 + "/metadata/annotations/scheduling.volcano.sh~1queue-name", "team-q")],
+        "coscheduling": [(t0 + "/metadata/labels/scheduling.x-k8s.io~1pod-group", name)],
+        "yunikorn": [(t0 + "/spec/schedulerName", "yunikorn"),
+                     (t0 + "/metadata/labels/yunikorn.apache.org~1queue", "team-q"),
+                     (t0 + "/metadata/labels/yunikorn.apache.org~1app-id", name),
+                     (t0 + "/metadata/annotations/yunikorn.apache.org~1task-group-name",
+                      "replicatedjob-leader")],
+        "kueue": [("/metadata/labels/kueue.x-k8s.io~1queue-name", "ml-team-queue")],
+        "native": [(t0 + "/metadata/annotations/wmap.io~1pod-group", name)],
+    }
+    for sched, checks in expect.items():
+        code, resp = post_review(srv, review(js, namespace="gang-" + sched))
+        problems = []
+        try:
+            out = jsonpatch.apply(js, patch_of(resp))
+            for ptr, want in checks:
+                try:
+                    got = jsonpatch.get(out, ptr)
+                except jsonpatch.PatchError:
+                    got = None
+                if got != want:
+                    problems.append("%s = %r, want %r" % (ptr, got, want))
+        except jsonpatch.PatchError as e:
+            problems.append(str(e))
+        result(code == 200 and not problems, "gang scheduler %s keys in place" % sched,
+               "; ".join(problems))
+    # Kueue without a queue on the object: the label lands on the workload itself
+    js2 = json.loads(json.dumps(js))
+    del js2["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+    code, resp = post_review(srv, review(js2, namespace="gang-kueue"))
+    out = jsonpatch.apply(js2, patch_of(resp))
+    result(out["metadata"]["labels"].get("kueue.x-k8s.io/queue-name") == "team-q",
+           "gang scheduler kueue writes the queue label on the workload")
+
+
+def check_malformed(srv):
+    base = review(load_fixture(os.path.join(
+        ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/created.yaml")))
+    text = json.dumps(base).encode()
+    no_uid = json.loads(text)
+    del no_uid["request"]["uid"]
+    wrong = json.loads(text)
+    wrong["request"] = ["not", "an", "object"]
+    unknown = json.loads(text)
+    unknown["request"]["object"]["apiVersion"] = "example.com/v9"
+    unknown["request"]["object"]["kind"] = "Mystery"
+    v1beta1 = json.loads(text)
+    v1beta1["apiVersion"] = "admission.k8s.io/v1beta1"
+    cases = [
+        ("empty body", b"", 400, "empty body"),
+        ("truncated JSON", text[: len(text) // 2], 400, "not JSON"),
+        ("not JSON", b"hello, webhook", 400, "not JSON"),
+        ("deeply nested", b"[" * 100000 + b"]" * 100000, 400, "not JSON"),
+        ("a JSON array", b"[1,2,3]", 400, "not a JSON object"),
+        ("wrong types", json.dumps(wrong).encode(), 400, "request"),
+        ("missing uid", json.dumps(no_uid).encode(), 400, "request.uid"),
+        ("v1beta1 review", json.dumps(v1beta1).encode(), 400, "admission.k8s.io/v1"),
+        ("NUL bytes", b'{"apiVersion":"admission.k8s.io/v1\x00"}', 400, "not JSON"),
+        ("unknown kind", json.dumps(unknown).encode(), 200, "no definition for Mystery"),
+    ]
+    for name, body, want, text_want in cases:
+        code, out = curl(srv, "POST", "/mutate", body)
+        ok = code == want and text_want in out.decode(errors="replace")
+        if want == 200:
+            r = json.loads(out).get("response", {})
+            ok = ok and r.get("allowed") is True and "patch" not in r
+        result(ok, "malformed: %s -> %d" % (name, want), "got %d %s" % (code, out[:160]))
+        hc, _ = curl(srv, "GET", "/healthz")
+        if hc != 200:
+            result(False, "server still serving after %s" % name)
+    # oversize, with a Content-Length and chunked
+    big = b'{"pad":"' + b"x" * (8 << 20) + b'"}'
+    code, out = curl(srv, "POST", "/mutate", big)
+    result(code == 413, "malformed: 8 MiB body -> 413", "got %d" % code)
+    code, out = curl(srv, "POST", "/mutate", big, headers=["Transfer-Encoding: chunked"])
+    result(code == 413, "malformed: 8 MiB chunked body -> 413", "got %d" % code)
+    code, _ = curl(srv, "GET", "/mutate")
+    result(code == 405, "GET /mutate -> 405", "got %d" % code)
+    code, _ = curl(srv, "GET", "/nope")
+    result(code == 404, "GET /nope -> 404", "got %d" % code)
+    hc, _ = curl(srv, "GET", "/healthz")
+    result(hc == 200, "server keeps serving after every malformed body")
+
+
+def check_semantics(srv):
+    js = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                   "created.yaml"))
+    # UPDATE: no patch
+    code, resp = post_review(srv, review(js, op="UPDATE"))
+    result(code == 200 and "patch" not in resp["response"], "UPDATE is allowed without a patch")
+    # DELETE: no object
+    rev = review(js, op="DELETE")
+    rev["request"]["object"] = None
+    code, resp = post_review(srv, rev)
+    result(code == 200 and resp["response"]["allowed"] and "patch" not in resp["response"],
+           "DELETE is allowed without a patch")
+    # dryRun: the same answer
+    uid = str(uuid.uuid4())
+    _, a = post_review(srv, review(js, uid=uid))
+    _, b = post_review(srv, review(js, uid=uid, dry=True))
+    result(a == b, "dryRun gets exactly the answer of a real request")
+    # uid echoed
+    result(a["response"]["uid"] == uid, "uid echoed")
+    # generateName
+    g = json.loads(json.dumps(js))
+    del g["metadata"]["name"]
+    g["metadata"]["generateName"] = "train-"
+    code, resp = post_review(srv, review(g, namespace="gang-volcano"))
+    w = " ".join(resp["response"].get("warnings", []))
+    ops = patch_of(resp)
+    names = [o for o in ops if "workload-name" in o["path"] or "group-name" in json.dumps(o)]
+    result(code == 200 and "generateName" in w and not names,
+           "generateName: no name-based hints, and a warning", w)
+    # warnings are short enough for the API server
+    result(all(len(x) <= 256 for x in resp["response"].get("warnings", [])),
+           "warnings stay under 256 characters")
+    # enforced policy on /validate
+    code, resp = post_review(srv, review(js, namespace="prod"), "/validate")
+    r = resp.get("response", {})
+    msg = (r.get("status") or {}).get("message", "")
+    result(code == 200 and r.get("allowed") is False and r["status"].get("code") == 403 and
+           "policy prod-priority" in msg and "component replicatedjob" in msg and
+           "priorityClassName" in msg, "validate denies a violating object, naming policy, "
+           "component and field", msg)
+    # ... and the mutated object passes
+    _, m = post_review(srv, review(js, namespace="prod"))
+    fixed = jsonpatch.apply(js, patch_of(m))
+    code, resp = post_review(srv, review(fixed, namespace="prod"), "/validate")
+    result(code == 200 and resp["response"]["allowed"] is True,
+           "validate allows the object the mutation produced")
+
+
+def check_metrics(srv):
+    code, body = curl(srv, "GET", "/metrics")
+    text = body.decode()
+    want = ["wmap_webhook_requests_total{endpoint=\"mutate\",kind=\"JobSet.jobset.x-k8s.io\","
+            "operation=\"CREATE\",result=\"patched\"}",
+            "wmap_webhook_request_duration_seconds_bucket{endpoint=\"mutate\",le=\"0.0001\"}",
+            "wmap_webhook_request_duration_seconds_bucket{endpoint=\"mutate\",le=\"0.00025\"}",
+            "wmap_webhook_fail_open_total{endpoint=\"mutate\",reason=\"no-definition\"}",
+            "wmap_webhook_patches_total", "wmap_webhook_reloads_total{file=\"certificate\"",
+            "wmap_webhook_certificate_expiry_timestamp_seconds", "wmap_webhook_ready 1",
+            "wmap_webhook_http_responses_total{endpoint=\"mutate\",code=\"413\"}"]
+    missing = [w for w in want if w not in text]
+    result(code == 200 and not missing, "metrics expose requests, latency, fail-open, "
+           "patches, reloads, expiry", "missing: %s" % missing)
+    expiry = [l for l in text.splitlines()
+              if l.startswith("wmap_webhook_certificate_expiry_timestamp_seconds ")]
+    ok = expiry and float(expiry[0].split()[1]) > time.time() + 300 * 86400
+    result(bool(ok), "certificate expiry metric is the notAfter of the served certificate")
+
+
+def served_serial(srv):
+    p = subprocess.run(["openssl", "s_client", "-connect", "127.0.0.1:%d" % srv.port,
+                        "-servername", SNI], input=b"", capture_output=True, timeout=10)
+    p2 = subprocess.run(["openssl", "x509", "-noout", "-serial"], input=p.stdout,
+                        capture_output=True)
+    return p2.stdout.decode().strip()
+
+
+def check_reloads(srv, workdir, gen):
+    js = json.dumps(review(load_fixture(os.path.join(
+        ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/created.yaml")))).encode()
+    before = served_serial(srv)
+    errors = []
+    stop = threading.Event()
+
+    def hammer():
+        ctx = ssl.create_default_context(cafile=os.path.join(workdir, "ca.crt"))
+        while not stop.is_set():
+            # a new connection each time: every request does a handshake
+            try:
+                # the certificate carries IP:127.0.0.1, so the name check holds too
+                c = http.client.HTTPSConnection("127.0.0.1", srv.port, context=ctx, timeout=10)
+                c.request("POST", "/mutate", js, {"Content-Type": "application/json"})
+                r = c.getresponse()
+                r.read()
+                if r.status != 200:
+                    errors.append(r.status)
+                c.close()
+            except Exception as e:  # noqa: BLE001
+                errors.append(repr(e))
+    threads = [threading.Thread(target=hammer) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    subprocess.run(["sh", gen, "--out", workdir, "--reuse-ca"], capture_output=True, check=True)
+    deadline = time.time() + 5
+    after = before
+    while time.time() < deadline and after == before:
+        time.sleep(0.2)
+        after = served_serial(srv)
+    time.sleep(0.3)
+    stop.set()
+    for t in threads:
+        t.join()
+    result(after != before and after != "", "new certificate served after the files change",
+           "%s -> %s" % (before, after))
+    result(not errors, "no failed request during the certificate swap", str(errors[:5]))
+
+    # a bad new pair: the last good one stays, the failure is logged and counted
+    with open(os.path.join(workdir, "tls.key.new"), "w") as f:
+        f.write("-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n")
+    os.rename(os.path.join(workdir, "tls.key.new"), os.path.join(workdir, "tls.key"))
+    time.sleep(1.0)
+    code, body = curl(srv, "GET", "/metrics")
+    fails = [l for l in body.decode().splitlines()
+             if l.startswith('wmap_webhook_reloads_total{file="certificate",result="failure"}')]
+    hc, _ = curl(srv, "GET", "/healthz")
+    result(hc == 200 and served_serial(srv) == after, "bad key file: the last good "
+           "certificate stays in force")
+    result(bool(fails) and int(fails[0].split()[1]) >= 1 and
+           "certificate reload failed" in srv.log_text(),
+           "bad key file is reported (log line and metric)")
+    # put a good pair back for the rest
+    subprocess.run(["sh", gen, "--out", workdir, "--reuse-ca"], capture_output=True, check=True)
+
+    # policy reload: good, then bad
+    pol = os.path.join(workdir, "policy.yaml")
+    with open(pol) as f:
+        good = f.read()
+    extra = ("---\napiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\n"
+             "metadata: {name: late}\nspec:\n  match: {namespaces: [late]}\n"
+             "  podTemplate: {labels: {reloaded: \"yes\"}}\n")
+    with open(pol + ".new", "w") as f:
+        f.write(good + extra)
+    os.rename(pol + ".new", pol)
+    obj = json.loads(js)["request"]["object"]
+    ok = False
+    for _ in range(30):
+        time.sleep(0.1)
+        _, resp = post_review(srv, review(obj, namespace="late"))
+        if "reloaded" in json.dumps(patch_of(resp)):
+            ok = True
+            break
+    result(ok, "policy file reloaded when it changes")
+    with open(pol + ".new", "w") as f:
+        f.write(good + extra + "---\napiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\n"
+                "metadata: {name: broken}\nspec:\n  mode: sometimes\n")
+    os.rename(pol + ".new", pol)
+    time.sleep(0.8)
+    _, resp = post_review(srv, review(obj, namespace="late"))
+    log = srv.log_text()
+    result("reloaded" in json.dumps(patch_of(resp)) and "policy reload failed" in log and
+           "must be default or override" in log,
+           "bad policy file: the last good policies stay in force, the error names the place")
+
+
+def measure(srv, workdir):
+    obj = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                    "created.yaml"))
+    body = json.dumps(review(obj)).encode()
+    ctx = ssl.create_default_context(cafile=os.path.join(workdir, "ca.crt"))
+    ctx.check_hostname = False
+    c = http.client.HTTPSConnection("127.0.0.1", srv.port, context=ctx)
+    times = []
+    for i in range(1000):
+        t = time.perf_counter()
+        c.request("POST", "/mutate", body, {"Content-Type": "application/json"})
+        r = c.getresponse()
+        r.read()
+        times.append(time.perf_counter() - t)
+    c.close()
+    times.sort()
+    p50, p99 = times[500] * 1000, times[990] * 1000
+    rss = 0
+    with open("/proc/%d/status" % srv.proc.pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:") or line.startswith("VmHWM:"):
+                print("INFO %s" % line.strip())
+    print("INFO keep-alive JobSet review (%d bytes), 1000 requests, client-side: "
+          "p50 %.3f ms, p99 %.3f ms" % (len(body), p50, p99), flush=True)
+    code, m = curl(srv, "GET", "/metrics")
+    for l in m.decode().splitlines():
+        if l.startswith("wmap_webhook_request_duration_seconds_bucket{endpoint=\"mutate\"") and \
+                ("0.0005" in l or "le=\"0.001\"" in l or "+Inf" in l):
+            print("INFO %s" % l)
+    return rss
+
+
+def check_timeouts(srv):
+    s = socket.create_connection(("127.0.0.1", srv.port))
+    t = time.time()
+    s.settimeout(10)
+    closed = False
+    try:
+        while s.recv(4096):
+            pass   # GnuTLS may say goodbye with an alert record first
+        closed = True
+    except OSError:
+        closed = True
+    took = time.time() - t
+    s.close()
+    result(closed and 2 < took < 6, "an idle connection is closed after the connection "
+           "timeout (%.1f s)" % took)
+
+
+def check_sigterm(srv):
+    srv.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = srv.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        srv.proc.kill()
+        rc = -1
+    log = srv.log_text()
+    result(rc == 0 and "drained" in log, "SIGTERM drains and exits 0", "rc=%s" % rc)
+    lines = [json.loads(l) for l in log.splitlines() if l.startswith("{")]
+    adm = [l for l in lines if l.get("msg") == "admission" and "uid" in l]
+    fields = {"uid", "kind", "object", "operation", "patchBytes", "durationMs"}
+    result(bool(adm) and all(fields <= set(l) for l in adm),
+           "one JSON log line per review with uid, kind, namespace/name, operation, patch "
+           "size, duration")
+    result("llama-train" not in json.dumps([l for l in lines if l.get("msg") != "admission"])
+           and "nvcr.io" not in log and "image" not in log,
+           "object contents never logged")
+
+
+POLICY = """\
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: prod-priority}
+spec:
+  match: {namespaces: [prod], kinds: ["JobSet.jobset.x-k8s.io"]}
+  mode: override
+  enforce: true
+  podTemplate: {priorityClassName: high}
+"""
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    binary = os.path.abspath(sys.argv[1])
+    keep = "--keep" in sys.argv
+    workdir = tempfile.mkdtemp(prefix="wmap-webhook-test-")
+    gen = os.path.join(ROOT, "certs", "gen-certs.sh")
+    subprocess.run(["sh", gen, "--out", workdir], capture_output=True, check=True)
+    pol = POLICY
+    for s in ("kai", "volcano", "coscheduling", "yunikorn", "kueue", "native"):
+        pol += ("---\napiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\n"
+                "metadata: {name: gang-%s}\nspec:\n  match: {namespaces: [gang-%s]}\n"
+                "  gang: {scheduler: %s, queue: team-q}\n" % (s, s, s))
+    with open(os.path.join(workdir, "policy.yaml"), "w") as f:
+        f.write(pol)
+    os.chdir(ROOT)
+    srv = Server(binary, workdir, ["--connection-timeout", "3"])
+    try:
+        if not result(srv.wait_ready(), "server starts and becomes ready over TLS"):
+            print(srv.log_text())
+            return 1
+        for p in ("/healthz", "/readyz"):
+            code, _ = curl(srv, "GET", p)
+            result(code == 200, "GET %s -> 200" % p)
+        files = sorted(f for f in glob.glob(os.path.join(ROOT, "tests/fixtures/*/*.yaml"))
+                       if "/bad/" not in f)
+        for f in files:
+            check_fixture(srv, f)
+        check_schedulers(srv)
+        check_semantics(srv)
+        check_malformed(srv)
+        check_metrics(srv)
+        check_timeouts(srv)
+        check_reloads(srv, workdir, gen)
+        measure(srv, workdir)
+        check_sigterm(srv)
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+            srv.proc.wait()
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print("INFO kept %s" % workdir)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
