@@ -157,11 +157,27 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     r.body_len = st->len;
     r.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     r.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
-    if (r.content_type && !strncmp(r.content_type, "application/vnd.kubernetes.protobuf", 36)) {
-        /* Protobuf bodies (client-go typed clients) are not decoded here; JSON only. */
-        sim_err_set(&r.err, 415, "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types include: "
-                    "application/json, application/yaml");
+    if (!st->too_big && r.content_type && !strncmp(r.content_type, "application/vnd.kubernetes.protobuf", 36)) {
+        /* Typed clients (kubectl's generators) send protobuf; decode what we know to JSON. */
+        char perr[256];
+        json_t *obj = st->len ? sim_protobuf_decode(st->buf, st->len, perr, sizeof(perr)) : NULL;
+        char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+        json_decref(obj);
+        if (!text) {
+            sim_err_set(&r.err, 415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                        "accepted media types include: application/json, application/yaml (%s)",
+                        st->len ? perr : "empty body");
+        } else {
+            free(st->buf);
+            st->buf = text;
+            st->len = st->cap = strlen(text);
+            r.body = st->buf;
+            r.body_len = st->len;
+            r.content_type = "application/json";
+        }
+    }
+    if (r.err.code) {
+        /* already answered */
     } else if (st->too_big) {
         sim_err_set(&r.err, 413, "RequestEntityTooLarge", "Request entity too large: limit is %u", SIM_BODY_CAP);
     } else if (sim_authenticate(s, conn, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),

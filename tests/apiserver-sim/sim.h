@@ -182,6 +182,9 @@ int sim_write_kubeconfig(struct sim *s, const char *path, int port);
 int sim_load_file(struct sim *s, const char *path, char *errbuf, size_t n);
 json_t *sim_yaml_parse(const char *buf, size_t len, char *errbuf, size_t n); /* array of documents */
 
+/* protobuf.c: the "k8s\0" protobuf envelope of a few built-in kinds → JSON (new ref). */
+json_t *sim_protobuf_decode(const char *buf, size_t len, char *errbuf, size_t n);
+
 /* http.c */
 /* Starts serving on 127.0.0.1:*port (0 = any; the chosen port is written back). */
 void *sim_http_start(struct sim *s, int *port, char *err, size_t n);
