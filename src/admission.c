@@ -584,6 +584,21 @@ static int prepare(prepared *pr, const char **reason, wmap_engine *eng,
 	return 0;
 }
 
+/* Objects a controller creates (a JobSet's Jobs, a Deployment's ReplicaSets, every Pod of
+ * those) are never mutated: their templates come from the owner, which was stamped when
+ * it was created, and a second identity would overwrite the owner's (gatekeeper#2963). */
+static int controller_owned(const json_t *object)
+{
+	size_t i;
+	json_t *ref;
+	json_array_foreach(json_object_get(json_object_get(object, "metadata"), "ownerReferences"),
+			   i, ref) {
+		if (json_is_true(json_object_get(ref, "controller")))
+			return 1;
+	}
+	return 0;
+}
+
 static int policy_applies(const wmap_policy *p, const prepared *pr)
 {
 	return wmap_policy_matches(p, pr->kind, pr->ns, pr->labels, pr->op);
@@ -614,6 +629,8 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	wmap_admission_kind(pr.kind, sizeof(pr.kind), object);
 	if (!pr.op || !json_is_object(object))
 		return 0;   /* DELETE, CONNECT: nothing to write */
+	if (controller_owned(object))
+		return 0;   /* stamped through its owner's template already */
 
 	/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
 	int wanted = pr.op == WMAP_POLICY_OP_CREATE;
@@ -754,7 +771,7 @@ int wmap_admission_validate(json_t **violations, json_t **warnings, const char *
 	pr.ns = ns && *ns ? ns : json_string_value(json_object_get(meta, "namespace"));
 	pr.labels = json_object_get(meta, "labels");
 	wmap_admission_kind(pr.kind, sizeof(pr.kind), object);
-	if (!pr.op || !json_is_object(object) || !cfg->policies)
+	if (!pr.op || !json_is_object(object) || !cfg->policies || controller_owned(object))
 		return 0;
 	int wanted = 0;
 	for (size_t i = 0; !wanted && i < cfg->policies->n; i++)

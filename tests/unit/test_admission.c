@@ -211,6 +211,17 @@ Test(admission, every_fixture_is_stamped_and_the_second_pass_is_empty)
 		if (strstr(files[f], "/bad/"))
 			continue;
 		json_t *obj = load(files[f]);
+		size_t ri;
+		json_t *ref;
+		int owned = 0;
+		json_array_foreach(json_object_get(json_object_get(obj, "metadata"),
+						   "ownerReferences"), ri, ref)
+			owned |= json_is_true(json_object_get(ref, "controller"));
+		if (owned) {
+			/* a controller's object: left alone (test below) */
+			json_decref(obj);
+			continue;
+		}
 		for (int s = 0; s < WMAP_GANG_COUNT; s++) {
 			wmap_admission_config cfg = { 0 };
 			cfg.scheduler = (wmap_gang_scheduler)s;
@@ -591,4 +602,22 @@ Test(admission, base64_vectors)
 		cr_expect_str_eq(b, want[i]);
 		free(b);
 	}
+}
+
+Test(admission, objects_owned_by_a_controller_are_left_alone)
+{
+	json_t *obj = load(JOBSET);
+	json_t *refs = json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion", "example.com/v1",
+				 "kind", "Owner", "name", "o", "uid", "1", "controller", 1);
+	json_object_set_new(json_object_get(obj, "metadata"), "ownerReferences", refs);
+	json_t *patch = NULL, *warnings = NULL;
+	wmap_admission_config cfg = { 0 };
+	cfg.scheduler = WMAP_GANG_VOLCANO;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_admission_mutate(&patch, &warnings, NULL, eng, &cfg, obj, "CREATE", NULL,
+					   &err), 0);
+	cr_expect_eq(json_array_size(patch), 0);
+	json_decref(patch);
+	json_decref(warnings);
+	json_decref(obj);
 }
