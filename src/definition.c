@@ -11,6 +11,7 @@
 
 #include "eval.h"
 #include "jq.h"
+#include "jqnative.h"
 #include "wmap/definition.h"
 #include "wmap/yaml.h"
 
@@ -183,6 +184,7 @@ static void expr_free(wmap_expr *e)
 	free(e->text);
 	free(e->where);
 	wmap_path_free(e->path);
+	wmap_jn_free(e->jn);
 	free(e);
 }
 
@@ -236,7 +238,9 @@ static wmap_expr *get_expr(ctx *c, const json_t *obj, const char *ptr, const cha
 	e->where = xstrdup(c, where);
 	e->jq_slot = e->jq_path_slot = -1;
 	e->path = wmap_path_parse(e->text);
-	if (!e->path) {
+	if (!e->path)
+		e->jn = wmap_jn_parse(e->text);
+	if (!e->path && !e->jn) {
 		e->jq_slot = add_jq_text(c, "%s", e->text);
 		if (writable)
 			e->jq_path_slot = add_jq_text(c, "path(%s)", e->text);
@@ -1072,7 +1076,7 @@ int wmap_definition_check_jq(const wmap_definition *def, wmap_error *err)
 	int n = 0;
 	for (size_t i = 0; i < def->n_exprs; i++) {
 		const wmap_expr *e = def->exprs[i];
-		if (e->path || wmap_jq_check(e->text, msg, sizeof(msg)) == 0)
+		if (e->path || e->jn || wmap_jq_check(e->text, msg, sizeof(msg)) == 0)
 			continue;
 		char line[1600];
 		snprintf(line, sizeof(line), "%s%s: %s: jq expression \"%.200s\" does not compile: %.900s",

@@ -9,6 +9,7 @@
 
 #include "eval.h"
 #include "jq.h"
+#include "jqnative.h"
 
 typedef struct binding {
 	const wmap_definition *def;
@@ -154,6 +155,8 @@ int wmap_eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 
 	if (e->path)
 		rc = wmap_path_eval(e->path, in->object, out, err);
+	else if (e->jn)
+		rc = wmap_jn_eval(e->jn, in->object, out, err);
 	else if ((rc = bind_one(&b, eng, def, err)))
 		return rc;
 	else if (want_pointers && e->jq_path_slot >= 0) {

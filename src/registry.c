@@ -119,16 +119,22 @@ int wmap_registry_add(wmap_registry *reg, wmap_definition *def, wmap_error *err)
 
 /* Loads every document of one parsed file; all of them or none. */
 static int add_documents(wmap_registry *reg, const char *data, size_t len, const char *name,
-			 wmap_origin origin, wmap_error *err)
+			 wmap_origin origin, int with_positions, wmap_error *err)
 {
-	json_t *positions = json_object(), *docs = NULL;
-	wmap_yaml_opts opts = {.positions = positions, .max_bytes = 1u << 20};
+	json_t *positions = NULL, *docs = NULL;
+	wmap_yaml_opts opts = {.max_bytes = 1u << 20};
 	wmap_definition **loaded = NULL;
 	size_t n = 0;
 	int rc;
 
-	if (!positions)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	/* Positions cost as much as the parse itself; record them only when a definition turns
+	 * out to be invalid, to name the line and column of each finding. */
+	if (with_positions) {
+		positions = json_object();
+		if (!positions)
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		opts.positions = positions;
+	}
 	rc = wmap_yaml_parse(&docs, data, len, name, &opts, err);
 	if (rc)
 		goto out;
@@ -144,6 +150,13 @@ static int add_documents(wmap_registry *reg, const char *data, size_t len, const
 	for (n = 0; n < json_array_size(docs); n++) {
 		rc = wmap_definition_load(&loaded[n], json_array_get(docs, n), name, origin, positions,
 					  (int)n, err);
+		if (rc == WMAP_EINVALID && !with_positions) {
+			for (size_t i = 0; i < n; i++)
+				wmap_definition_free(loaded[i]);
+			free(loaded);
+			json_decref(docs);
+			return add_documents(reg, data, len, name, origin, 1, err);
+		}
 		if (rc)
 			goto out;
 	}
@@ -166,7 +179,7 @@ int wmap_registry_add_catalog(wmap_registry *reg, wmap_error *err)
 {
 	for (size_t i = 0; i < wmap_catalog_count; i++) {
 		const struct wmap_catalog_file *f = &wmap_catalog_files[i];
-		int rc = add_documents(reg, f->text, strlen(f->text), f->name, WMAP_ORIGIN_CATALOG, err);
+		int rc = add_documents(reg, f->text, strlen(f->text), f->name, WMAP_ORIGIN_CATALOG, 0, err);
 		if (rc)
 			return rc;
 	}
@@ -180,7 +193,7 @@ static int add_file(wmap_registry *reg, const char *path, wmap_origin origin, wm
 	int rc = wmap_file_read(&buf, &len, path, 1u << 20, err);
 	if (rc)
 		return rc;
-	rc = add_documents(reg, buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, origin, err);
+	rc = add_documents(reg, buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, origin, 0, err);
 	free(buf);
 	return rc;
 }

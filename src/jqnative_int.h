@@ -1,0 +1,62 @@
+/* wmap internal: what jqnative.c and jqnative_builtins.c share. */
+#ifndef WMAP_JQNATIVE_INT_H
+#define WMAP_JQNATIVE_INT_H
+
+#include "jqnative.h"
+
+#define JN_STOP 1                /* a consumer has seen enough; not an error */
+
+typedef enum {
+	T_EOF, T_DOT, T_FIELD, T_LBRACK, T_RBRACK, T_LBRACE, T_RBRACE, T_LPAREN, T_RPAREN,
+	T_PIPE, T_COMMA, T_COLON, T_SEMI, T_QUESTION, T_ALT, T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
+	T_PLUS, T_MINUS, T_STAR, T_SLASH, T_PERCENT, T_IDENT, T_VAR, T_NUM, T_STR,
+} tok_kind;
+
+typedef enum {
+	N_IDENTITY, N_INDEX, N_ITER, N_LITERAL, N_PIPE, N_COMMA, N_ALT, N_AND, N_OR, N_BINOP,
+	N_NEG, N_ARRAY, N_OBJECT, N_VAR, N_BIND, N_IF, N_TRY, N_CALL,
+} node_kind;
+
+typedef struct node node;
+struct node {
+	node_kind k;
+	tok_kind op;          /* N_BINOP */
+	node *a, *b, *c;      /* operands; N_INDEX: a target, b index; N_IF: a cond, b then, c else */
+	char *name;           /* N_VAR, N_BIND, N_CALL */
+	json_t *lit;          /* N_LITERAL */
+	size_t n;             /* N_CALL args, N_OBJECT entries */
+	node **args;          /* N_CALL: args; N_OBJECT: key, value pairs (2n) */
+};
+
+typedef struct env {
+	const char *name;
+	json_t *v;
+	const struct env *next;
+} env;
+
+typedef struct ectx {
+	wmap_error *err;
+	unsigned long steps;
+} ectx;
+
+typedef int (*emit_fn)(ectx *c, void *ud, json_t *v, const char *ptr);
+
+int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
+/* 1 when name/arity is a builtin the native evaluator implements. */
+int jn_known(const char *name, size_t arity);
+int jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
+int jn_err(ectx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int jn_oom(ectx *c);
+int jn_truthy(const json_t *v);
+double jn_num(const json_t *v);
+json_t *jn_mknum(double d);
+int jn_compare(const json_t *a, const json_t *b);
+const char *jn_type_name(const json_t *v);
+void jn_describe(char *buf, size_t len, const json_t *v);
+char *jn_dump(const json_t *v);
+int jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **out);
+int jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud);
+int jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **out, char **optr);
+int jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out);
+
+#endif

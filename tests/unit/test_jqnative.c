@@ -1,0 +1,156 @@
+/* The native jq subset against libjq itself: both engines must give the same outputs, or
+ * both fail, for every expression of every shipped definition on every sample object, and
+ * for a table of edge cases of jq's semantics. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../src/jq.h"
+#include "../../src/jqnative.h"
+#include "helpers.h"
+#include "wmap/registry.h"
+
+/* Compares the two engines on one expression and input; returns 1 when they agree. */
+static int agree(const char *text, wmap_jq *q, size_t slot, const wmap_jn *jn, json_t *input,
+		 const char *where)
+{
+	wmap_results a = {0}, b = {0};
+	wmap_error ea = {0}, eb = {0};
+	wmap_input in = {input, NULL};
+	int ra = wmap_jq_run(q, slot, &in, 0, &a, &ea);
+	int rb = wmap_jn_eval(jn, input, &b, &eb);
+	int ok = (ra != 0) == (rb != 0);
+	if (ok && ra == 0) {
+		ok = a.n == b.n;
+		for (size_t i = 0; ok && i < a.n; i++)
+			ok = json_equal(a.v[i].value ? a.v[i].value : json_null(),
+					b.v[i].value ? b.v[i].value : json_null());
+	}
+	if (!ok) {
+		char *sa = NULL, *sb = NULL;
+		if (!ra && a.n)
+			sa = json_dumps(a.v[0].value, JSON_ENCODE_ANY | JSON_COMPACT);
+		if (!rb && b.n)
+			sb = json_dumps(b.v[0].value, JSON_ENCODE_ANY | JSON_COMPACT);
+		cr_log_error("%s: %s\n  libjq:  rc %d, %zu outputs, first %s %s\n  native: rc %d, %zu outputs, first %s %s",
+			     where, text, ra, a.n, sa ? sa : "-", ra ? ea.message : "", rb, b.n,
+			     sb ? sb : "-", rb ? eb.message : "");
+		free(sa);
+		free(sb);
+	}
+	wmap_input_release(&in);
+	wmap_results_clear(&a);
+	wmap_results_clear(&b);
+	return ok;
+}
+
+Test(jqnative, agrees_with_libjq_on_edge_cases)
+{
+	static const char *const exprs[] = {
+		".a // 1", ".a // .b // \"x\"", "(.a, .b) // 3", ".x[] // 9", "[.[]?]", ".a.b.c",
+		"[(1,2) + (10,20)]", "{a: (1,2), b: (3,4)}", "[(true,false) and (true,false)]",
+		"[(true,false) or (true,false)]", ".a and .b", "[.arr[] | select(. > 1)]",
+		"[.arr[] | . * 2]", ".arr | length", ".s | length", ".o | length", "null | length",
+		"true | length", ".arr | map(. + 1)", ".o | to_entries", ".o | keys", ".o | keys_unsorted",
+		".o | with_entries(.value += 0)", ".o | with_entries(select(.value > 1))",
+		"[.arr[] | tostring]", ".s | ascii_downcase", ".s | ascii_upcase", "\"12\" | tonumber",
+		"\"x\" | tonumber", ".n | tostring", ".arr | min", ".arr | max", "[] | min", ".arr | add",
+		"[] | add", ".o | add", ".s | startswith(\"Ab\")", ".s | endswith(\"c\")",
+		".s | ltrimstr(\"Ab\")", ".s | rtrimstr(\"c\")", ".n | startswith(\"a\")",
+		".s | split(\"b\")", ".arr | join(\"-\")", "[.o[] ] | join(\",\")", "[[1]] | join(\",\")",
+		".arr | index(2)", ".arr | index([2, 3])", ".s | index(\"b\")", "null | index(\"a\")",
+		".arr | rindex(2)", ".arr | indices(2)", ".o | has(\"a\")", ".arr | has(1)",
+		"\"a\" | in({\"a\": 1})", ".arr | contains([2])", ".o | contains({a: 1})",
+		".s | contains(\"b\")", "[.arr[] | if . > 1 then \"big\" elif . == 1 then \"one\" else \"small\" end]",
+		"if .a then 1 end", ". as $x | $x.n", ".arr[] as $v | $v * 10", "[.arr[] | . as $v | {v: $v}]",
+		"first(.arr[])", "first(empty)", "last(.arr[])", "isempty(.arr[])", "isempty(empty)",
+		"[limit(2; .arr[])]", "any", "[] | all", ".arr | any(. > 2)", ".arr | all(. > 0)",
+		"any(.arr[]; . == 3)", "all(.arr[]; . < 3)", ".n | IN(1, 5)", "IN(.arr[]; 3, 4)",
+		".arr | first", ".arr | last", ".arr | reverse", "[3,1,2] | sort", "[1,1,2] | unique",
+		"try error(\"x\") catch .", "try (1, error(\"x\"), 3)", "[.[] | numbers]", "[.[] | strings]",
+		"[.[] | objects]", "[.[] | arrays]", "[.[] | iterables]", "[.[] | scalars]", "[.[] | values]",
+		"[.arr[] | -.]", ".n % 2", "-5 % 2", "5 / 2", "\"ab\" * 2", "\"ab\" * 0", ".n / 0",
+		"{a: {b: 1}} * {a: {c: 2}}", "\"a,b\" / \",\"", "[1,2,2] - [2]", "null + 1", "{} + {a: 1}",
+		"[1] + [2]", "\"a\" + 1", "1 - \"a\"", "[1, \"a\", null, true, [1], {}] | sort",
+		"[{} < [], [] < \"\", \"\" < 0, 0 < true, true > false, false > null]", "1 == 1.0",
+		"{a: 1, b: 2} == {b: 2, a: 1}", ".o | getpath([\"a\"])", "getpath([\"x\", \"y\"])",
+		".s | getpath([\"a\"])", "{\"k\": .n, $__none: 1}", "{n}", "{\"s\"}", "{(.s): 1}",
+		".arr | .[1]", ".arr | .[-1]", ".arr | .[1.5]", ".arr[10]", ".o[\"a\"]", ".o.a?",
+		".s.a?", ".s.a", ".arr[\"x\"]", ".n[]?", ".n[]", "[.arr[]?]", "(.a // empty) | length",
+		".o | min_by(.)", "[{a: 2}, {a: 1}] | min_by(.a)", "[{a: 2}, {a: 1}] | max_by(.a)",
+		".arr | .[0] as $first | map(. - $first)", "[.arr[] | select(. != 2)] | length",
+		"(.arr | length) as $n | [range0]", "\"\\n\\t\\\"\" | length", ".o | tojson | fromjson",
+		"{a: 1} | .a += 1", ".arr | floor", "3.7 | floor", "3.2 | ceil", "9 | sqrt", "-3 | fabs",
+		"[.arr[] | type]", "not", "[true, false, null, 1] | map(not)", ".arr | utf8bytelength",
+		"\"héllo\" | length", "\"héllo\" | utf8bytelength", "\"abc\" | split(\"\")",
+	};
+	json_t *input = t_yaml("arr: [1, 2, 3]\ns: Abc\nn: 5\no: {a: 1, b: 2}\nt: true\nz: null\n");
+	size_t n = sizeof(exprs) / sizeof(exprs[0]), native = 0, checked = 0;
+	for (size_t i = 0; i < n; i++) {
+		wmap_jn *jn = wmap_jn_parse(exprs[i]);
+		wmap_jq *q = NULL;
+		wmap_error err = {0};
+		char *one[1] = {(char *)exprs[i]};
+		if (!jn)
+			continue; /* outside the subset: libjq evaluates it, nothing to compare */
+		native++;
+		if (wmap_jq_compile(&q, one, 1, &err) != 0) {
+			cr_expect_fail("native parser accepted what libjq refuses: %s (%s)", exprs[i], err.message);
+			wmap_jn_free(jn);
+			continue;
+		}
+		cr_expect(agree(exprs[i], q, 0, jn, input, "edge case"), "engines disagree on %s", exprs[i]);
+		checked++;
+		wmap_jq_free(q);
+		wmap_jn_free(jn);
+	}
+	cr_expect_gt(native, n * 8 / 10, "most cases are in the subset (%zu of %zu)", native, n);
+	json_decref(input);
+}
+
+Test(jqnative, agrees_with_libjq_on_every_catalog_expression_and_fixture)
+{
+	wmap_registry *reg;
+	wmap_error err = {0};
+	size_t compared = 0;
+	cr_assert_eq(wmap_registry_new(&reg, &err), 0);
+	cr_assert_eq(wmap_registry_add_catalog(reg, &err), 0, "%s", err.message);
+	for (size_t d = 0; d < wmap_registry_count(reg); d++) {
+		const wmap_definition *def = wmap_registry_get(reg, d);
+		char **texts = calloc(def->n_exprs + 1, sizeof(*texts));
+		const wmap_expr **native = calloc(def->n_exprs + 1, sizeof(*native));
+		size_t k = 0;
+		for (size_t i = 0; i < def->n_exprs; i++)
+			if (def->exprs[i]->jn) {
+				native[k] = def->exprs[i];
+				texts[k++] = def->exprs[i]->text;
+			}
+		wmap_jq *q = NULL;
+		if (k && wmap_jq_compile(&q, texts, k, &err) != 0) {
+			cr_expect_fail("%s: libjq refuses what the native parser took: %s", def->name, err.message);
+			k = 0;
+		}
+		char pattern[512];
+		size_t nf;
+		snprintf(pattern, sizeof(pattern), "tests/fixtures/%s/*.yaml", def->name);
+		char **files = t_glob(pattern, &nf);
+		for (size_t f = 0; f < nf; f++) {
+			char msg[WMAP_ERROR_MAX];
+			json_t *obj = t_load_file(files[f], msg, sizeof(msg));
+			if (!obj)
+				continue;
+			for (size_t i = 0; i < k; i++) {
+				cr_expect(agree(native[i]->text, q, i, native[i]->jn, obj, files[f]),
+					  "%s: %s: engines disagree", files[f], native[i]->where);
+				compared++;
+			}
+			json_decref(obj);
+		}
+		t_free_list(files, nf);
+		wmap_jq_free(q);
+		free(texts);
+		free(native);
+	}
+	cr_expect_gt(compared, 500);
+	wmap_registry_free(reg);
+}
