@@ -13,6 +13,7 @@
 #include "jq.h"
 #include "jqnative.h"
 #include "wmap/definition.h"
+#include "wmap/registry.h"
 #include "wmap/yaml.h"
 
 static const char *const status_names[] = {"Resuming", "Suspending", "Suspended", "Running",
@@ -925,17 +926,13 @@ int wmap_component_has_pods(const wmap_component *c)
 }
 
 /* A definition read from a file may have no metadata (upstream's old examples): it is then
- * named like a catalog file, <group with dashes>-<kind>-<version>, "core" for the core group. */
+ * named like a catalog file. */
 static char *default_name(const wmap_gvk *g)
 {
 	char buf[512];
-	size_t n;
 	if (!g || !g->kind || !g->version)
 		return strdup("unnamed");
-	snprintf(buf, sizeof(buf), "%s-%s-%s", *g->group ? g->group : "core", g->kind, g->version);
-	n = strlen(buf);
-	for (size_t i = 0; i < n; i++)
-		buf[i] = buf[i] == '.' ? '-' : (char)((buf[i] >= 'A' && buf[i] <= 'Z') ? buf[i] + 32 : buf[i]);
+	wmap_definition_slug(buf, sizeof(buf), g->group, g->kind, g->version);
 	return strdup(buf);
 }
 

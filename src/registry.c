@@ -186,6 +186,33 @@ int wmap_registry_add_catalog(wmap_registry *reg, wmap_error *err)
 	return 0;
 }
 
+void wmap_definition_slug(char *buf, size_t len, const char *group, const char *kind,
+			  const char *version)
+{
+	snprintf(buf, len, "%s-%s-%s", *group ? group : "core", kind, version ? version : "");
+	for (char *p = buf; *p; p++)
+		*p = *p == '.' ? '-' : (*p >= 'A' && *p <= 'Z') ? (char)(*p + 32) : *p;
+}
+
+int wmap_registry_add_catalog_kind(wmap_registry *reg, const char *group, const char *kind,
+				   wmap_error *err)
+{
+	char prefix[512];
+	/* catalog/<group-dashed>-<kind>-<version>.yaml: the name says which kind a file holds,
+	 * so only the files that can match are parsed (tests check every name). */
+	wmap_definition_slug(prefix, sizeof(prefix), group, kind, "");
+	for (size_t i = 0; i < wmap_catalog_count; i++) {
+		const struct wmap_catalog_file *f = &wmap_catalog_files[i];
+		const char *base = strrchr(f->name, '/') ? strrchr(f->name, '/') + 1 : f->name;
+		if (strncmp(base, prefix, strlen(prefix)) != 0)
+			continue;
+		int rc = add_documents(reg, f->text, strlen(f->text), f->name, WMAP_ORIGIN_CATALOG, 0, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int add_file(wmap_registry *reg, const char *path, wmap_origin origin, wmap_error *err)
 {
 	char *buf;

@@ -18,6 +18,16 @@ void wmap_registry_free(wmap_registry *reg);
 /* Adds every definition embedded in the binary at build time. */
 int wmap_registry_add_catalog(wmap_registry *reg, wmap_error *err);
 
+/* Adds only the embedded definitions of one group and kind (any version): what a command
+ * that reads a single object needs, without parsing the whole catalog. */
+int wmap_registry_add_catalog_kind(wmap_registry *reg, const char *group, const char *kind,
+				   wmap_error *err);
+
+/* The catalog name of a kind: "<group with dashes>-<kind>-<version>", lower case, "core" for
+ * the core group (jobset-x-k8s-io-jobset-v1alpha2, core-pod-v1). */
+void wmap_definition_slug(char *buf, size_t len, const char *group, const char *kind,
+			  const char *version);
+
 /* Adds the definitions of a file (every document) or of every *.yaml, *.yml, *.json file
  * of a directory. Any invalid definition fails the whole call and adds nothing. */
 int wmap_registry_add_path(wmap_registry *reg, const char *path, wmap_origin origin,

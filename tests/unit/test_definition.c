@@ -156,6 +156,15 @@ Test(definition, every_shipped_definition_loads_and_compiles)
 		cr_expect_eq(wmap_definition_check_jq(d, &err), 0, "%s", err.message);
 		snprintf(want, sizeof(want), "catalog/%s.yaml", d->name);
 		cr_expect_str_eq(d->source, want, "a definition is named after its file");
+		const wmap_gvk *g = d->components[0].kind;
+		wmap_definition_slug(want, sizeof(want), g->group, g->kind, g->version);
+		cr_expect_str_eq(d->name, want, "catalog names follow <group>-<kind>-<version>");
+		/* and the lazy loader finds it by kind */
+		wmap_registry *one;
+		cr_assert_eq(wmap_registry_new(&one, &err), 0);
+		cr_expect_eq(wmap_registry_add_catalog_kind(one, g->group, g->kind, &err), 0, "%s", err.message);
+		cr_expect_not_null(wmap_registry_find(one, g->group, g->version, g->kind, NULL), "%s", d->name);
+		wmap_registry_free(one);
 	}
 	/* One compile serves the whole catalog. */
 	wmap_engine *eng;
