@@ -122,6 +122,9 @@ clean:
 
 # The webhook (webhook/), the API server simulator and the end-to-end harness (tests/).
 -include webhook/webhook.mk
+# Benchmarks (make bench) and hardening (make fuzz, allocation-failure and hostile-client tests).
+-include tests/bench/bench.mk
+-include tests/fuzz/fuzz.mk
 -include tests/apiserver-sim/sim.mk
 e2e::
 
