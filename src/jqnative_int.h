@@ -28,6 +28,10 @@ struct node {
 	node **args;          /* N_CALL: args; N_OBJECT: key, value pairs (2n) */
 };
 
+struct wmap_jn {
+	node *root;
+};
+
 typedef struct env {
 	const char *name;
 	json_t *v;

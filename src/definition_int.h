@@ -1,0 +1,39 @@
+/* wmap internal: strict reading of a definition document, shared by definition.c. */
+#ifndef WMAP_DEFINITION_INT_H
+#define WMAP_DEFINITION_INT_H
+
+#include <jansson.h>
+#include "eval.h"
+#include "wmap/definition.h"
+
+/* The state of one load: the definition being built and every finding so far. */
+typedef struct ctx {
+	wmap_definition *def;
+	const json_t *positions;
+	int doc;
+	char findings[WMAP_ERROR_MAX];
+	size_t flen;
+	int n_findings;
+	int oom;
+} ctx;
+
+
+/* Records a finding at ptr (a JSON pointer in the document, NULL for the whole document),
+ * prefixed with file:line:column when positions are known, else the file and JSON path. */
+void finding(ctx *c, const char *ptr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+char *xstrdup(ctx *c, const char *s);
+char *child_ptr(ctx *c, const char *base, const char *key);
+/* Reports every key of obj not in allowed (NULL-terminated). */
+void check_keys(ctx *c, const json_t *obj, const char *ptr, const char *const *allowed);
+/* obj[key] as an object, a list or a new string; NULL (with a finding when the type is
+ * wrong, or when a required string is missing). */
+const json_t *get_object(ctx *c, const json_t *obj, const char *ptr, const char *key);
+const json_t *get_array(ctx *c, const json_t *obj, const char *ptr, const char *key);
+char *get_string(ctx *c, const json_t *obj, const char *ptr, const char *key, int required);
+/* A jq expression at obj[key], checked against the safety rule and registered with the
+ * definition. writable: the engine should also trace its location. */
+wmap_expr *get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key, int required,
+		    int writable);
+void expr_free(wmap_expr *e);
+
+#endif
