@@ -20,13 +20,13 @@ show() {
 $plugin version
 show "JobSet: one leader and two workers, 4 GPUs each (12 GPUs)" \
 	$fx/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml
-show "PyTorchJob: a master and elastic workers" \
+show "PyTorchJob: a master and three workers, 8 GPUs each" \
 	$fx/kubeflow-org-pytorchjob-v1/running.yaml
-show "LeaderWorkerSet: groups of a leader and its workers" \
+show "LeaderWorkerSet: two groups, each a leader and three workers" \
 	$fx/leaderworkerset-x-k8s-io-leaderworkerset-v1/running.yaml
-show "RayCluster: a head and worker groups" \
+show "RayCluster: a head, a GPU worker group and a CPU worker group" \
 	$fx/ray-io-raycluster-v1/running.yaml
-show "Deployment: the root itself describes the pods" \
+show "Deployment: the root itself describes the pods (3 replicas, 2 GPUs each)" \
 	$fx/apps-deployment-v1/running.yaml
 printf '\n==> The definitions built in (kubectl wmap definitions)\n\n'
 $plugin definitions
