@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <microhttpd.h>
 #include "webhook.h"
 
 static void usage(FILE *f)
@@ -22,7 +23,8 @@ static void usage(FILE *f)
 		"\n"
 		"  --tls-cert FILE            serving certificate chain (PEM), reloaded on change\n"
 		"  --tls-key FILE             its private key (PEM; ECDSA recommended)\n"
-		"  --port N                   HTTPS port (8443)\n"
+		"  --port N                   HTTPS port (8443; 0 picks a free one)\n"
+		"  --ready-file FILE          written with the port once ready (for tests)\n"
 		"  --definitions FILE|DIR     Karta definitions over the embedded catalog\n"
 		"  --policy FILE              WorkloadPolicy documents (YAML), reloaded on change\n"
 		"  --gang-scheduler NAME      kai, volcano, coscheduling, yunikorn, kueue, native,\n"
@@ -130,6 +132,19 @@ static void *reload_loop(void *arg)
 	return NULL;
 }
 
+/* The port, written whole under a temporary name and renamed: a reader sees all or nothing. */
+static int write_ready_file(const char *path, int port)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	int bad = fprintf(f, "%d\n", port) < 0;
+	bad |= fclose(f) != 0;
+	return bad ? -1 : rename(tmp, path);
+}
+
 int main(int argc, char **argv)
 {
 	static wh_server srv;
@@ -147,7 +162,7 @@ int main(int argc, char **argv)
 
 	enum { O_CERT = 256, O_KEY, O_PORT, O_DEFS, O_POLICY, O_GANG, O_QUEUE, O_THREADS,
 	       O_BODY, O_INFLIGHT, O_CONNS, O_CTIMEOUT, O_BUDGET, O_RELOAD, O_DRAIN, O_PRIO,
-	       O_HELP, O_VERSION };
+	       O_READY, O_HELP, O_VERSION };
 	static const struct option longopts[] = {
 		{ "tls-cert", required_argument, NULL, O_CERT },
 		{ "tls-key", required_argument, NULL, O_KEY },
@@ -165,12 +180,14 @@ int main(int argc, char **argv)
 		{ "reload-interval-ms", required_argument, NULL, O_RELOAD },
 		{ "drain-timeout", required_argument, NULL, O_DRAIN },
 		{ "tls-priorities", required_argument, NULL, O_PRIO },
+		{ "ready-file", required_argument, NULL, O_READY },
 		{ "help", no_argument, NULL, O_HELP },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
 	unsigned long long v;
+	const char *ready_file = NULL;
 	wmap_error err;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		int bad = 0;
@@ -181,6 +198,7 @@ int main(int argc, char **argv)
 		case O_POLICY: o->policy = optarg; break;
 		case O_QUEUE: o->queue = optarg; break;
 		case O_PRIO: o->tls_priorities = optarg; break;
+		case O_READY: ready_file = optarg; break;
 		case O_GANG:
 			if (wmap_gang_scheduler_parse(&o->scheduler, optarg, &err)) {
 				fprintf(stderr, "wmap-webhook: --gang-scheduler: %s\n", err.message);
@@ -296,6 +314,9 @@ int main(int argc, char **argv)
 		wh_logf("error", "cannot start the reload thread");
 		return 1;
 	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv.daemon, MHD_DAEMON_INFO_BIND_PORT);
+	if (di && di->port)
+		o->port = di->port;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	srv.ready = 1;
 	wh_metrics_set_ready(1);
@@ -306,6 +327,8 @@ int main(int argc, char **argv)
 				      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	wh_log("info", "ready", f);
 	json_decref(f);
+	if (ready_file && write_ready_file(ready_file, o->port) != 0)
+		wh_logf("warn", "cannot write %s", ready_file);
 
 	for (;;) {
 		int sig = 0;
