@@ -96,7 +96,7 @@ demo: deps
 
 # Unit tests run from the repository root; they read tests/fixtures, catalog/ and $(SHARED).
 unit: $(UNIT)
-	WMAP_SHARED=$(SHARED) $(UNIT) --jobs 2
+	WMAP_SHARED=$(SHARED) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(UNIT) --jobs 2
 
 golden: $(PLUGIN)
 	sh tests/golden/run.sh $(PLUGIN)
