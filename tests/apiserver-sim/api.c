@@ -304,6 +304,7 @@ static int commit_new(struct sim *s, struct sim_resource *res, json_t *obj, bool
         return -1;
     /* A CRD may have re-registered resources; `res` still points at the CRD table entry. */
     json_object_set_new(res->objects, key, json_deep_copy(obj));
+    sim_event_push(s, res, "ADDED", obj);
     return 0;
 }
 
@@ -414,7 +415,10 @@ static void do_list(struct sim *s, struct sim_req *r, struct route *rt)
     long limit = 0;
     char err[256], rv[32], *after = NULL;
     if (watch && (!strcmp(watch, "true") || !strcmp(watch, "1"))) {
-        sim_err_set(&r->err, 405, "MethodNotAllowed", "watch is not supported by apiserver-sim");
+        r->stream = sim_watch_start(s, r, res, rt->has_ns ? rt->ns : NULL, ls, fs, api_qarg(r, "resourceVersion"),
+                                    api_qarg(r, "timeoutSeconds"), api_qarg(r, "includeObject"));
+        if (r->stream)
+            r->status = 200;
         goto out;
     }
     if (ls && !(sel = sim_selector_parse(ls, err, sizeof(err)))) {

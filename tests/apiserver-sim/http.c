@@ -81,6 +81,18 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct sim_req *r)
     struct MHD_Response *resp;
     enum MHD_Result ret;
     const char *ctype = "application/json";
+    if (r->stream && !r->err.code) {
+        resp = r->stream;
+        r->stream = NULL;
+        for (int i = 0; i < r->n_warnings; i++) {
+            char h[1200];
+            warning_header(r->warnings[i], h, sizeof(h));
+            MHD_add_response_header(resp, "Warning", h);
+        }
+        ret = MHD_queue_response(conn, 200, resp);
+        MHD_destroy_response(resp);
+        return ret;
+    }
     if (r->err.code) {
         json_t *st = sim_status_json(&r->err);
         text = json_dumps(st, JSON_COMPACT);
@@ -188,7 +200,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         if (!sim_discovery_handle(s, &r) && !r.err.code)
             sim_api_handle(s, &r);
         pthread_mutex_unlock(&s->lock);
-        if (!r.err.code && !r.resp)
+        if (!r.err.code && !r.resp && !r.stream)
             sim_err_set(&r.err, 500, "InternalError", "Internal error occurred: no response");
     }
     ret = respond(conn, &r);

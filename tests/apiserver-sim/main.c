@@ -191,6 +191,7 @@ int main(int argc, char **argv)
     sigwait(&set, &sig);
     rc = 0;
 out:
+    sim_watch_shutdown();
     sim_http_stop(daemon);
     for (int i = 0; i < s->n_res; i++) {
         json_decref(s->res[i].objects);

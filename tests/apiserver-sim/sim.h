@@ -99,6 +99,7 @@ struct sim_req {
     /* outputs */
     int status;
     json_t *resp;          /* body (owned); NULL with err.code set for errors */
+    void *stream;          /* a streaming MHD response (watch) instead of resp */
     struct sim_err err;
     char warnings[8][512]; /* Warning headers to send */
     int n_warnings;
@@ -184,6 +185,13 @@ json_t *sim_yaml_parse(const char *buf, size_t len, char *errbuf, size_t n); /* 
 
 /* protobuf.c: the "k8s\0" protobuf envelope of a few built-in kinds → JSON (new ref). */
 json_t *sim_protobuf_decode(const char *buf, size_t len, char *errbuf, size_t n);
+
+/* watch.c: the event log and ?watch=true streams. Push and start with s->lock held. */
+void sim_event_push(struct sim *s, const struct sim_resource *res, const char *type, const json_t *obj);
+void *sim_watch_start(struct sim *s, struct sim_req *r, const struct sim_resource *res, const char *ns,
+                      const char *label_sel, const char *field_sel, const char *rv, const char *timeout_s,
+                      const char *include);
+void sim_watch_shutdown(void);
 
 /* http.c */
 /* Starts serving on 127.0.0.1:*port (0 = any; the chosen port is written back). */

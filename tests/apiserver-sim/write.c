@@ -126,6 +126,7 @@ static void update_object(struct sim *s, struct sim_req *r, struct route *rt, js
         res = sim_resource_find(s, resgroup, resversion, resplural);
         snprintf(key, sizeof(key), "%s/%s", res->namespaced ? rt->ns : "", rt->name);
         json_object_set_new(res->objects, key, json_deep_copy(obj));
+        sim_event_push(s, res, "MODIFIED", obj);
     }
     r->resp = json_incref(obj);
     r->status = 200;
@@ -198,8 +199,13 @@ static void delete_namespace_contents(struct sim *s, const char *ns)
         if (!res->namespaced)
             continue;
         json_object_foreach_safe(res->objects, tmp, k, v) {
-            if (!strcmp(sim_jstr(json_object_get(v, "metadata"), "namespace"), ns))
+            if (!strcmp(sim_jstr(json_object_get(v, "metadata"), "namespace"), ns)) {
+                char rv[32];
+                json_object_set_new(json_object_get(v, "metadata"), "resourceVersion",
+                                    json_string(sim_next_rv(s, rv, sizeof(rv))));
+                sim_event_push(s, res, "DELETED", v);
                 json_object_del(res->objects, k);
+            }
         }
     }
 }
@@ -237,7 +243,12 @@ void api_do_delete(struct sim *s, struct sim_req *r, struct route *rt)
         goto out;
     }
     if (!dry) {
+        char rv[32];
         snprintf(key, sizeof(key), "%s/%s", res->namespaced ? rt->ns : "", rt->name);
+        /* The deletion is a change of its own: watchers see it at a new resourceVersion. */
+        json_object_set_new(json_object_get(oldcopy, "metadata"), "resourceVersion",
+                            json_string(sim_next_rv(s, rv, sizeof(rv))));
+        sim_event_push(s, res, "DELETED", oldcopy);
         json_object_del(res->objects, key);
         if (!strcmp(resplural, "customresourcedefinitions") && !strcmp(resgroup, "apiextensions.k8s.io"))
             sim_crd_remove(s, rt->name);

@@ -162,7 +162,7 @@ sim_start() {
 sim_curl() {
     local method=$1 path=$2
     shift 2
-    curl -sS --noproxy '*' --cacert "$SIM_PKI/ca.crt" -H "Authorization: Bearer $SIM_TOKEN" \
+    curl -sS --max-time 30 --noproxy "*" --cacert "$SIM_PKI/ca.crt" -H "Authorization: Bearer $SIM_TOKEN" \
         -X "$method" -w '\n%{http_code}\n' "$@" "$SIM_URL$path"
 }
 

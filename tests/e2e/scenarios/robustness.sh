@@ -20,7 +20,7 @@ for p in '[{"op":"add"}]' '[{"op":"move","from":"/nope","path":"/x"}]' '[{"op":"
 done
 for path in /api/v1/namespaces/default/configmaps/target/status /apis /apis/nope /apis/nope/v1/x '/api/v1/namespaces/a/b/c/d/e/f/g/h' \
             "/api/v1/$(printf 'x%.0s' $(seq 1 3000))" '/api/v1/pods?labelSelector=a%20in%20(' '/api/v1/pods?limit=-1' '/api/v1/pods?continue=%%%' \
-            '/api/v1/pods?fieldSelector=spec.nodeName%3Dx' '/api/v1/pods?watch=true'; do
+            '/api/v1/pods?fieldSelector=spec.nodeName%3Dx' '/api/v1/pods?watch=true&timeoutSeconds=1'; do
     r=$(sim_curl GET "$path" 2>/dev/null || true)
     [[ $(code "$r") =~ ^(200|400|404|405|414)$ ]] || fail "GET $path gave $(code "$r")"
 done
