@@ -1,0 +1,705 @@
+#!/usr/bin/env python3
+"""wmap benchmarks: every figure of issue 7 in one run (see tests/bench/README.md).
+
+    python3 tests/bench/run.py --bin build-bench --out build/bench [--reps 3] [--only webhook,...]
+
+--bin holds the optimised binaries (wmap-webhook, kubectl-wmap, apiserver-sim) and
+bench/wmap-bench; --out gets results.json, results.md, the generated inputs and every raw
+tool output. Run from the repository root. Python 3 standard library only.
+
+Every figure is a median over --reps runs (or over a tool's own runs); every comparison is a
+ratio of figures measured side by side in the same run, wmap and its floor alternating
+(ABBA order) so that drift on a busy machine hits both alike.
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.getcwd()
+JOBSET_FIXTURE = "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml"
+JOBSET_CRD = "tests/e2e/data/jobset-crd.yaml"
+
+# Webhook inputs: name -> (wmap-bench SPEC, description, load at the fixed rate)
+WEBHOOK_INPUTS = [
+    ("small", "file:" + JOBSET_FIXTURE, "JobSet leader-workers.yaml (2 replicated jobs)"),
+    ("jobset64", "jobset:64", "JobSet, 64 replicated jobs (generated)"),
+    ("ray128", "raycluster:128", "RayCluster, 128 worker groups (generated)"),
+    ("large", "large:450000", "JobSet, 16 replicated jobs with big env lists (generated)"),
+]
+FIXED_RPS = 500
+LARGE_RPS = 20          # 450 KB reviews cost ~10-20 ms of parsing each: 500/s cannot be served
+SCALE_SPECS = ["jobset:1", "jobset:100", "jobset:1000",
+               "raycluster:1", "raycluster:50", "raycluster:500"]
+
+T0 = time.time()
+
+
+def log(msg):
+    print("[bench %6.1fs] %s" % (time.time() - T0, msg), flush=True)
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def pct(xs, p):
+    """Nearest-rank percentile."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    k = max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))
+    return s[k]
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def tls_ctx():
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def https_get(port, path, timeout=2.0):
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=tls_ctx(), timeout=timeout)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        return r.status, r.read().decode("utf-8", "replace")
+    finally:
+        c.close()
+
+
+def proc_status(pid):
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM"):
+                out[k] = int(v.split()[0]) / 1024.0  # MiB
+    return out
+
+
+def proc_cpu(pid):
+    """utime + stime of a process in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Results:
+    def __init__(self):
+        self.rows = []     # the table
+        self.raw = {}      # everything else, for results.json
+
+    def add(self, section, name, value, unit, goal=None, met=None, cmd=None, note=None):
+        self.rows.append(dict(section=section, name=name, value=value, unit=unit, goal=goal,
+                              met=met, command=cmd, note=note))
+        log("%-9s %-58s %s %s%s" % (section, name, fmt(value), unit,
+                                     "" if met is None else ("  [goal %s: %s]" % (goal, "met" if met else "MISSED"))))
+
+
+def fmt(v):
+    if v is None:
+        return "n/a"
+    if isinstance(v, str):
+        return v
+    if abs(v) >= 100:
+        return "%.0f" % v
+    if abs(v) >= 10:
+        return "%.1f" % v
+    return "%.3g" % v
+
+
+# --------------------------------------------------------------------------- inputs
+
+def make_inputs(a):
+    d = os.path.join(a.out, "inputs")
+    os.makedirs(d, exist_ok=True)
+    files = {}
+    for name, spec, _desc in WEBHOOK_INPUTS:
+        for variant, extra in (("wmap", []), ("floor", ["--nodef"])):
+            path = os.path.join(d, "%s-%s.json" % (name, variant))
+            with open(path, "w") as f:
+                subprocess.run([a.tool, "review", spec] + extra, stdout=f, check=True)
+            files[(name, variant)] = path
+    return files
+
+
+def make_certs(a):
+    d = os.path.join(a.out, "certs")
+    os.makedirs(d, exist_ok=True)
+    key, crt = os.path.join(d, "tls.key"), os.path.join(d, "tls.crt")
+    if not (os.path.exists(key) and os.path.exists(crt)):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", crt,
+                        "-days", "2", "-subj", "/CN=wmap-webhook.wmap-system.svc",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return crt, key
+
+
+# --------------------------------------------------------------------------- webhook
+
+class Webhook:
+    def __init__(self, a, crt, key, logname, extra=()):
+        self.port = free_port()
+        self.logf = open(os.path.join(a.out, logname), "w")
+        self.cmd = [os.path.join(a.bin, "wmap-webhook"), "--tls-cert", crt, "--tls-key", key,
+                    "--port", str(self.port)] + list(extra)
+        self.t_start = time.perf_counter()
+        self.p = subprocess.Popen(self.cmd, stdout=self.logf, stderr=self.logf)
+        self.ready_s = self.wait_ready()
+
+    def wait_ready(self, limit=30.0):
+        """Seconds from process start to /readyz answering 200."""
+        while time.perf_counter() - self.t_start < limit:
+            if self.p.poll() is not None:
+                raise RuntimeError("wmap-webhook exited with %d (see its log)" % self.p.returncode)
+            try:
+                s = socket.create_connection(("127.0.0.1", self.port), timeout=1)
+            except OSError:
+                time.sleep(0.002)
+                continue
+            try:
+                with tls_ctx().wrap_socket(s) as t:
+                    t.sendall(b"GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                    head = t.recv(64)
+                if head.startswith(b"HTTP/1.1 200"):
+                    return time.perf_counter() - self.t_start
+            except (OSError, ssl.SSLError):
+                pass
+            finally:
+                s.close()
+            time.sleep(0.002)
+        raise RuntimeError("wmap-webhook not ready within %.0f s" % limit)
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.logf.close()
+
+    def metrics(self):
+        """(sum seconds, count, {le: cumulative}) of the /mutate duration histogram."""
+        _, text = https_get(self.port, "/metrics")
+        s = c = 0.0
+        buckets = {}
+        for line in text.splitlines():
+            if 'endpoint="mutate"' not in line:
+                continue
+            m = re.match(r'wmap_webhook_request_duration_seconds_(sum|count|bucket)\{[^}]*?(?:le="([^"]+)")?\}\s+(\S+)', line)
+            if not m:
+                continue
+            if m.group(1) == "sum":
+                s = float(m.group(3))
+            elif m.group(1) == "count":
+                c = float(m.group(3))
+            else:
+                buckets[m.group(2)] = float(m.group(3))
+        return s, c, buckets
+
+
+def hist_quantile(b0, b1, q):
+    """Upper bound of the bucket holding quantile q of the requests between two scrapes."""
+    les = sorted((float("inf") if k == "+Inf" else float(k), b1.get(k, 0) - b0.get(k, 0)) for k in b1)
+    total = les[-1][1] if les else 0
+    if total <= 0:
+        return None
+    for le, cum in les:
+        if cum >= q * total:
+            return le
+    return None
+
+
+def h2load(a, wh, body, outbase, rate=None, n=None, clients=4, duration=None):
+    """One h2load run over TLS keep-alive (HTTP/1.1). Returns a dict of figures."""
+    url = "https://127.0.0.1:%d/mutate" % wh.port
+    cmd = ["h2load", "--h1", "-t", "1", "-c", str(clients), "-d", body,
+           "-H", "content-type: application/json"]
+    logfile = outbase + ".log"
+    if rate:
+        cmd += ["--rps", str(max(1, rate // clients)), "-n", str(n), "--log-file", logfile]
+    else:
+        cmd += ["-D", str(duration), "--warm-up-time", "1"]
+    cmd.append(url)
+    m0 = wh.metrics()
+    cpu0 = proc_cpu(wh.p.pid)
+    r = run(cmd)
+    cpu1 = proc_cpu(wh.p.pid)
+    m1 = wh.metrics()
+    with open(outbase + ".out", "w") as f:
+        f.write(" ".join(cmd) + "\n" + r.stdout + r.stderr)
+    res = {"cmd": " ".join(cmd)}
+    m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored", r.stdout)
+    st = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", r.stdout)
+    res["done"] = int(m.group(3)) if m else 0
+    res["ok2xx"] = int(st.group(1)) if st else 0
+    res["failed"] = (int(m.group(5)) + int(m.group(6))) if m else None
+    fin = re.search(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s", r.stdout)
+    res["req_per_s"] = float(fin.group(3)) if fin else None
+    if rate:
+        lat = []
+        try:
+            with open(logfile) as f:
+                for line in f:
+                    p = line.split()
+                    if len(p) >= 3 and p[1] == "200":
+                        lat.append(int(p[2]) / 1000.0)  # ms
+        except OSError:
+            pass
+        res["n"] = len(lat)
+        res["mean_ms"] = statistics.fmean(lat) if lat else None
+        res["p50_ms"] = pct(lat, 50)
+        res["p99_ms"] = pct(lat, 99)
+        res["max_ms"] = max(lat) if lat else None
+        os.unlink(logfile) if not a.keep_logs and os.path.exists(logfile) else None
+    dc = m1[1] - m0[1]
+    res["server_count"] = dc
+    res["server_mean_ms"] = (m1[0] - m0[0]) / dc * 1000 if dc > 0 else None
+    q99 = hist_quantile(m0[2], m1[2], 0.99)
+    res["server_p99_bucket_ms"] = q99 * 1000 if q99 not in (None, float("inf")) else q99
+    res["server_cpu_ms_per_req"] = (cpu1 - cpu0) * 1000 / dc if dc > 0 else None
+    return res
+
+
+def bench_webhook(a, R, files, crt, key):
+    reps = a.reps
+    raw = {"inputs": {}, "runs": {}}
+    for name, spec, desc in WEBHOOK_INPUTS:
+        raw["inputs"][name] = {"spec": spec, "description": desc,
+                               "bytes": os.path.getsize(files[(name, "wmap")]),
+                               "floor_bytes": os.path.getsize(files[(name, "floor")])}
+    help_text = run([os.path.join(a.bin, "wmap-webhook"), "--help"]).stdout
+    null_flag = re.search(r"--(null[-\w]*|no-op[-\w]*|parse-only[-\w]*)", help_text)
+    raw["null_mode_flag"] = null_flag.group(0) if null_flag else None
+    floor_desc = ("the same server with %s" % null_flag.group(0)) if null_flag else \
+        ("the same server and body, with the object's group renamed to nodef.bench.wmap.io "
+         "(no definition covers it: parsed, depth-checked, looked up, allowed unchanged with a "
+         "warning); no null mode exists in wmap-webhook --help yet (tests/bench/REQUESTS.md)")
+    raw["floor"] = floor_desc
+
+    groups = [("steady", [n for n, _, _ in WEBHOOK_INPUTS if n != "large"]), ("large", ["large"])]
+    for gname, names in groups:
+        wh = Webhook(a, crt, key, "webhook-%s.log" % gname)
+        raw["rss_idle_%s" % gname] = proc_status(wh.p.pid)
+        log("webhook (%s inputs) ready in %.0f ms, pid %d, port %d" % (gname, wh.ready_s * 1000, wh.p.pid, wh.port))
+        try:
+            # Warm-up: connections, allocator, caches.
+            for nm in names:
+                h2load(a, wh, files[(nm, "wmap")], os.path.join(a.out, "warmup-" + nm), rate=100 if nm != "large" else 10, n=100 if nm != "large" else 10)
+            for rep in range(reps):
+                order = ("wmap", "floor") if rep % 2 == 0 else ("floor", "wmap")
+                for nm in names:
+                    rate = LARGE_RPS if nm == "large" else FIXED_RPS
+                    n = int(rate * (a.rate_seconds if nm != "large" else 5))
+                    for variant in order:
+                        key_ = "%s/%s" % (nm, variant)
+                        res = h2load(a, wh, files[(nm, variant)],
+                                     os.path.join(a.out, "h2load-rate-%s-%s-%d" % (nm, variant, rep)),
+                                     rate=rate, n=n, clients=4 if nm != "large" else 1)
+                        raw["runs"].setdefault(key_, {}).setdefault("rate", []).append(res)
+                    for variant in order:
+                        key_ = "%s/%s" % (nm, variant)
+                        res = h2load(a, wh, files[(nm, variant)],
+                                     os.path.join(a.out, "h2load-sat-%s-%s-%d" % (nm, variant, rep)),
+                                     clients=8 if nm != "large" else 2, duration=a.sat_seconds)
+                        raw["runs"][key_].setdefault("sat", []).append(res)
+                log("webhook rep %d/%d (%s) done" % (rep + 1, reps, gname))
+            raw["rss_after_%s" % gname] = proc_status(wh.p.pid)
+        finally:
+            wh.stop()
+
+    def med(key_, kind, field):
+        return median([r.get(field) for r in raw["runs"].get(key_, {}).get(kind, [])])
+
+    def paired_ratio(nm, kind, field, invert=False):
+        w = raw["runs"]["%s/wmap" % nm][kind]
+        f = raw["runs"]["%s/floor" % nm][kind]
+        rs = []
+        for x, y in zip(w, f):
+            if x.get(field) and y.get(field):
+                rs.append(y[field] / x[field] if invert else x[field] / y[field])
+        return median(rs)
+
+    S = "webhook"
+    cmd_rate = raw["runs"]["small/wmap"]["rate"][0]["cmd"]
+    cmd_sat = raw["runs"]["small/wmap"]["sat"][0]["cmd"]
+    for nm, spec, desc in WEBHOOK_INPUTS:
+        kb = raw["inputs"][nm]["bytes"] / 1024.0
+        rate = LARGE_RPS if nm == "large" else FIXED_RPS
+        label = "%s (%.0f KB review)" % (nm, kb)
+        rcmd = raw["runs"]["%s/wmap" % nm]["rate"][0]["cmd"]
+        scmd = raw["runs"]["%s/wmap" % nm]["sat"][0]["cmd"]
+        mean = med("%s/wmap" % nm, "rate", "mean_ms")
+        p99 = med("%s/wmap" % nm, "rate", "p99_ms")
+        goal_mean = goal_p99 = None
+        if nm == "small":
+            goal_mean, goal_p99 = 0.5, 1.0
+        elif nm == "jobset64":
+            goal_p99 = 3.0
+        elif nm == "large":
+            goal_p99 = 50.0
+        R.add(S, "%s: mean latency at %d/s" % (label, rate), mean, "ms",
+              "<= %g ms" % goal_mean if goal_mean else None,
+              (mean <= goal_mean) if goal_mean and mean is not None else None, rcmd)
+        R.add(S, "%s: p99 latency at %d/s" % (label, rate), p99, "ms",
+              "<= %g ms" % goal_p99 if goal_p99 else None,
+              (p99 <= goal_p99) if goal_p99 and p99 is not None else None, rcmd)
+        R.add(S, "%s: floor mean / p99 at %d/s" % (label, rate),
+              "%s / %s" % (fmt(med("%s/floor" % nm, "rate", "mean_ms")), fmt(med("%s/floor" % nm, "rate", "p99_ms"))),
+              "ms", cmd=rcmd.replace(nm + "-wmap", nm + "-floor"))
+        ratio = paired_ratio(nm, "rate", "mean_ms")
+        R.add(S, "%s: mean latency, wmap / floor" % label, ratio, "x",
+              "<= 1.5x" if nm == "small" else None,
+              (ratio <= 1.5) if nm == "small" and ratio else None, rcmd)
+        R.add(S, "%s: server-side mean (/metrics histogram), wmap / floor" % label,
+              "%s / %s ms" % (fmt(med("%s/wmap" % nm, "rate", "server_mean_ms")), fmt(med("%s/floor" % nm, "rate", "server_mean_ms"))),
+              "", cmd="GET /metrics before and after each run")
+        cw, cf = med("%s/wmap" % nm, "rate", "server_cpu_ms_per_req"), med("%s/floor" % nm, "rate", "server_cpu_ms_per_req")
+        R.add(S, "%s: server CPU per review, wmap / floor" % label,
+              "%s / %s ms (%sx)" % (fmt(cw), fmt(cf), fmt(paired_ratio(nm, "rate", "server_cpu_ms_per_req"))),
+              "", cmd="/proc/PID/stat utime+stime around each rate run")
+        sat = med("%s/wmap" % nm, "sat", "req_per_s")
+        sat_f = med("%s/floor" % nm, "sat", "req_per_s")
+        R.add(S, "%s: saturated throughput (wmap / floor)" % label,
+              sat, "req/s", ">= 2000/s" if nm == "small" else None,
+              (sat >= 2000) if nm == "small" and sat else None, scmd,
+              note="floor %s req/s; time per request wmap/floor %sx" % (fmt(sat_f), fmt(paired_ratio(nm, "sat", "req_per_s", invert=True))))
+        fails = sum((r.get("failed") or 0) for k in ("%s/wmap" % nm, "%s/floor" % nm)
+                    for kind in ("rate", "sat") for r in raw["runs"].get(k, {}).get(kind, []))
+        if fails:
+            R.add(S, "%s: failed requests (all runs)" % label, fails, "", "0", False, rcmd)
+    for gname, goal in (("steady", 30.0), ("large", None)):
+        st = raw.get("rss_after_%s" % gname, {})
+        idle = raw.get("rss_idle_%s" % gname, {})
+        R.add(S, "RSS after the %s runs (VmRSS / VmHWM)" % ("small/64-job/Ray" if gname == "steady" else "450 KB"),
+              "%s / %s" % (fmt(st.get("VmRSS")), fmt(st.get("VmHWM"))), "MiB",
+              "<= 30 MB" if goal else None,
+              (st.get("VmRSS", 1e9) <= goal and st.get("VmHWM", 1e9) <= goal) if goal else None,
+              "/proc/PID/status", note="idle after ready: %s MiB" % fmt(idle.get("VmRSS")))
+    R.raw["webhook"] = raw
+
+
+def bench_startup(a, R, crt, key):
+    times, self_ms = [], []
+    for i in range(a.starts):
+        wh = Webhook(a, crt, key, "webhook-start.log")
+        times.append(wh.ready_s * 1000)
+        wh.stop()
+        try:
+            with open(os.path.join(a.out, "webhook-start.log")) as f:
+                for line in f:
+                    if '"msg":"ready"' in line:
+                        m = re.search(r'"(\w*[Mm]s\w*)":\s*([\d.]+)', line)
+                        if m:
+                            self_ms.append(float(m.group(2)))
+        except OSError:
+            pass
+    v = median(times)
+    R.add("start-up", "wmap-webhook exec to /readyz 200 (whole catalog, 2 threads)", v, "ms",
+          "<= 300 ms", v is not None and v <= 300,
+          "wmap-webhook --tls-cert C --tls-key K --port P; poll GET /readyz every 2 ms",
+          note="runs: %s ms; server's own log: %s ms" % (
+              ", ".join("%.0f" % t for t in times), fmt(median(self_ms))))
+    R.raw["startup"] = {"ms": times, "self_reported_ms": self_ms}
+
+
+def hyperfine(a, cmds, name, runs=30, warmup=3):
+    out = os.path.join(a.out, "hyperfine-%s.json" % name)
+    cmd = ["hyperfine", "-N", "--warmup", str(warmup), "--runs", str(runs), "--export-json", out,
+           "--style", "none"] + cmds
+    r = run(cmd)
+    if r.returncode != 0:
+        # -N (no shell) is hyperfine >= 1.13; fall back to the shell.
+        cmd.remove("-N")
+        r = run(cmd)
+    if r.returncode != 0:
+        raise RuntimeError("hyperfine failed: %s" % r.stderr[-500:])
+    with open(out) as f:
+        data = json.load(f)
+    return [x["median"] * 1000 for x in data["results"]], " ".join(
+        c if " " not in c else "'%s'" % c for c in cmd)
+
+
+def peak_rss(cmd, runs=7, env=None):
+    vals = []
+    for _ in range(runs):
+        r = run(["/usr/bin/time", "-f", "WMAPRSS %M"] + cmd, env=env)
+        m = re.search(r"WMAPRSS (\d+)", r.stderr)
+        if m:
+            vals.append(int(m.group(1)) / 1024.0)
+    return median(vals)
+
+
+def bench_plugin(a, R):
+    plugin = os.path.join(a.bin, "kubectl-wmap")
+    cmd = [plugin, "describe", "-f", JOBSET_FIXTURE]
+    r = run(cmd)
+    if r.returncode != 0:
+        R.add("plugin", "describe -f leader-workers.yaml", None, "ms", "<= 50 ms", False,
+              " ".join(cmd), note="failed: " + r.stderr.strip()[:200])
+        return
+    (t,), hcmd = hyperfine(a, [" ".join(cmd)], "describe-f", runs=30)
+    R.add("plugin", "describe -f leader-workers.yaml: wall time (median)", t, "ms", "<= 50 ms",
+          t <= 50, hcmd)
+    rss = peak_rss(cmd)
+    R.add("plugin", "describe -f leader-workers.yaml: peak RSS (median)", rss, "MiB",
+          cmd="/usr/bin/time -f %M " + " ".join(cmd))
+    R.raw["plugin"] = {"describe_f_ms": t, "describe_f_peak_rss_mib": rss}
+
+
+def bench_live(a, R):
+    sim = os.path.join(a.bin, "apiserver-sim")
+    plugin = os.path.join(a.bin, "kubectl-wmap")
+    kubectl = shutil.which("kubectl")
+    d = os.path.join(a.out, "sim")
+    os.makedirs(d, exist_ok=True)
+    kc, rf = os.path.join(d, "kubeconfig"), os.path.join(d, "ready")
+    if os.path.exists(rf):
+        os.unlink(rf)
+    if not (os.path.exists(sim) and kubectl):
+        R.add("plugin", "live describe vs kubectl get -o json", "not measurable", "",
+              "no slower", None, note="apiserver-sim or kubectl missing")
+        return
+    ns = os.path.join(d, "namespace.yaml")
+    with open(ns, "w") as f:
+        f.write("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml-team\n")
+    logf = open(os.path.join(d, "sim.log"), "w")
+    p = subprocess.Popen([sim, "--port", "0", "--kubeconfig-out", kc, "--ready-file", rf,
+                          "--load", JOBSET_CRD, "--load", ns, "--load", JOBSET_FIXTURE],
+                         stdout=logf, stderr=logf)
+    try:
+        for _ in range(1000):
+            if os.path.exists(rf) or p.poll() is not None:
+                break
+            time.sleep(0.01)
+        if not os.path.exists(rf):
+            with open(os.path.join(d, "sim.log")) as f:
+                why = f.read().strip()[-200:]
+            R.add("plugin", "live describe vs kubectl get -o json", "not measurable", "",
+                  "no slower", None, note="apiserver-sim did not start: " + why)
+            return
+        env = dict(os.environ, KUBECONFIG=kc)
+        get = [kubectl, "--kubeconfig", kc, "get", "jobset", "llama-train", "-n", "ml-team", "-o", "json"]
+        desc = [plugin, "describe", "jobset/llama-train", "-n", "ml-team", "--kubeconfig", kc]
+        rg, rd = run(get, env=env), run(desc, env=env)
+        R.raw["live"] = {"get_rc": rg.returncode, "describe_rc": rd.returncode,
+                         "describe_stderr": rd.stderr[-400:], "get_stderr": rg.stderr[-400:]}
+        if rg.returncode != 0:
+            R.add("plugin", "live describe vs kubectl get -o json", "not measurable", "",
+                  "no slower", None, " ".join(get), note="kubectl get failed: " + rg.stderr.strip()[:160])
+            return
+        if rd.returncode != 0:
+            R.add("plugin", "live describe TYPE/NAME vs kubectl get -o json", "not measurable yet",
+                  "", "no slower", None, " ".join(desc),
+                  note="the plugin's live describe does not work yet: " + rd.stderr.strip().splitlines()[-1][:200]
+                  if rd.stderr.strip() else "exit %d" % rd.returncode)
+            (tg,), hcmd = hyperfine(a, [" ".join(get)], "kubectl-get", runs=15)
+            R.add("plugin", "kubectl get jobset -o json against apiserver-sim (reference)", tg, "ms",
+                  cmd=hcmd)
+            return
+        (td, tg), hcmd = hyperfine(a, [" ".join(desc), " ".join(get)], "live", runs=15)
+        R.add("plugin", "live describe jobset/llama-train", td, "ms", cmd=hcmd)
+        R.add("plugin", "kubectl get jobset llama-train -o json", tg, "ms", cmd=hcmd)
+        R.add("plugin", "live describe / kubectl get -o json", td / tg, "x", "<= 1x", td <= tg, hcmd)
+        R.add("plugin", "live describe: peak RSS", peak_rss(desc, env=env), "MiB",
+              cmd="/usr/bin/time -f %M " + " ".join(desc))
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        logf.close()
+
+
+def wmap_bench(a, args):
+    r = run([a.tool] + args)
+    if r.returncode != 0:
+        return {"error": r.stderr.strip()}
+    return json.loads(r.stdout)
+
+
+def bench_scale(a, R):
+    raw = {}
+    for no_status in (False, True):
+        for spec in SCALE_SPECS:
+            args = ["resolve", spec, "--samples", str(a.scale_samples), "--sample-ms", "20"]
+            if no_status:
+                args.append("--no-status")
+            raw[(spec, no_status)] = wmap_bench(a, args)
+    R.raw["scale"] = {"%s%s" % (k[0], " no-status" if k[1] else ""): v for k, v in raw.items()}
+    for no_status in (False, True):
+        tag = "resolve without status (admission)" if no_status else "resolve with status (describe)"
+        for fam, unit_name in (("jobset", "replicated job"), ("raycluster", "worker group")):
+            sizes = [s for s in SCALE_SPECS if s.startswith(fam + ":")]
+            base = raw[(sizes[0], no_status)]
+            for s in sizes:
+                n = int(s.split(":")[1])
+                res = raw[(s, no_status)]
+                cmd = "%s resolve %s%s" % (a.tool, s, " --no-status" if no_status else "")
+                goal = met = None
+                if s == "jobset:1000":
+                    goal = "<= 20 ms"
+                if "error" in res:
+                    R.add("scale", "%s %s" % (tag, s), None, "ms", goal, False if goal else None, cmd,
+                          note="error: " + res["error"][-220:])
+                    continue
+                ms = res["median_us"] / 1000.0
+                if goal:
+                    met = ms <= 20
+                per = res["median_us"] / n
+                note = "%.2f us per %s" % (per, unit_name)
+                if n > 1 and "error" not in base:
+                    note += "; x%.1f the time for x%d the size (linear: x%d)" % (
+                        res["median_us"] / base["median_us"], n, n)
+                R.add("scale", "%s %s (%d KB)" % (tag, s, res["bytes"] // 1024), ms, "ms", goal, met, cmd,
+                      note=note)
+            # growth between the two largest sizes
+            a_, b_ = raw[(sizes[1], no_status)], raw[(sizes[2], no_status)]
+            if "error" not in a_ and "error" not in b_:
+                n1, n2 = int(sizes[1].split(":")[1]), int(sizes[2].split(":")[1])
+                ratio = (b_["median_us"] / n2) / (a_["median_us"] / n1)
+                R.add("scale", "%s %s: cost per %s at %d / at %d" % (tag, fam, unit_name, n2, n1),
+                      ratio, "x", "~1x (linear)", ratio <= 1.5,
+                      "%s vs %s" % (sizes[2], sizes[1]))
+
+
+def bench_admit(a, R):
+    """In-process per-review cost, wmap against its floor (no TLS, no load tool: CPU only)."""
+    raw = {}
+    for name, spec, _ in WEBHOOK_INPUTS:
+        w = wmap_bench(a, ["admit", spec, "--samples", str(a.scale_samples), "--sample-ms", "20"])
+        f = wmap_bench(a, ["admit", spec, "--nodef", "--samples", str(a.scale_samples), "--sample-ms", "20"])
+        raw[name] = {"wmap": w, "floor": f}
+        if "error" in w or "error" in f:
+            R.add("in-process", "%s: admission review" % name, None, "ms",
+                  note=(w.get("error") or f.get("error"))[-200:])
+            continue
+        R.add("in-process", "%s: parse + review + dump, wmap / floor" % name,
+              "%s / %s ms (%sx)" % (fmt(w["median_us"] / 1000), fmt(f["median_us"] / 1000),
+                                    fmt(w["median_us"] / f["median_us"])), "",
+              cmd="%s admit %s [--nodef]" % (a.tool, spec))
+    R.raw["in_process"] = raw
+
+
+# --------------------------------------------------------------------------- output
+
+def write_outputs(a, R):
+    meta = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host": os.uname().nodename, "cpus": os.cpu_count(),
+        "loadavg_start": a.loadavg_start, "loadavg_end": os.getloadavg(),
+        "reps": a.reps, "git": run(["git", "rev-parse", "--short", "HEAD"]).stdout.strip(),
+        "git_dirty": bool(run(["git", "status", "--porcelain", "--untracked-files=no"]).stdout.strip()),
+        "duration_s": round(time.time() - T0, 1),
+        "tools": {t: run([t, "--version"]).stdout.strip().splitlines()[0] if shutil.which(t) else None
+                  for t in ("h2load", "hyperfine")},
+        "libjq": run(["dpkg-query", "-W", "-f=${Version}", "libjq1"]).stdout.strip(),
+    }
+    goals = [r for r in R.rows if r["met"] is not None]
+    summary = {"met": sum(1 for r in goals if r["met"]), "missed": sum(1 for r in goals if not r["met"])}
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "summary": summary, "rows": R.rows, "raw": R.raw}, f, indent=1,
+                  default=str)
+    lines = ["# wmap benchmark results", "",
+             "%s, %s, %d CPUs, load average %s at start and %s at end, git %s%s, %d repetitions, %.0f s."
+             % (meta["date"], meta["host"], meta["cpus"],
+                " ".join("%.1f" % x for x in meta["loadavg_start"]),
+                " ".join("%.1f" % x for x in meta["loadavg_end"]), meta["git"],
+                " (with uncommitted changes)" if meta["git_dirty"] else "", a.reps, meta["duration_s"]),
+             "", "Goals: %d met, %d missed." % (summary["met"], summary["missed"]), "",
+             "| section | figure | value | goal | | command / note |", "|---|---|---|---|---|---|"]
+    for r in R.rows:
+        v = fmt(r["value"]) + (" " + r["unit"] if r["unit"] else "")
+        mark = "" if r["met"] is None else ("met" if r["met"] else "**MISSED**")
+        extra = []
+        if r["command"]:
+            extra.append("`%s`" % r["command"].replace("|", "\\|"))
+        if r["note"]:
+            extra.append(r["note"].replace("|", "\\|"))
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (r["section"], r["name"], v, r["goal"] or "",
+                                                          mark, "<br>".join(extra)))
+    if R.raw.get("webhook", {}).get("floor"):
+        lines += ["", "Floor (baseline) of the webhook figures: " + R.raw["webhook"]["floor"] + "."]
+    with open(os.path.join(a.out, "results.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    # The table on stdout.
+    print()
+    w = max(len(r["section"] + r["name"]) for r in R.rows) + 3
+    for r in R.rows:
+        v = fmt(r["value"]) + (" " + r["unit"] if r["unit"] else "")
+        mark = "" if r["met"] is None else ("  goal %s: %s" % (r["goal"], "met" if r["met"] else "MISSED"))
+        print("%-*s %s%s" % (w, r["section"] + ": " + r["name"], v, mark))
+    print("\nGoals: %d met, %d missed. Written: %s/results.json, %s/results.md (%.0f s)"
+          % (summary["met"], summary["missed"], a.out, a.out, time.time() - T0))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build-bench")
+    ap.add_argument("--out", default="build/bench")
+    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "3")))
+    ap.add_argument("--starts", type=int, default=7)
+    ap.add_argument("--rate-seconds", type=float, default=3.0)
+    ap.add_argument("--sat-seconds", type=int, default=3)
+    ap.add_argument("--scale-samples", type=int, default=9)
+    ap.add_argument("--only", default="webhook,startup,plugin,live,scale,admit")
+    ap.add_argument("--keep-logs", action="store_true")
+    a = ap.parse_args()
+    a.bin = os.path.abspath(a.bin)
+    a.out = os.path.abspath(a.out)
+    a.tool = os.path.join(a.bin, "bench", "wmap-bench")
+    a.loadavg_start = os.getloadavg()
+    os.makedirs(a.out, exist_ok=True)
+    only = set(a.only.split(","))
+    R = Results()
+    files = make_inputs(a)
+    crt, key = make_certs(a)
+    log("inputs: " + ", ".join("%s %d B" % (os.path.basename(v), os.path.getsize(v)) for v in files.values()))
+    steps = [("startup", lambda: bench_startup(a, R, crt, key)),
+             ("webhook", lambda: bench_webhook(a, R, files, crt, key)),
+             ("plugin", lambda: bench_plugin(a, R)),
+             ("live", lambda: bench_live(a, R)),
+             ("scale", lambda: bench_scale(a, R)),
+             ("admit", lambda: bench_admit(a, R))]
+    for name, fn in steps:
+        if name not in only:
+            continue
+        log("== %s" % name)
+        try:
+            fn()
+        except Exception as e:  # one broken benchmark must not lose the others' figures
+            R.add(name, "benchmark failed", None, "", None, False, note="%s: %s" % (type(e).__name__, e))
+    write_outputs(a, R)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
