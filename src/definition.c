@@ -853,6 +853,22 @@ out:
 	return rc;
 }
 
+/* libjq's compile message, without its command-line dressing: "syntax error, unexpected
+ * '|'" out of "jq: jq: error: syntax error, unexpected '|' (Unix shell quoting issues?) at
+ * <top-level>, line 2:\n<program>; jq: 1 compile error". Rewrites msg in place. */
+static const char *jq_message(char *msg)
+{
+	char *s = msg, *cut;
+	while (strncmp(s, "jq: ", 4) == 0)
+		s += 4;
+	if (strncmp(s, "error: ", 7) == 0)
+		s += 7;
+	if ((cut = strstr(s, " (Unix shell quoting issues?)")) || (cut = strstr(s, " at <top-level>")) ||
+	    (cut = strchr(s, '\n')) || (cut = strchr(s, ';')))
+		*cut = '\0';
+	return s;
+}
+
 int wmap_definition_check_jq(const wmap_definition *def, wmap_error *err)
 {
 	char msg[1024];
@@ -871,8 +887,8 @@ int wmap_definition_check_jq(const wmap_definition *def, wmap_error *err)
 		if (e->path || e->jn || wmap_jq_check(e->text, msg, sizeof(msg)) == 0)
 			continue;
 		char line[1600];
-		snprintf(line, sizeof(line), "%s%s: %s: jq expression \"%.200s\" does not compile: %.900s",
-			 n ? "\n" : "", def->source, e->where, e->text, msg);
+		snprintf(line, sizeof(line), "%s%s: jq expression \"%.200s\" does not compile: %.900s",
+			 n ? "\n" : "", e->place, e->text, jq_message(msg));
 		size_t l = strlen(line);
 		char *na = realloc(all, len + l + 1);
 		if (!na) {

@@ -21,6 +21,8 @@ typedef struct ctx {
 /* Records a finding at ptr (a JSON pointer in the document, NULL for the whole document),
  * prefixed with file:line:column when positions are known, else the file and JSON path. */
 void finding(ctx *c, const char *ptr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "file:line:col" of ptr when positions are known, else "file: .json.path". */
+void place_of(ctx *c, const char *ptr, char *place, size_t len);
 char *xstrdup(ctx *c, const char *s);
 char *child_ptr(ctx *c, const char *base, const char *key);
 /* Reports every key of obj not in allowed (NULL-terminated). */

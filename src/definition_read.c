@@ -12,23 +12,29 @@
 #include "jqnative.h"
 #include "wmap/yaml.h"
 
+void place_of(ctx *c, const char *ptr, char *place, size_t len)
+{
+	char key[1100];
+	snprintf(key, sizeof(key), "%d%s", c->doc, ptr ? ptr : "");
+	wmap_yaml_position(place, len, c->positions, c->def->source, key);
+	if (ptr && *ptr && !strchr(place + strlen(c->def->source), ':')) {
+		char path[1024];
+		wmap_pointer_to_path(path, sizeof(path), ptr);
+		size_t n = strlen(place);
+		snprintf(place + n, len - n, ": %s", path);
+	}
+}
+
 /* ptr is a JSON pointer inside the document, or NULL for the document as a whole. */
 void finding(ctx *c, const char *ptr, const char *fmt, ...)
 {
-	char place[1024], key[1100], msg[1024];
+	char place[1024], msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(key, sizeof(key), "%d%s", c->doc, ptr ? ptr : "");
-	wmap_yaml_position(place, sizeof(place), c->positions, c->def->source, key);
-	if (ptr && *ptr && !strchr(place + strlen(c->def->source), ':')) {
-		char path[1024];
-		wmap_pointer_to_path(path, sizeof(path), ptr);
-		size_t n = strlen(place);
-		snprintf(place + n, sizeof(place) - n, ": %s", path);
-	}
+	place_of(c, ptr, place, sizeof(place));
 	if (c->flen < sizeof(c->findings) - 1) {
 		int w = snprintf(c->findings + c->flen, sizeof(c->findings) - c->flen, "%s%s: %s",
 				 c->n_findings ? "\n" : "", place, msg);
@@ -125,6 +131,7 @@ void expr_free(wmap_expr *e)
 		return;
 	free(e->text);
 	free(e->where);
+	free(e->place);
 	wmap_path_free(e->path);
 	wmap_jn_free(e->jn);
 	free(e);
@@ -178,6 +185,9 @@ wmap_expr *get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key,
 	e->text = text;
 	text = NULL;
 	e->where = xstrdup(c, where);
+	char place[1024];
+	place_of(c, p, place, sizeof(place));
+	e->place = xstrdup(c, place);
 	e->jq_slot = e->jq_path_slot = -1;
 	e->path = wmap_path_parse(e->text);
 	if (!e->path)

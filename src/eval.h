@@ -36,6 +36,7 @@ int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_err
 struct wmap_expr {
 	char *text;
 	char *where;          /* the definition field, e.g. ".spec...rootComponent.scaleDefinition.replicasPath" */
+	char *place;          /* where it is written: "file:line:col", or "file: <where>" */
 	wmap_path *path;      /* plain path form, NULL when it is more than a path */
 	struct wmap_jn *jn;   /* native jq form (jqnative.c), NULL when libjq is needed */
 	int jq_slot;          /* the expression's index in the definition's jq list, -1 when native */

@@ -150,7 +150,14 @@ static int add_documents(wmap_registry *reg, const char *data, size_t len, const
 	for (n = 0; n < json_array_size(docs); n++) {
 		rc = wmap_definition_load(&loaded[n], json_array_get(docs, n), name, origin, positions,
 					  (int)n, err);
-		if (rc == WMAP_EINVALID && !with_positions) {
+		/* Strict loading: a broken jq expression in a definition from outside fails here,
+		 * not at its first use (the catalog's are checked by tests). */
+		if (rc == 0 && origin != WMAP_ORIGIN_CATALOG &&
+		    (rc = wmap_definition_check_jq(loaded[n], err)) != 0) {
+			wmap_definition_free(loaded[n]);
+			loaded[n] = NULL;
+		}
+		if ((rc == WMAP_EINVALID || rc == WMAP_EJQ) && !with_positions) {
 			for (size_t i = 0; i < n; i++)
 				wmap_definition_free(loaded[i]);
 			free(loaded);
