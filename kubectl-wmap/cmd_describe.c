@@ -10,12 +10,15 @@
 #include <string.h>
 
 #include "cli.h"
+#include "live.h"
 #include "render.h"
 #include "wmap/workload.h"
 #include "wmap/yaml.h"
 
 static const cli_flag flags[] = {
 	{ "filename", "file", 'f', "FILE", "the object to describe, YAML or JSON (- reads stdin)" },
+	{ "pod-limit", NULL, 0, "N", "live: show at most N pods per component, unhealthy first (0 = all)" },
+	{ "component-limit", NULL, 0, "N", "live: show at most N components per level, unhealthy first (0 = all)" },
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -170,8 +173,7 @@ static int run(const cli_options *o)
 		return cli_usage_error(o, &cli_cmd_describe,
 				       "describe takes TYPE/NAME or TYPE NAME (got %zu arguments)",
 				       o->n_args);
-	return cli_error("describing a live workload needs a cluster connection, which this build "
-			 "does not have yet; use -f FILE");
+	return live_describe(o);
 }
 
 const cli_command cli_cmd_describe = {
@@ -184,7 +186,8 @@ const cli_command cli_cmd_describe = {
 		"from its .status, and the replicas, GPUs, CPU and memory each component asks for.\n"
 		"\n"
 		"-f reads one object (YAML or JSON; - is standard input) and needs no cluster.\n"
-		"The live form (TYPE/NAME) needs the cluster connection of a later release.\n"
+		"TYPE/NAME (or TYPE NAME) reads the workload and its pods from the cluster of the\n"
+		"kubeconfig (--kubeconfig, --context, -n, ...): pods per component, ready/desired.\n"
 		"\n"
 		"Examples:\n"
 		"  kubectl wmap describe -f jobset.yaml\n"

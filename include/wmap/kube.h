@@ -1,0 +1,176 @@
+/* wmap: the Kubernetes API client: kubeconfig (as kubectl reads it), in-cluster config,
+ * an HTTPS client on libcurl, discovery (cached on disk) and resource-type resolution.
+ *
+ * Secrets (tokens, keys, exec credentials) are never put into error messages or any other
+ * text this module hands out. */
+#ifndef WMAP_KUBE_H
+#define WMAP_KUBE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include "wmap/error.h"
+
+/* ---- kubeconfig ------------------------------------------------------------------- */
+
+/* What the command line overrides (kubectl's flags); NULL = not given. */
+typedef struct wmap_kube_overrides {
+	const char *kubeconfig;   /* --kubeconfig: only that file, no merging */
+	const char *context;
+	const char *cluster;
+	const char *user;
+	const char *namespace_;   /* -n */
+} wmap_kube_overrides;
+
+/* The connection settings of one context, resolved. Every string is owned by the config. */
+typedef struct wmap_kube_config {
+	char *source;             /* the file(s) read, or "in-cluster"; for messages */
+	char *context, *cluster_name, *user_name;
+	char *server;             /* https://host:port[/prefix] */
+	char *namespace_;         /* -n, else the context's, else "default" */
+	int namespace_explicit;   /* from -n or the context, not the default */
+
+	char *ca_file;            /* certificate-authority, made absolute */
+	char *ca_data;            /* certificate-authority-data, decoded PEM */
+	size_t ca_data_len;
+	int insecure;             /* insecure-skip-tls-verify */
+	char *tls_server_name;
+	char *proxy_url;
+	int disable_compression;
+
+	char *cert_file, *key_file;   /* client-certificate / client-key */
+	char *cert_data, *key_data;   /* decoded PEM */
+	size_t cert_data_len, key_data_len;
+	char *token;              /* bearer token (secret) */
+	char *token_file;         /* tokenFile; re-read when used */
+
+	/* exec credential plugin (client.authentication.k8s.io/v1 or v1beta1) */
+	char *exec_api_version, *exec_command, *exec_install_hint;
+	size_t exec_n_args;
+	char **exec_args;
+	json_t *exec_env;         /* [{name, value}] */
+	int exec_provide_cluster_info;
+	json_t *exec_cluster_config;  /* the cluster's client.authentication.k8s.io/exec extension */
+
+	int in_cluster;
+} wmap_kube_config;
+
+/* Loads the connection settings as kubectl does: --kubeconfig, else $KUBECONFIG (files
+ * merged, the first to set a value or map key wins, missing files skipped), else
+ * ~/.kube/config; the context (--context or current-context), its cluster and user
+ * (overridable), the namespace. With no kubeconfig at all, the in-cluster service account
+ * config is used when KUBERNETES_SERVICE_HOST is set. A malformed file is WMAP_EINVAL
+ * naming file:line:col; no usable config at all is WMAP_ENOTFOUND. The caller owns *out. */
+int wmap_kubeconfig_load(wmap_kube_config **out, const wmap_kube_overrides *ov,
+			 wmap_error *err);
+
+/* The same from one parsed, already merged kubeconfig document (tests; exec plugins with
+ * relative paths resolve against dir). */
+int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const char *dir,
+			      const char *source, const wmap_kube_overrides *ov, wmap_error *err);
+
+/* Merges the kubeconfig documents docs[0..n) by kubectl's rules into a new object. */
+json_t *wmap_kubeconfig_merge(json_t *const *docs, size_t n);
+
+void wmap_kubeconfig_free(wmap_kube_config *cfg);
+
+/* ---- the client ------------------------------------------------------------------- */
+
+typedef struct wmap_kube_client wmap_kube_client;
+
+typedef struct wmap_kube_opts {
+	long timeout_ms;          /* per request; 0 = 30 s; -1 = none */
+	int max_retries;          /* 429/5xx retries, 0 = 3; -1 = none */
+	size_t max_response;      /* body cap, 0 = 64 MiB */
+	const char *user_agent;   /* NULL = "kubectl-wmap" */
+} wmap_kube_opts;
+
+/* A client for cfg (borrowed; must outlive the client). One curl handle is reused, so
+ * connections are kept alive between requests. The caller owns *out. */
+int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
+			 const wmap_kube_opts *opts, wmap_error *err);
+void wmap_kube_client_free(wmap_kube_client *c);
+
+/* Parses a kubectl duration ("30s", "1m", "500ms", "0", a bare number = seconds) into
+ * milliseconds; -1 when malformed. "0" means no timeout (returns 0). */
+long wmap_kube_parse_duration(const char *s);
+
+/* One request. path starts with "/" (query included); body may be NULL. On a response
+ * with a 2xx code: 0 and *out (may be NULL when the caller does not want it) the parsed
+ * body, owned by the caller. On an error response: WMAP_ENOTFOUND for 404, WMAP_EIO for
+ * the rest, with *status set and the message kubectl would print
+ * ("Error from server (NotFound): jobsets.jobset.x-k8s.io \"x\" not found"). Transport
+ * failures are WMAP_EIO with *status 0. 429 and 5xx (but not 500 with a Status from a
+ * webhook, which is final) are retried with backoff honouring Retry-After. */
+int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const char *method,
+		      const char *path, const char *content_type, const char *body,
+		      wmap_error *err);
+
+/* GET a path into *out. */
+int wmap_kube_get(json_t **out, wmap_kube_client *c, const char *path, wmap_error *err);
+
+/* Requests made so far (for measurements and tests). */
+unsigned wmap_kube_requests(const wmap_kube_client *c);
+
+/* The config the client was made with (borrowed). */
+const wmap_kube_config *wmap_kube_client_config(const wmap_kube_client *c);
+
+/* Percent-encodes s for a query value (Go url.Values: space as '+') into a new string. */
+char *wmap_kube_query_escape(const char *s);
+
+/* ---- discovery -------------------------------------------------------------------- */
+
+typedef struct wmap_api_resource {
+	char *group;              /* "" for the core group */
+	char *version;
+	char *plural;             /* "jobsets" */
+	char *singular;           /* "jobset" (lowercased kind when the server gives none) */
+	char *kind;               /* "JobSet" */
+	int namespaced;
+	int preferred;            /* served at the group's preferred version */
+	size_t n_short;
+	char **short_names;
+} wmap_api_resource;
+
+typedef struct wmap_discovery wmap_discovery;
+
+/* Discovery of the API server behind c: read from the cache when it is younger than
+ * ttl_seconds (0 = 6 hours; the folder is $WMAP_CACHE_DIR, else
+ * ~/.kube/cache/wmap/discovery/<host_port>/), else walked (/api/v1, /apis, every
+ * /apis/G/V) and written back. The caller owns *out. */
+int wmap_discovery_load(wmap_discovery **out, wmap_kube_client *c, int ttl_seconds,
+			wmap_error *err);
+/* Walks the server again (ignoring the cache), after a type was not found. */
+int wmap_discovery_refresh(wmap_discovery *d, wmap_kube_client *c, wmap_error *err);
+void wmap_discovery_free(wmap_discovery *d);
+/* 1 when the discovery came from the cache. */
+int wmap_discovery_cached(const wmap_discovery *d);
+
+size_t wmap_discovery_count(const wmap_discovery *d);
+const wmap_api_resource *wmap_discovery_get(const wmap_discovery *d, size_t i);
+
+/* Resolves a TYPE as kubectl does: plural, singular, short name or kind, case-insensitive,
+ * optionally qualified as resource.group, resource.version.group or Kind.version.group.
+ * Borrowed result. WMAP_ENOTFOUND when nothing matches, WMAP_EINVAL when several groups
+ * serve it (the message lists the qualified names). */
+int wmap_discovery_resolve(const wmap_api_resource **out, const wmap_discovery *d,
+			   const char *type, wmap_error *err);
+
+/* The resource serving group/version/kind (exact version), NULL when none. */
+const wmap_api_resource *wmap_discovery_find_kind(const wmap_discovery *d, const char *group,
+						  const char *version, const char *kind);
+
+/* The REST path of a resource: collection when name is NULL; ns NULL = all namespaces
+ * (or cluster-scoped). New string owned by the caller, NULL on ENOMEM. */
+char *wmap_resource_path(const wmap_api_resource *r, const char *ns, const char *name);
+
+/* "jobsets.jobset.x-k8s.io" ("pods" for core), for messages. */
+void wmap_resource_label(char *buf, size_t len, const wmap_api_resource *r);
+
+/* Whether the CRD (an apiextensions.k8s.io/v1 object) would prune labels written into the
+ * pod-template metadata at pointer (e.g. "/spec/template") of version's schema: 1 when the
+ * schema declares that metadata as a bare object (no properties, no
+ * x-kubernetes-preserve-unknown-fields), 0 otherwise. */
+int wmap_crd_prunes_template_labels(const json_t *crd, const char *version,
+				    const char *template_pointer);
+
+#endif

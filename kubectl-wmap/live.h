@@ -1,0 +1,96 @@
+/* kubectl-wmap: what the live commands (describe TYPE/NAME, get, patch, suspend, resume,
+ * completion) share: the connection from the kubectl flags, discovery, the definitions
+ * (cluster Karta objects over --definitions over the catalog), TYPE[/NAME] parsing and
+ * resolution, fetching one workload, and kubectl-like error printing with the exit codes
+ * of reference 6.3 (0 ok, 1 error, 2 usage, 3 not found, 4 no definition). */
+#ifndef KUBECTL_WMAP_LIVE_H
+#define KUBECTL_WMAP_LIVE_H
+
+#include <jansson.h>
+
+#include "cli.h"
+#include "wmap/kube.h"
+#include "wmap/registry.h"
+#include "wmap/workload.h"
+
+#define LIVE_MAX_WARNINGS 64
+
+typedef struct live_ctx {
+	const cli_options *o;
+	wmap_kube_config *cfg;
+	wmap_kube_client *client;
+	wmap_discovery *disc;
+	wmap_registry *reg;
+	wmap_engine *eng;
+	const char *ns;           /* the namespace in force (borrowed from cfg) */
+	size_t n_warnings;
+	char *warnings[LIVE_MAX_WARNINGS];  /* printed on stderr after the output */
+} live_ctx;
+
+/* A workload fetched from the cluster and resolved. */
+typedef struct live_target {
+	const wmap_api_resource *res;     /* borrowed from the discovery */
+	const wmap_definition *def;       /* borrowed from the registry */
+	json_t *object;
+	wmap_workload *w;
+	char label[512];                  /* "jobsets.jobset.x-k8s.io" */
+	char name[256];
+} live_target;
+
+/* Connects (kubeconfig, client, discovery). On failure prints the error and returns the
+ * exit code; 0 when connected. */
+int live_open(live_ctx *lc, const cli_options *o);
+
+/* Prints the collected warnings (after the output, as kubectl does) and frees everything. */
+void live_close(live_ctx *lc);
+
+void live_warn(live_ctx *lc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Loads the definitions: for one kind (group/kind non-NULL: only that catalog file) or
+ * all of them, --definitions, then the cluster's kartas.run.ai (best effort, warnings on
+ * failure), and makes the engine. 0 or an exit code (error printed). */
+int live_load_definitions(live_ctx *lc, const char *group, const char *kind);
+
+/* Splits the positional arguments into TYPE and NAME ("TYPE/NAME" or "TYPE NAME"); name
+ * is NULL when only a TYPE was given and need_name is 0. 0 or CLI_EXIT_USAGE (printed). */
+int live_split_target(char *type, size_t tlen, char *name, size_t nlen, int *has_name,
+		      const cli_options *o, const cli_command *cmd, int need_name);
+
+/* Resolves TYPE through discovery (walking the server again once when the cached
+ * discovery does not know it). When the cluster does not serve it: exit 4 when no
+ * definition covers such a kind either, else 3 (the type is not installed). Prints. */
+int live_resolve_type(const wmap_api_resource **out, live_ctx *lc, const char *type);
+
+/* The definition of a resource's group/version/kind: exact version, else another version
+ * of the kind. NULL (and prints, exit 4) when none covers it. */
+int live_definition_for(const wmap_definition **out, live_ctx *lc, const wmap_api_resource *r);
+
+/* Fetches and resolves TYPE NAME in the namespace in force: resolves the type, loads the
+ * definition for it, GETs the object (404 -> exit 3) and resolves it. Prints errors. */
+int live_target_load(live_target *t, live_ctx *lc, const char *type, const char *name);
+/* Re-reads the object (after a conflict) and resolves it again. */
+int live_target_reload(live_target *t, live_ctx *lc);
+void live_target_clear(live_target *t);
+
+/* Prints err the way kubectl does ("Error from server (...): ..." as is, otherwise
+ * "error: ...") and returns code. */
+int live_fail(const wmap_error *err, int code);
+
+/* The exit code of a client error: 3 for not found, 1 otherwise. */
+int live_code(const wmap_error *err);
+
+/* "5m", "2h", "3d": kubectl's short ages, from an RFC 3339 timestamp ("<unknown>" when
+ * absent). */
+void live_age(char *buf, size_t len, const char *timestamp);
+
+/* A list of every object at path (a collection path with or without a query), following
+ * metadata.continue with limit chunk (0 = one request). Items are appended to items. */
+int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_error *err);
+
+/* The live describe (cmd_describe.c hands TYPE/NAME over to it); returns the exit code. */
+int live_describe(const cli_options *o);
+
+/* "--request-timeout" in milliseconds (0 = default), -1 when malformed. */
+long live_timeout_ms(const cli_options *o);
+
+#endif

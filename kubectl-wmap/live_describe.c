@@ -1,0 +1,977 @@
+/* kubectl-wmap describe TYPE/NAME: one live workload with its pods (reference 5.7, 5.8, 6.4).
+ *
+ * Pods are attributed by ownership first: a pod of the workload's namespace is kept when
+ * its controller chain (up to 6 hops, owners fetched once and cached, misses too) reaches
+ * an owner reference with the workload's uid. Then each pod-bearing component, in the
+ * definition's order, claims the pods its componentTypeSelector matches (a component
+ * without one claims all only when it is the only pod-bearing component), and a
+ * multi-instance component splits its pods by componentInstanceSelector. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "live.h"
+#include "render.h"
+#include "wmap/pods.h"
+#include "wmap/quantity.h"
+
+#define OWNER_HOPS 6
+#define MAX_KIDS 1024
+
+typedef struct pod_info {
+	json_t *pod;              /* borrowed from the list */
+	const char *name, *phase, *node, *reason;
+	int ready, healthy;
+	wmap_resources res;
+	int comp;                 /* node index, -1 when no component claimed it */
+	int inst;                 /* instance index, -1 for none */
+} pod_info;
+
+typedef struct desc {
+	live_ctx *lc;
+	live_target *t;
+	const wmap_workload *w;
+	const char *root_uid;
+	json_t *owners;           /* "apiVersion|kind|ns|name" -> object or null (miss) */
+	size_t n_pods;
+	pod_info *pods;
+	long pod_limit, comp_limit;
+	render_table *tree;
+	wmap_error err;
+} desc;
+
+/* ---- attribution ------------------------------------------------------------------- */
+
+static json_t *controller_ref(const json_t *obj)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r)
+		if (json_is_true(json_object_get(r, "controller")))
+			return r;
+	return NULL;
+}
+
+static int refs_uid(const json_t *obj, const char *uid)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r) {
+		const char *u = json_string_value(json_object_get(r, "uid"));
+
+		if (u && uid && strcmp(u, uid) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static const json_t *owner_of(desc *d, const json_t *ref, const char *ns)
+{
+	const char *api = json_string_value(json_object_get(ref, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(ref, "kind"));
+	const char *name = json_string_value(json_object_get(ref, "name"));
+	char key[1024], group[256] = "", version[64] = "";
+	const wmap_api_resource *r;
+	const char *slash;
+	json_t *obj = NULL;
+	char *path;
+
+	if (!api || !kind || !name)
+		return NULL;
+	snprintf(key, sizeof(key), "%s|%s|%s|%s", api, kind, ns ? ns : "", name);
+	if ((obj = json_object_get(d->owners, key)) != NULL)
+		return json_is_null(obj) ? NULL : obj;
+	slash = strchr(api, '/');
+	if (slash) {
+		snprintf(group, sizeof(group), "%.*s", (int)(slash - api), api);
+		snprintf(version, sizeof(version), "%s", slash + 1);
+	} else {
+		snprintf(version, sizeof(version), "%s", api);
+	}
+	r = wmap_discovery_find_kind(d->lc->disc, group, version, kind);
+	obj = NULL;
+	if (r && (path = wmap_resource_path(r, ns, name)) != NULL) {
+		wmap_error e = { 0 };
+
+		if (wmap_kube_get(&obj, d->lc->client, path, &e) != 0)
+			obj = NULL;
+		free(path);
+	}
+	json_object_set_new(d->owners, key, obj ? obj : json_null());
+	return obj;
+}
+
+static int belongs(desc *d, const json_t *pod, const char *ns)
+{
+	const json_t *obj = pod;
+
+	for (int hop = 0; hop < OWNER_HOPS && obj; hop++) {
+		const json_t *ref;
+
+		if (refs_uid(obj, d->root_uid))
+			return 1;
+		if ((ref = controller_ref(obj)) == NULL)
+			return 0;
+		obj = owner_of(d, ref, ns);
+	}
+	return 0;
+}
+
+/* ---- pods -------------------------------------------------------------------------- */
+
+static const json_t *condition(const json_t *pod, const char *type)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c) {
+		const char *t = json_string_value(json_object_get(c, "type"));
+
+		if (t && strcmp(t, type) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+static int cond_is(const json_t *c, const char *status)
+{
+	const char *s = json_string_value(json_object_get(c, "status"));
+
+	return s && strcmp(s, status) == 0;
+}
+
+static void pod_fill(pod_info *p, json_t *pod)
+{
+	const json_t *st = json_object_get(pod, "status");
+	const json_t *sched = condition(pod, "PodScheduled"), *ready = condition(pod, "Ready");
+	wmap_error ignored = { 0 };
+
+	p->pod = pod;
+	p->name = json_string_value(json_object_get(json_object_get(pod, "metadata"), "name"));
+	p->phase = json_string_value(json_object_get(st, "phase"));
+	if (!p->phase)
+		p->phase = "Unknown";
+	p->node = json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+	if (p->node && !p->node[0])
+		p->node = NULL;
+	p->ready = ready && cond_is(ready, "True");
+	p->healthy = p->ready || strcmp(p->phase, "Succeeded") == 0;
+	p->reason = NULL;
+	if (!p->ready) {
+		if (sched && cond_is(sched, "False"))
+			p->reason = json_string_value(json_object_get(sched, "reason"));
+		if (!p->reason)
+			p->reason = json_string_value(json_object_get(st, "reason"));
+		if (!p->reason && ready && cond_is(ready, "False"))
+			p->reason = json_string_value(json_object_get(ready, "reason"));
+	}
+	if (wmap_pod_resources(&p->res, json_object_get(pod, "spec"), ".spec", &ignored) != 0)
+		memset(&p->res, 0, sizeof(p->res));
+	p->comp = -1;
+	p->inst = -1;
+}
+
+static int pod_cmp(const void *a, const void *b)
+{
+	const pod_info *x = a, *y = b;
+
+	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+static int count_pod_bearing(const wmap_definition *def)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < def->n_components; i++)
+		n += wmap_component_has_pods(&def->components[i]);
+	return n;
+}
+
+static int place(desc *d, pod_info *p)
+{
+	const wmap_workload *w = d->w;
+	const wmap_definition *def = w->definition;
+	int sole = count_pod_bearing(def) == 1;
+
+	for (size_t k = 0; k < w->n_nodes; k++) {
+		const wmap_node *n = &w->nodes[k];
+		int m;
+
+		if (!wmap_component_has_pods(n->def))
+			continue;
+		if (wmap_pod_matches_component(&m, d->lc->eng, def, n->index, p->pod, &d->err) != 0)
+			return -1;
+		if (m < 0)
+			m = sole;
+		if (!m)
+			continue;
+		p->comp = (int)k;
+		if (n->def->pod_instance_id_path) {
+			char *id = NULL;
+			wmap_error e = { 0 };
+
+			/* A pod without the id label is not this workload's business. */
+			if (wmap_pod_key(&id, d->lc->eng, def, n->index, p->pod, 0, &e) == 0 && id)
+				for (size_t i = 0; i < n->n_instances; i++)
+					if (strcmp(n->instances[i].id, id) == 0)
+						p->inst = (int)i;
+			free(id);
+			if (p->inst < 0)
+				p->comp = -1;
+		} else if (n->n_instances > 0) {
+			p->inst = 0;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static int load_pods(desc *d)
+{
+	live_ctx *lc = d->lc;
+	const char *ns = d->w->namespace_;
+	json_t *items = json_array();
+	char *path;
+	size_t i, n = 0;
+	json_t *it;
+	int rc;
+
+	if (!items)
+		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+	path = strdup(ns ? "" : "/api/v1/pods");
+	if (ns) {
+		size_t len = strlen(ns) + 32;
+
+		free(path);
+		if ((path = malloc(len)) != NULL)
+			snprintf(path, len, "/api/v1/namespaces/%s/pods", ns);
+	}
+	if (!path) {
+		json_decref(items);
+		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+	}
+	rc = live_list(items, lc, path, 500, &d->err);
+	free(path);
+	if (rc != 0) {
+		json_decref(items);
+		return rc;
+	}
+	/* Pods are owners too (LWS workers belong to a StatefulSet owned by the leader Pod). */
+	json_array_foreach(items, i, it) {
+		const json_t *md = json_object_get(it, "metadata");
+		char key[1024];
+
+		snprintf(key, sizeof(key), "v1|Pod|%s|%s",
+			 json_string_value(json_object_get(md, "namespace")) ?
+				 json_string_value(json_object_get(md, "namespace")) : "",
+			 json_string_value(json_object_get(md, "name")) ?
+				 json_string_value(json_object_get(md, "name")) : "");
+		json_object_set(d->owners, key, it);
+	}
+	if ((d->pods = calloc(json_array_size(items) + 1, sizeof(*d->pods))) == NULL) {
+		json_decref(items);
+		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+	}
+	json_array_foreach(items, i, it) {
+		const char *pns = json_string_value(json_object_get(json_object_get(it, "metadata"),
+								    "namespace"));
+
+		if (!belongs(d, it, pns))
+			continue;
+		pod_fill(&d->pods[n], it);
+		if (place(d, &d->pods[n]) != 0) {
+			json_decref(items);
+			return d->err.code;
+		}
+		n++;
+	}
+	d->n_pods = n;
+	qsort(d->pods, n, sizeof(*d->pods), pod_cmp);
+	/* The pods stay referenced by the owner cache, which lives as long as d. */
+	json_decref(items);
+	return 0;
+}
+
+/* ---- counting ---------------------------------------------------------------------- */
+
+static int is_under(const wmap_workload *w, int k, int top)
+{
+	for (int depth = 0; k >= 0 && depth < 64; depth++) {
+		if (k == top)
+			return 1;
+		k = w->nodes[k].def->parent;
+	}
+	return 0;
+}
+
+typedef struct stats {
+	int64_t desired, current, ready, unhealthy;
+	size_t n_nodes;
+	const char *nodes[64];
+	char node_list[1024];
+} stats;
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void stats_add_node(stats *s, const char *node)
+{
+	if (!node)
+		return;
+	for (size_t i = 0; i < s->n_nodes; i++)
+		if (strcmp(s->nodes[i], node) == 0)
+			return;
+	if (s->n_nodes < sizeof(s->nodes) / sizeof(s->nodes[0]))
+		s->nodes[s->n_nodes++] = node;
+}
+
+/* Sorted distinct node names joined with commas. */
+static void stats_finish(stats *s)
+{
+	size_t used = 0;
+
+	qsort(s->nodes, s->n_nodes, sizeof(s->nodes[0]), str_cmp);
+	s->node_list[0] = '\0';
+	for (size_t i = 0; i < s->n_nodes && used < sizeof(s->node_list); i++)
+		used += (size_t)snprintf(s->node_list + used, sizeof(s->node_list) - used, "%s%s",
+					 i ? "," : "", s->nodes[i]);
+}
+
+static int64_t shown_desired(const wmap_workload *w, int k, int depth)
+{
+	const wmap_node *n = &w->nodes[k];
+	int64_t sum = 0;
+
+	if (wmap_component_has_pods(n->def)) {
+		for (size_t i = 0; i < n->n_instances; i++)
+			sum += n->instances[i].desired;
+		return sum;
+	}
+	for (size_t c = 0; c < n->n_children && depth < 64; c++)
+		sum += shown_desired(w, n->children[c], depth + 1);
+	return sum;
+}
+
+/* inst < 0: the whole subtree of component k; else one instance of k. */
+static void count(const desc *d, int k, int inst, stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->desired = inst < 0 ? shown_desired(d->w, k, 0) : d->w->nodes[k].instances[inst].desired;
+	for (size_t i = 0; i < d->n_pods; i++) {
+		const pod_info *p = &d->pods[i];
+
+		if (p->comp < 0 || !is_under(d->w, p->comp, k) || (inst >= 0 && (p->comp != k || p->inst != inst)))
+			continue;
+		s->current++;
+		s->ready += p->ready;
+		s->unhealthy += !p->healthy;
+		stats_add_node(s, p->node);
+	}
+	stats_finish(s);
+}
+
+static int unhealthy(const stats *s)
+{
+	return s->ready < s->desired || s->unhealthy > 0;
+}
+
+/* ---- which components are shown (as in file mode) --------------------------------- */
+
+static int present(const wmap_node *n)
+{
+	for (size_t i = 0; i < n->n_instances; i++) {
+		const wmap_instance *in = &n->instances[i];
+
+		if (!in->has_pod)
+			continue;
+		if (in->pod.shape != WMAP_SPEC_FRAGMENTED) {
+			if (in->pod.spec.value || in->pod.template_.value)
+				return 1;
+			continue;
+		}
+		for (int f = 0; f < WMAP_FRAG_COUNT; f++)
+			if (in->pod.frag[f].value)
+				return 1;
+	}
+	return 0;
+}
+
+static int shown(const desc *d, int k, int depth)
+{
+	const wmap_node *n = &d->w->nodes[k];
+
+	if ((wmap_component_has_pods(n->def) && present(n)) || shown_desired(d->w, k, 0) > 0 ||
+	    n->total.gpu || n->total.cpu_milli || n->total.memory)
+		return 1;
+	for (size_t i = 0; i < d->n_pods; i++)
+		if (d->pods[i].comp >= 0 && is_under(d->w, d->pods[i].comp, k))
+			return 1;
+	for (size_t c = 0; c < n->n_children && depth < 64; c++)
+		if (shown(d, n->children[c], depth + 1))
+			return 1;
+	return 0;
+}
+
+/* ---- the tree ---------------------------------------------------------------------- */
+
+enum { ENT_COMPONENT, ENT_INSTANCE, ENT_POD, ENT_MORE };
+
+typedef struct entry {
+	int type;
+	int comp;                 /* the component (node index) of an instance entry */
+	int idx;                  /* node index, instance index or pod index */
+	int bad;                  /* unhealthy: listed first when a limit applies */
+	char more[128];
+} entry;
+
+static int row(desc *d, const char *prefix, int last, const char *label, const char *status,
+	       int64_t gpu, const char *nodes)
+{
+	char name[1400], g[48] = "";
+	const char *cells[4];
+
+	snprintf(name, sizeof(name), "%s%s%s", prefix, last ? "`-- " : "|-- ", label);
+	if (gpu > 0)
+		snprintf(g, sizeof(g), "gpu: %lld", (long long)gpu);
+	cells[0] = name;
+	cells[1] = status;
+	cells[2] = g;
+	cells[3] = nodes;
+	return render_table_add(d->tree, cells, &d->err);
+}
+
+static int entry_cmp_bad(const void *a, const void *b)
+{
+	const entry *x = a, *y = b;
+
+	return y->bad - x->bad;
+}
+
+/* Keeps at most limit entries of v (unhealthy first, stable otherwise), appending a
+ * "..." entry that says how many were left out. */
+static size_t apply_limit(entry *v, size_t n, long limit, int pods)
+{
+	size_t bad_total = 0, bad_shown = 0, keep;
+	entry *tmp;
+
+	if (limit <= 0 || n <= (size_t)limit)
+		return n;
+	for (size_t i = 0; i < n; i++)
+		bad_total += v[i].bad;
+	/* stable partition: unhealthy first */
+	tmp = malloc(n * sizeof(*tmp));
+	if (tmp) {
+		size_t o = 0;
+
+		for (int pass = 1; pass >= 0; pass--)
+			for (size_t i = 0; i < n; i++)
+				if (v[i].bad == pass)
+					tmp[o++] = v[i];
+		memcpy(v, tmp, n * sizeof(*v));
+		free(tmp);
+	} else {
+		qsort(v, n, sizeof(*v), entry_cmp_bad);
+	}
+	keep = (size_t)limit;
+	for (size_t i = 0; i < keep; i++)
+		bad_shown += v[i].bad;
+	v[keep].type = ENT_MORE;
+	if (pods) {
+		if (bad_shown == bad_total)
+			snprintf(v[keep].more, sizeof(v[keep].more), "and %zu more (%zu unhealthy shown)",
+				 n - keep, bad_shown);
+		else
+			snprintf(v[keep].more, sizeof(v[keep].more),
+				 "and %zu more (%zu of %zu unhealthy shown)", n - keep, bad_shown,
+				 bad_total);
+	} else if (bad_total > bad_shown) {
+		snprintf(v[keep].more, sizeof(v[keep].more), "and %zu more component%s (%zu unhealthy)",
+			 n - keep, n - keep == 1 ? "" : "s", bad_total - bad_shown);
+	} else {
+		snprintf(v[keep].more, sizeof(v[keep].more), "and %zu more component%s", n - keep,
+			 n - keep == 1 ? "" : "s");
+	}
+	return keep + 1;
+}
+
+static void pod_status(char *buf, size_t len, const pod_info *p)
+{
+	if (p->reason && p->reason[0] && !p->ready && strcmp(p->phase, "Succeeded") != 0)
+		snprintf(buf, len, "%s (%s)", p->phase, p->reason);
+	else
+		snprintf(buf, len, "%s", p->phase);
+}
+
+static int render_entries(desc *d, entry *v, size_t n, const char *prefix, int depth);
+static int render_instance(desc *d, int k, int inst, const char *prefix, int last, int depth);
+
+static int add_pod_entries(desc *d, entry *v, size_t *n, size_t max, int k, int inst)
+{
+	size_t start = *n;
+
+	for (size_t i = 0; i < d->n_pods && *n < max; i++)
+		if (d->pods[i].comp == k && (inst < 0 || d->pods[i].inst == inst)) {
+			v[*n].type = ENT_POD;
+			v[*n].idx = (int)i;
+			v[*n].bad = !d->pods[i].healthy;
+			(*n)++;
+		}
+	return (int)apply_limit(v + start, *n - start, d->pod_limit, 1) + (int)start;
+}
+
+static int add_component_entries(desc *d, entry *v, size_t n_max, const int *kids, size_t nk)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nk && n < n_max; i++) {
+		stats s;
+
+		count(d, kids[i], -1, &s);
+		v[n].type = ENT_COMPONENT;
+		v[n].idx = kids[i];
+		v[n].bad = unhealthy(&s);
+		n++;
+	}
+	return (int)apply_limit(v, n, d->comp_limit, 0);
+}
+
+static int render_component(desc *d, int k, const char *prefix, int last, int depth)
+{
+	const wmap_node *n = &d->w->nodes[k];
+	int multi = n->def->instance_id_path && wmap_component_has_pods(n->def);
+	char child_prefix[1024], status[64];
+	entry *v = NULL;
+	size_t nv = 0, cap;
+	int kids[MAX_KIDS], rc;
+	size_t nk = 0;
+	stats s;
+
+	if (depth > 32)
+		return wmap_error_set(&d->err, WMAP_ELIMIT, "components nest deeper than 32");
+	count(d, k, -1, &s);
+	snprintf(status, sizeof(status), "%lld/%lld ready", (long long)s.ready, (long long)s.desired);
+	if ((rc = row(d, prefix, last, n->def->name, status, n->total.gpu, s.node_list)) != 0)
+		return rc;
+	snprintf(child_prefix, sizeof(child_prefix), "%s%s", prefix, last ? "    " : "|   ");
+	for (size_t c = 0; c < n->n_children && nk < MAX_KIDS; c++)
+		if (shown(d, n->children[c], 0))
+			kids[nk++] = n->children[c];
+	cap = d->n_pods + n->n_instances + nk + 4;
+	if ((v = calloc(cap, sizeof(*v))) == NULL)
+		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+	if (multi) {
+		for (size_t i = 0; i < n->n_instances; i++) {
+			stats is;
+
+			count(d, k, (int)i, &is);
+			v[nv].type = ENT_INSTANCE;
+			v[nv].comp = k;
+			v[nv].idx = (int)i;
+			v[nv].bad = unhealthy(&is);
+			nv++;
+		}
+		nv = apply_limit(v, nv, d->comp_limit, 0);
+	} else if (wmap_component_has_pods(n->def)) {
+		nv = (size_t)add_pod_entries(d, v, &nv, cap, k, -1);
+	}
+	nv += (size_t)add_component_entries(d, v + nv, cap - nv, kids, nk);
+	rc = render_entries(d, v, nv, child_prefix, depth + 1);
+	free(v);
+	return rc;
+}
+
+static int render_instance(desc *d, int k, int inst, const char *prefix, int last, int depth)
+{
+	const wmap_node *n = &d->w->nodes[k];
+	const wmap_instance *in = &n->instances[inst];
+	char child_prefix[1024], status[64];
+	entry *v;
+	size_t nv = 0;
+	stats s;
+	int rc;
+
+	count(d, k, inst, &s);
+	snprintf(status, sizeof(status), "%lld/%lld ready", (long long)s.ready, (long long)s.desired);
+	if ((rc = row(d, prefix, last, in->id && in->id[0] ? in->id : "<no id>", status,
+		      in->total.gpu, s.node_list)) != 0)
+		return rc;
+	snprintf(child_prefix, sizeof(child_prefix), "%s%s", prefix, last ? "    " : "|   ");
+	if ((v = calloc(d->n_pods + 2, sizeof(*v))) == NULL)
+		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+	nv = (size_t)add_pod_entries(d, v, &nv, d->n_pods + 1, k, inst);
+	rc = render_entries(d, v, nv, child_prefix, depth + 1);
+	free(v);
+	return rc;
+}
+
+static int render_entries(desc *d, entry *v, size_t n, const char *prefix, int depth)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		int last = i + 1 == n;
+
+		switch (v[i].type) {
+		case ENT_COMPONENT:
+			rc = render_component(d, v[i].idx, prefix, last, depth);
+			break;
+		case ENT_INSTANCE:
+			rc = render_instance(d, v[i].comp, v[i].idx, prefix, last, depth);
+			break;
+		case ENT_POD: {
+			const pod_info *p = &d->pods[v[i].idx];
+			char st[256];
+
+			pod_status(st, sizeof(st), p);
+			rc = row(d, prefix, last, p->name ? p->name : "?", st, p->res.gpu,
+				 p->node ? p->node : "<none>");
+			break;
+		}
+		case ENT_MORE:
+			rc = row(d, prefix, last, "...", v[i].more, 0, NULL);
+			break;
+		}
+	}
+	return rc;
+}
+
+/* ---- the resources table ----------------------------------------------------------- */
+
+static int res_row(render_table *t, const char *label, int64_t replicas, const wmap_resources *r,
+		   wmap_error *err)
+{
+	char rep[32], gpu[32], cpu[32], mem[32];
+	const char *cells[5] = { label, rep, gpu, cpu, mem };
+
+	snprintf(rep, sizeof(rep), "%lld", (long long)replicas);
+	snprintf(gpu, sizeof(gpu), "%lld", (long long)r->gpu);
+	wmap_quantity_format_cpu(cpu, sizeof(cpu), r->cpu_milli);
+	wmap_quantity_format_bytes(mem, sizeof(mem), r->memory);
+	return render_table_add(t, cells, err);
+}
+
+static int res_rows(desc *d, render_table *t, int k, int depth)
+{
+	const wmap_node *n = &d->w->nodes[k];
+	int rc = 0;
+
+	if (depth > 32)
+		return 0;
+	if (wmap_component_has_pods(n->def)) {
+		if (!n->def->instance_id_path) {
+			rc = res_row(t, n->def->name, shown_desired(d->w, k, 0), &n->own, &d->err);
+		} else {
+			for (size_t i = 0; i < n->n_instances && rc == 0; i++) {
+				char label[512];
+
+				snprintf(label, sizeof(label), "%s/%s", n->def->name, n->instances[i].id);
+				rc = res_row(t, label, n->instances[i].desired, &n->instances[i].total,
+					     &d->err);
+			}
+		}
+	}
+	for (size_t c = 0; c < n->n_children && rc == 0; c++)
+		if (shown(d, n->children[c], 0))
+			rc = res_rows(d, t, n->children[c], depth + 1);
+	return rc;
+}
+
+/* The top-level components: the root when it describes pods, else its shown children. */
+static size_t top_level(const desc *d, int *out, size_t max)
+{
+	const wmap_node *root = &d->w->nodes[0];
+	size_t n = 0;
+
+	if (wmap_component_has_pods(root->def)) {
+		out[0] = 0;
+		return 1;
+	}
+	for (size_t c = 0; c < root->n_children && n < max; c++)
+		if (shown(d, root->children[c], 0))
+			out[n++] = root->children[c];
+	return n;
+}
+
+static int render_text(desc *d)
+{
+	const wmap_workload *w = d->w;
+	const json_t *md = json_object_get(w->object, "metadata");
+	const char *header[5] = { "COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY" };
+	render_table *res = NULL;
+	char age[32], status[256];
+	int top[MAX_KIDS], rc;
+	size_t nt;
+	entry *v = NULL;
+
+	live_age(age, sizeof(age), json_string_value(json_object_get(md, "creationTimestamp")));
+	nt = w->n_nodes ? top_level(d, top, MAX_KIDS) : 0;
+	if ((rc = render_table_new(&d->tree, 4, &d->err)) != 0 ||
+	    (rc = render_table_new(&res, 5, &d->err)) != 0 ||
+	    (rc = render_table_add(res, header, &d->err)) != 0)
+		goto cleanup;
+	if ((v = calloc(nt + 2, sizeof(*v))) == NULL) {
+		rc = wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if ((rc = render_entries(d, v, (size_t)add_component_entries(d, v, nt + 1, top, nt), "",
+				 0)) != 0)
+		goto cleanup;
+	for (size_t i = 0; i < nt && rc == 0; i++)
+		rc = res_rows(d, res, top[i], 0);
+	if (rc == 0)
+		rc = res_row(res, "TOTAL", w->desired, &w->total, &d->err);
+	if (rc != 0)
+		goto cleanup;
+	printf("%s/%s   namespace: %s   definition: %s (%s)   age: %s\n\n", w->kind ? w->kind : "?",
+	       w->name ? w->name : "?", w->namespace_ ? w->namespace_ : "<none>",
+	       w->definition->name, wmap_origin_name(w->definition->origin), age);
+	if (render_table_rows(d->tree) == 0)
+		printf("(no components describe pods)\n");
+	render_table_print(stdout, d->tree);
+	wmap_workload_status_string(w, status, sizeof(status), ",");
+	printf("\nPhase: %s\n\nResources:\n", status);
+	render_table_print(stdout, res);
+cleanup:
+	free(v);
+	render_table_free(res);
+	return rc;
+}
+
+/* ---- -o json|yaml ------------------------------------------------------------------ */
+
+static json_t *resources_json(const wmap_resources *r)
+{
+	return json_pack("{s:I, s:I, s:I}", "gpus", (json_int_t)r->gpu, "cpuMillis",
+			 (json_int_t)r->cpu_milli, "memoryBytes", (json_int_t)r->memory);
+}
+
+static json_t *replicas_json(const stats *s)
+{
+	return json_pack("{s:I, s:I, s:I}", "desired", (json_int_t)s->desired, "current",
+			 (json_int_t)s->current, "ready", (json_int_t)s->ready);
+}
+
+static json_t *nodes_json(const stats *s)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < s->n_nodes; i++)
+		json_array_append_new(a, json_string(s->nodes[i]));
+	return a;
+}
+
+static json_t *pods_json(const desc *d, int k, int inst)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < d->n_pods; i++) {
+		const pod_info *p = &d->pods[i];
+		json_t *o;
+
+		if (p->comp != k || (inst >= 0 && p->inst != inst))
+			continue;
+		o = json_pack("{s:s?, s:s, s:b, s:o, s:o}", "name", p->name, "phase", p->phase,
+			      "ready", p->ready, "node", p->node ? json_string(p->node) : json_null(),
+			      "resources", resources_json(&p->res));
+		if (o && p->reason && !p->ready)
+			json_object_set_new(o, "reason", json_string(p->reason));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *component_json(const desc *d, int k, int depth)
+{
+	const wmap_node *n = &d->w->nodes[k];
+	json_t *c, *kids = NULL;
+	stats s;
+
+	if (depth > 32)
+		return NULL;
+	count(d, k, -1, &s);
+	c = json_pack("{s:s, s:o, s:o, s:o}", "name", n->def->name, "replicas", replicas_json(&s),
+		      "resources", resources_json(&n->total), "nodes", nodes_json(&s));
+	if (!c)
+		return NULL;
+	if (n->def->kind)
+		json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group",
+							 n->def->kind->group, "version",
+							 n->def->kind->version, "kind",
+							 n->def->kind->kind));
+	if (wmap_component_has_pods(n->def) && n->def->instance_id_path) {
+		json_t *list = json_array();
+
+		for (size_t i = 0; list && i < n->n_instances; i++) {
+			stats is;
+
+			count(d, k, (int)i, &is);
+			json_array_append_new(list, json_pack("{s:s, s:o, s:o, s:o, s:o}", "id",
+							      n->instances[i].id, "replicas",
+							      replicas_json(&is), "resources",
+							      resources_json(&n->instances[i].total),
+							      "nodes", nodes_json(&is), "pods",
+							      pods_json(d, k, (int)i)));
+		}
+		json_object_set_new(c, "instances", list);
+	} else if (wmap_component_has_pods(n->def)) {
+		json_object_set_new(c, "pods", pods_json(d, k, -1));
+	}
+	for (size_t i = 0; i < n->n_children; i++) {
+		if (!shown(d, n->children[i], 0))
+			continue;
+		if (!kids)
+			json_object_set_new(c, "children", kids = json_array());
+		json_array_append_new(kids, component_json(d, n->children[i], depth + 1));
+	}
+	return c;
+}
+
+static int render_model(desc *d, cli_output format)
+{
+	const wmap_workload *w = d->w;
+	const json_t *md = json_object_get(w->object, "metadata");
+	json_t *m, *phases = json_array(), *list = json_array();
+	int top[MAX_KIDS], rc;
+	size_t nt = w->n_nodes ? top_level(d, top, MAX_KIDS) : 0;
+	stats all = { 0 };
+
+	for (int s = 0; phases && s < WMAP_STATUS_COUNT; s++)
+		if (w->statuses & (1u << s))
+			json_array_append_new(phases, json_string(wmap_status_name((wmap_status)s)));
+	if (phases && json_array_size(phases) == 0)
+		json_array_append_new(phases, json_string(wmap_status_name(WMAP_STATUS_UNDEFINED)));
+	all.desired = w->desired;
+	for (size_t i = 0; i < d->n_pods; i++)
+		if (d->pods[i].comp >= 0) {
+			all.current++;
+			all.ready += d->pods[i].ready;
+		}
+	for (size_t i = 0; list && i < nt; i++)
+		json_array_append_new(list, component_json(d, top[i], 0));
+	m = json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:{s:s, s:s}, s:b, s:o, s:s?, s:o, s:o, s:o}",
+		      "kind", w->kind, "apiVersion", w->api_version, "name", w->name, "namespace",
+		      w->namespace_, "createdAt",
+		      json_string_value(json_object_get(md, "creationTimestamp")), "definition",
+		      "name", w->definition->name, "origin", wmap_origin_name(w->definition->origin),
+		      "fileMode", 0, "phases", phases, "phase", w->phase, "replicas",
+		      replicas_json(&all), "resources", resources_json(&w->total), "components",
+		      list);
+	if (!m)
+		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory building the output");
+	rc = render_value(stdout, m, format, &d->err);
+	json_decref(m);
+	return rc;
+}
+
+/* ---- pruning check ----------------------------------------------------------------- */
+
+/* Labels written into pod-template metadata that the CRD's schema declares as a bare
+ * object are dropped by the API server (kubernetes/kubernetes#103739): say so. */
+static void check_pruning(desc *d)
+{
+	const wmap_api_resource *r = d->t->res;
+	const wmap_workload *w = d->w;
+	wmap_error e = { 0 };
+	json_t *crd = NULL;
+	char path[700];
+
+	if (!r->group[0] || !strchr(r->group, '.'))
+		return;   /* built-in kinds have no CRD */
+	snprintf(path, sizeof(path), "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/%s.%s",
+		 r->plural, r->group);
+	if (wmap_kube_get(&crd, d->lc->client, path, &e) != 0)
+		return;   /* no permission to read CRDs: nothing to say */
+	for (size_t k = 0; k < w->n_nodes; k++)
+		for (size_t i = 0; i < w->nodes[k].n_instances; i++) {
+			const wmap_pod *pod = &w->nodes[k].instances[i].pod;
+			const char *mp = pod->metadata.pointer;
+			char parent[512], dotted[600];
+			const char *slash;
+
+			if (!w->nodes[k].instances[i].has_pod || !mp)
+				continue;
+			slash = strrchr(mp, '/');
+			snprintf(parent, sizeof(parent), "%.*s", (int)(slash ? slash - mp : 0), mp);
+			if (!wmap_crd_prunes_template_labels(crd, r->version, parent))
+				continue;
+			snprintf(dotted, sizeof(dotted), "%s", mp);
+			for (char *c = dotted; *c; c++)
+				if (*c == '/')
+					*c = '.';
+			live_warn(d->lc, "the CRD %s.%s declares pod template metadata (%s) without "
+				  "properties: the API server prunes labels and annotations written "
+				  "there (kubernetes/kubernetes#103739); component %s", r->plural,
+				  r->group, dotted, w->nodes[k].def->name);
+		}
+	json_decref(crd);
+}
+
+/* ---- the command ------------------------------------------------------------------- */
+
+static int parse_limit(long *out, const cli_options *o, const char *name)
+{
+	const char *v = cli_options_get(o, name);
+	char *end;
+
+	*out = 0;
+	if (!v)
+		return 0;
+	*out = strtol(v, &end, 10);
+	if (end == v || *end || *out < 0)
+		return cli_usage_error(o, &cli_cmd_describe, "--%s needs a number >= 0 (got \"%s\")",
+				       name, v);
+	return 0;
+}
+
+int live_describe(const cli_options *o)
+{
+	char type[256], name[256];
+	int has_name = 0, rc;
+	live_ctx lc;
+	live_target t;
+	desc d;
+
+	memset(&d, 0, sizeof(d));
+	memset(&t, 0, sizeof(t));
+	if ((rc = parse_limit(&d.pod_limit, o, "pod-limit")) != 0 ||
+	    (rc = parse_limit(&d.comp_limit, o, "component-limit")) != 0)
+		return rc;
+	if ((rc = live_split_target(type, sizeof(type), name, sizeof(name), &has_name, o,
+				    &cli_cmd_describe, 1)) != 0)
+		return rc;
+	if ((rc = live_open(&lc, o)) != 0) {
+		live_close(&lc);
+		return rc;
+	}
+	if ((rc = live_target_load(&t, &lc, type, name)) != 0)
+		goto cleanup;
+	d.lc = &lc;
+	d.t = &t;
+	d.w = t.w;
+	d.root_uid = json_string_value(json_object_get(json_object_get(t.object, "metadata"), "uid"));
+	if ((d.owners = json_object()) == NULL) {
+		rc = cli_error("out of memory");
+		goto cleanup;
+	}
+	if (load_pods(&d) != 0) {
+		rc = live_fail(&d.err, CLI_EXIT_ERROR);
+		goto cleanup;
+	}
+	check_pruning(&d);
+	for (size_t i = 0; i < t.w->n_warnings; i++)
+		live_warn(&lc, "%s", t.w->warnings[i]);
+	rc = o->output == CLI_OUTPUT_TABLE ? render_text(&d) : render_model(&d, o->output);
+	if (rc != 0)
+		rc = live_fail(&d.err, CLI_EXIT_ERROR);
+cleanup:
+	render_table_free(d.tree);
+	free(d.pods);
+	json_decref(d.owners);
+	live_target_clear(&t);
+	live_close(&lc);
+	return rc;
+}

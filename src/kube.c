@@ -1,0 +1,698 @@
+/* wmap: the API server client on libcurl (see kube.h).
+ *
+ * One easy handle serves every request, so the TLS connection is set up once and kept
+ * alive (describe makes several requests). Responses are read into a buffer with a hard
+ * cap. Errors become kubectl's messages; credentials never appear in them. */
+#define _GNU_SOURCE   /* timegm */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wmap/kube.h"
+#include "wmap/yaml.h"
+
+#define DEFAULT_TIMEOUT_MS 30000L
+#define DEFAULT_RETRIES 3
+#define DEFAULT_MAX_RESPONSE (64u << 20)
+#define EXEC_MAX_OUTPUT (1u << 20)
+#define RETRY_AFTER_MAX_S 10
+
+struct wmap_kube_client {
+	const wmap_kube_config *cfg;
+	CURL *curl;
+	long timeout_ms;
+	int max_retries;
+	size_t max_response;
+	char user_agent[128];
+	char *url_base;          /* server, or the tls-server-name form of it */
+	char *connect_to;        /* "name:port:host:port" for tls-server-name */
+	char *token;             /* secret: the bearer token in force */
+	time_t token_expiry;     /* exec credentials: 0 = none */
+	char *exec_cert, *exec_key;  /* exec credentials' PEM */
+	unsigned requests;
+};
+
+typedef struct buffer {
+	char *data;
+	size_t len, cap, max;
+	int overflow;
+} buffer;
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
+{
+	buffer *b = user;
+	size_t n = size * nmemb;
+
+	if (b->len + n + 1 > b->max) {
+		b->overflow = 1;
+		return 0;   /* aborts the transfer */
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 16384;
+		char *d;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		if (cap > b->max)
+			cap = b->max;
+		if ((d = realloc(b->data, cap)) == NULL)
+			return 0;
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, ptr, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user)
+{
+	long *retry_after = user;
+	size_t n = size * nmemb;
+
+	if (n > 12 && strncasecmp(ptr, "Retry-After:", 12) == 0) {
+		char tmp[32];
+		char *end;
+		long v;
+
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)(n - 12 < 31 ? n - 12 : 31), ptr + 12);
+		errno = 0;
+		v = strtol(tmp, &end, 10);
+		if (errno == 0 && end != tmp && v >= 0)
+			*retry_after = v;
+	}
+	return n;
+}
+
+long wmap_kube_parse_duration(const char *s)
+{
+	double total = 0;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -1;
+	if (strcmp(s, "0") == 0)
+		return 0;
+	while (*p) {
+		char *end;
+		double v;
+
+		errno = 0;
+		v = strtod(p, &end);
+		if (end == p || errno || v < 0)
+			return -1;
+		p = end;
+		if (*p == '\0') {
+			if (p == s + strlen(s) && total == 0)
+				return (long)(v * 1000);   /* a bare number is seconds */
+			return -1;
+		}
+		if (strncmp(p, "ms", 2) == 0) {
+			total += v;
+			p += 2;
+		} else if (*p == 's') {
+			total += v * 1000;
+			p++;
+		} else if (*p == 'm') {
+			total += v * 60000;
+			p++;
+		} else if (*p == 'h') {
+			total += v * 3600000;
+			p++;
+		} else {
+			return -1;
+		}
+	}
+	return total > (double)LONG_MAX ? -1 : (long)total;
+}
+
+char *wmap_kube_query_escape(const char *s)
+{
+	size_t n = strlen(s), o = 0;
+	char *out = malloc(n * 3 + 1);
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+			out[o++] = (char)ch;
+		} else if (ch == ' ') {
+			out[o++] = '+';
+		} else {
+			snprintf(out + o, 4, "%%%02X", ch);
+			o += 3;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* ---- exec credential plugins ------------------------------------------------------- */
+
+/* Finds a command on PATH (commands with a slash are used as given). */
+static int find_command(char *buf, size_t len, const char *cmd)
+{
+	const char *path = getenv("PATH");
+	const char *p, *end;
+
+	if (strchr(cmd, '/')) {
+		snprintf(buf, len, "%s", cmd);
+		return access(buf, X_OK) == 0 ? 0 : -1;
+	}
+	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = *end ? end + 1 : end) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		snprintf(buf, len, "%.*s/%s", (int)(end - p), end == p ? "." : p, cmd);
+		if (access(buf, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static char *exec_info(const wmap_kube_config *cfg)
+{
+	json_t *spec = json_pack("{s:b}", "interactive", 0), *v;
+	char *out;
+
+	if (spec && cfg->exec_provide_cluster_info) {
+		json_t *cl = json_pack("{s:s, s:b}", "server", cfg->server,
+				       "insecure-skip-tls-verify", cfg->insecure);
+		if (cl && cfg->tls_server_name)
+			json_object_set_new(cl, "tls-server-name", json_string(cfg->tls_server_name));
+		if (cl && cfg->proxy_url)
+			json_object_set_new(cl, "proxy-url", json_string(cfg->proxy_url));
+		if (cl && cfg->exec_cluster_config)
+			json_object_set(cl, "config", cfg->exec_cluster_config);
+		json_object_set_new(spec, "cluster", cl);
+	}
+	v = json_pack("{s:s, s:s, s:o}", "apiVersion", cfg->exec_api_version, "kind",
+		      "ExecCredential", "spec", spec);
+	out = v ? json_dumps(v, JSON_COMPACT) : NULL;
+	json_decref(v);
+	return out;
+}
+
+static time_t parse_rfc3339(const char *s)
+{
+	struct tm tm = { 0 };
+	const char *end;
+
+	if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return 0;
+	return timegm(&tm);
+}
+
+/* Runs the exec plugin and takes its ExecCredential. */
+static int run_exec(wmap_kube_client *c, wmap_error *err)
+{
+	const wmap_kube_config *cfg = c->cfg;
+	char path[PATH_MAX], *info = NULL;
+	buffer out = { NULL, 0, 0, EXEC_MAX_OUTPUT, 0 };
+	json_t *cred = NULL, *status;
+	int fds[2] = { -1, -1 }, wstatus = 0, rc = 0;
+	pid_t pid;
+
+	if (find_command(path, sizeof(path), cfg->exec_command) != 0)
+		return wmap_error_set(err, WMAP_EIO,
+				      "exec credential plugin: executable %s not found%s%s",
+				      cfg->exec_command, cfg->exec_install_hint ? "\n\n" : "",
+				      cfg->exec_install_hint ? cfg->exec_install_hint : "");
+	if ((info = exec_info(cfg)) == NULL)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (pipe(fds) != 0) {
+		rc = wmap_error_set(err, WMAP_EIO, "exec credential plugin: pipe: %s", strerror(errno));
+		goto cleanup;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		rc = wmap_error_set(err, WMAP_EIO, "exec credential plugin: fork: %s", strerror(errno));
+		goto cleanup;
+	}
+	if (pid == 0) {
+		size_t i;
+		json_t *e;
+		char **argv = calloc(cfg->exec_n_args + 2, sizeof(char *));
+		int devnull = open("/dev/null", O_RDONLY);
+
+		if (!argv)
+			_exit(127);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		json_array_foreach(cfg->exec_env, i, e) {
+			const char *n = json_string_value(json_object_get(e, "name"));
+			const char *v = json_string_value(json_object_get(e, "value"));
+
+			if (n && v)
+				setenv(n, v, 1);
+		}
+		setenv("KUBERNETES_EXEC_INFO", info, 1);
+		argv[0] = (char *)cfg->exec_command;
+		for (i = 0; i < cfg->exec_n_args; i++)
+			argv[i + 1] = cfg->exec_args[i];
+		execv(path, argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	fds[1] = -1;
+	for (;;) {
+		char chunk[4096];
+		ssize_t n = read(fds[0], chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (on_body(chunk, 1, (size_t)n, &out) != (size_t)n)
+			break;
+	}
+	close(fds[0]);
+	fds[0] = -1;
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+		rc = wmap_error_set(err, WMAP_EIO,
+				    "exec credential plugin %s failed (exit status %d)",
+				    cfg->exec_command, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+		goto cleanup;
+	}
+	if (out.overflow || !out.data ||
+	    (cred = json_loadb(out.data, out.len, 0, NULL)) == NULL) {
+		rc = wmap_error_set(err, WMAP_EINVAL,
+				    "exec credential plugin %s: its output is not an ExecCredential "
+				    "(JSON)", cfg->exec_command);
+		goto cleanup;
+	}
+	{
+		const char *kind = json_string_value(json_object_get(cred, "kind"));
+		const char *api = json_string_value(json_object_get(cred, "apiVersion"));
+
+		if (!kind || strcmp(kind, "ExecCredential") != 0 || !api ||
+		    strcmp(api, cfg->exec_api_version) != 0) {
+			rc = wmap_error_set(err, WMAP_EINVAL,
+					    "exec credential plugin %s: expected an ExecCredential "
+					    "of %s, got kind \"%s\" apiVersion \"%s\"",
+					    cfg->exec_command, cfg->exec_api_version,
+					    kind ? kind : "", api ? api : "");
+			goto cleanup;
+		}
+	}
+	status = json_object_get(cred, "status");
+	{
+		const char *tok = json_string_value(json_object_get(status, "token"));
+		const char *crt = json_string_value(json_object_get(status, "clientCertificateData"));
+		const char *key = json_string_value(json_object_get(status, "clientKeyData"));
+
+		if (!(tok && tok[0]) && !(crt && key)) {
+			rc = wmap_error_set(err, WMAP_EINVAL,
+					    "exec credential plugin %s: status has neither a token "
+					    "nor clientCertificateData and clientKeyData",
+					    cfg->exec_command);
+			goto cleanup;
+		}
+		free(c->token);
+		c->token = tok && tok[0] ? strdup(tok) : NULL;
+		free(c->exec_cert);
+		free(c->exec_key);
+		c->exec_cert = crt ? strdup(crt) : NULL;
+		c->exec_key = key ? strdup(key) : NULL;
+		c->token_expiry = parse_rfc3339(
+			json_string_value(json_object_get(status, "expirationTimestamp")));
+	}
+cleanup:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	if (out.data) {
+		memset(out.data, 0, out.len);
+		free(out.data);
+	}
+	json_decref(cred);
+	free(info);
+	return rc;
+}
+
+/* The token in force: exec plugin (cached until it expires), token file (re-read, it
+ * rotates), or the kubeconfig's token. */
+static int refresh_credentials(wmap_kube_client *c, int force, wmap_error *err)
+{
+	const wmap_kube_config *cfg = c->cfg;
+
+	if (cfg->exec_command) {
+		if (force || (!c->token && !c->exec_cert) ||
+		    (c->token_expiry && time(NULL) + 10 >= c->token_expiry))
+			return run_exec(c, err);
+		return 0;
+	}
+	if (cfg->token_file) {
+		char *t = NULL;
+		size_t len;
+
+		if (wmap_file_read(&t, &len, cfg->token_file, 1u << 20, NULL) != 0)
+			return wmap_error_set(err, WMAP_EIO, "cannot read the token file %s",
+					      cfg->token_file);
+		while (len > 0 && (t[len - 1] == '\n' || t[len - 1] == '\r' || t[len - 1] == ' '))
+			t[--len] = '\0';
+		free(c->token);
+		c->token = t;
+		return 0;
+	}
+	if (!c->token && cfg->token && (c->token = strdup(cfg->token)) == NULL)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* tls-server-name: the request goes to the server's address, while the TLS name (SNI and
+ * certificate check) is tls-server-name. curl does that with CONNECT_TO. */
+static int setup_server_name(wmap_kube_client *c, wmap_error *err)
+{
+	const char *server = c->cfg->server;
+	const char *hs = strstr(server, "://"), *host, *rest, *colon;
+	char hostpart[512], port[16] = "443";
+	size_t len;
+
+	if (!c->cfg->tls_server_name || !hs) {
+		c->url_base = strdup(server);
+		return c->url_base ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	host = hs + 3;
+	rest = host + strcspn(host, "/");
+	snprintf(hostpart, sizeof(hostpart), "%.*s", (int)(rest - host), host);
+	colon = hostpart[0] == '[' ? strstr(hostpart, "]:") : strrchr(hostpart, ':');
+	if (colon) {
+		const char *pp = hostpart[0] == '[' ? colon + 2 : colon + 1;
+
+		snprintf(port, sizeof(port), "%s", pp);
+		hostpart[colon - hostpart + (hostpart[0] == '[' ? 1 : 0)] = '\0';
+	}
+	len = strlen(c->cfg->tls_server_name) * 2 + strlen(hostpart) + strlen(port) * 2 +
+	      strlen(rest) + 32;
+	c->connect_to = malloc(len);
+	c->url_base = malloc(len);
+	if (!c->connect_to || !c->url_base)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	snprintf(c->connect_to, len, "%s:%s:%s:%s", c->cfg->tls_server_name, port, hostpart, port);
+	snprintf(c->url_base, len, "https://%s:%s%s", c->cfg->tls_server_name, port, rest);
+	return 0;
+}
+
+int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
+			 const wmap_kube_opts *opts, wmap_error *err)
+{
+	static const wmap_kube_opts none = { 0 };
+	wmap_kube_client *c;
+	int rc;
+
+	*out = NULL;
+	if (!opts)
+		opts = &none;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return wmap_error_set(err, WMAP_EIO, "libcurl could not be initialised");
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	c->cfg = cfg;
+	c->timeout_ms = opts->timeout_ms == 0 ? DEFAULT_TIMEOUT_MS
+					      : opts->timeout_ms < 0 ? 0 : opts->timeout_ms;
+	c->max_retries = opts->max_retries == 0 ? DEFAULT_RETRIES
+						: opts->max_retries < 0 ? 0 : opts->max_retries;
+	c->max_response = opts->max_response ? opts->max_response : DEFAULT_MAX_RESPONSE;
+	snprintf(c->user_agent, sizeof(c->user_agent), "%s",
+		 opts->user_agent ? opts->user_agent : "kubectl-wmap");
+	if ((rc = setup_server_name(c, err)) != 0)
+		goto fail;
+	if ((c->curl = curl_easy_init()) == NULL) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "libcurl: no handle");
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	wmap_kube_client_free(c);
+	return rc;
+}
+
+void wmap_kube_client_free(wmap_kube_client *c)
+{
+	if (!c)
+		return;
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	if (c->token) {
+		memset(c->token, 0, strlen(c->token));
+		free(c->token);
+	}
+	if (c->exec_key) {
+		memset(c->exec_key, 0, strlen(c->exec_key));
+		free(c->exec_key);
+	}
+	free(c->exec_cert);
+	free(c->url_base);
+	free(c->connect_to);
+	free(c);
+}
+
+unsigned wmap_kube_requests(const wmap_kube_client *c)
+{
+	return c ? c->requests : 0;
+}
+
+const wmap_kube_config *wmap_kube_client_config(const wmap_kube_client *c)
+{
+	return c->cfg;
+}
+
+static void set_blob(CURL *h, CURLoption opt, const char *data, size_t len)
+{
+	struct curl_blob b;
+
+	b.data = (void *)data;
+	b.len = len;
+	b.flags = CURL_BLOB_COPY;
+	curl_easy_setopt(h, opt, &b);
+}
+
+/* The message kubectl prints for an error response. */
+static int status_error(wmap_error *err, long code, const buffer *body)
+{
+	json_t *st = body->data ? json_loadb(body->data, body->len, 0, NULL) : NULL;
+	const char *kind = json_string_value(json_object_get(st, "kind"));
+	const char *reason = json_string_value(json_object_get(st, "reason"));
+	const char *msg = json_string_value(json_object_get(st, "message"));
+	int rc = code == 404 ? WMAP_ENOTFOUND : WMAP_EIO;
+
+	if (code == 401) {
+		wmap_error_set(err, rc, "You must be logged in to the server (Unauthorized)");
+	} else if (kind && strcmp(kind, "Status") == 0 && msg) {
+		wmap_error_set(err, rc, "Error from server (%s): %s",
+			       reason && reason[0] ? reason : "Unknown", msg);
+	} else {
+		const char *name = code == 403 ? "Forbidden" : code == 404 ? "NotFound"
+				 : code == 429 ? "TooManyRequests"
+				 : code >= 500 ? "InternalError" : "BadRequest";
+		size_t n = body->len > 200 ? 200 : body->len;
+
+		wmap_error_set(err, rc,
+			       "Error from server (%s): the server responded with status %ld%s%.*s",
+			       name, code, n ? ": " : "", (int)n, body->data ? body->data : "");
+		/* Keep it one line. */
+		for (char *p = err ? err->message : NULL; p && *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+	}
+	json_decref(st);
+	return rc;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const char *method,
+		      const char *path, const char *content_type, const char *body,
+		      wmap_error *err)
+{
+	const wmap_kube_config *cfg = c->cfg;
+	char *url = NULL, auth[16384], ctype[256];
+	struct curl_slist *hdrs = NULL, *connect_to = NULL;
+	buffer resp = { NULL, 0, 0, 0, 0 };
+	int rc = 0, attempt, reauthed = 0;
+	long code = 0;
+	size_t ulen;
+
+	if (out)
+		*out = NULL;
+	if (status)
+		*status = 0;
+	ulen = strlen(c->url_base) + strlen(path) + 1;
+	if ((url = malloc(ulen)) == NULL)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	snprintf(url, ulen, "%s%s", c->url_base, path);
+	if ((rc = refresh_credentials(c, 0, err)) != 0)
+		goto cleanup;
+	resp.max = c->max_response;
+	for (attempt = 0;; attempt++) {
+		CURL *h = c->curl;
+		CURLcode cc;
+		long retry_after = -1;
+
+		curl_easy_reset(h);
+		curl_slist_free_all(hdrs);
+		hdrs = NULL;
+		hdrs = curl_slist_append(hdrs, "Accept: application/json");
+		if (content_type) {
+			snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
+			hdrs = curl_slist_append(hdrs, ctype);
+		}
+		if (c->token) {
+			snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
+			hdrs = curl_slist_append(hdrs, auth);
+			memset(auth, 0, sizeof(auth));
+		}
+		curl_easy_setopt(h, CURLOPT_URL, url);
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+				 c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
+		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(h, CURLOPT_HEADERDATA, &retry_after);
+		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
+		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+		if (!cfg->disable_compression)
+			curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+		if (body) {
+			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+		} else if (strcmp(method, "GET") == 0) {
+			curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+		}
+		if (cfg->insecure) {
+			curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+			curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+		} else if (cfg->ca_data) {
+			set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_data, cfg->ca_data_len);
+		} else if (cfg->ca_file) {
+			curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
+		}
+		if (c->exec_cert && c->exec_key) {
+			set_blob(h, CURLOPT_SSLCERT_BLOB, c->exec_cert, strlen(c->exec_cert));
+			set_blob(h, CURLOPT_SSLKEY_BLOB, c->exec_key, strlen(c->exec_key));
+		} else {
+			if (cfg->cert_data)
+				set_blob(h, CURLOPT_SSLCERT_BLOB, cfg->cert_data, cfg->cert_data_len);
+			else if (cfg->cert_file)
+				curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
+			if (cfg->key_data)
+				set_blob(h, CURLOPT_SSLKEY_BLOB, cfg->key_data, cfg->key_data_len);
+			else if (cfg->key_file)
+				curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
+		}
+		if (c->connect_to) {
+			if (!connect_to)
+				connect_to = curl_slist_append(NULL, c->connect_to);
+			curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
+		}
+		/* proxy-url wins over the environment; else curl reads HTTPS_PROXY/NO_PROXY. */
+		if (cfg->proxy_url)
+			curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
+
+		resp.len = 0;
+		resp.overflow = 0;
+		if (resp.data)
+			resp.data[0] = '\0';
+		c->requests++;
+		cc = curl_easy_perform(h);
+		code = 0;
+		if (cc == CURLE_OK)
+			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		if (cc != CURLE_OK) {
+			if (resp.overflow || cc == CURLE_FILESIZE_EXCEEDED) {
+				rc = wmap_error_set(err, WMAP_ELIMIT,
+						    "the response to %s %s is larger than %zu bytes",
+						    method, path, c->max_response);
+				goto cleanup;
+			}
+			/* Connection failures are retried for reads only. */
+			if (strcmp(method, "GET") == 0 && attempt < c->max_retries &&
+			    cc != CURLE_OPERATION_TIMEDOUT && cc != CURLE_PEER_FAILED_VERIFICATION &&
+			    cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_SSL_CERTPROBLEM) {
+				sleep_ms(100L << attempt);
+				continue;
+			}
+			rc = wmap_error_set(err, WMAP_EIO,
+					    "Unable to connect to the server %s: %s", cfg->server,
+					    curl_easy_strerror(cc));
+			goto cleanup;
+		}
+		if (code == 401 && !reauthed && (cfg->exec_command || cfg->token_file)) {
+			/* A credential may have expired: take a fresh one once. */
+			reauthed = 1;
+			if ((rc = refresh_credentials(c, 1, err)) != 0)
+				goto cleanup;
+			attempt--;
+			continue;
+		}
+		if ((code == 429 || code == 502 || code == 503 || code == 504 ||
+		     (code >= 500 && retry_after >= 0)) && attempt < c->max_retries) {
+			long wait = retry_after >= 0 ? retry_after * 1000 : 200L << attempt;
+
+			if (wait > RETRY_AFTER_MAX_S * 1000)
+				wait = RETRY_AFTER_MAX_S * 1000;
+			sleep_ms(wait);
+			continue;
+		}
+		break;
+	}
+	if (status)
+		*status = code;
+	if (code < 200 || code >= 300) {
+		rc = status_error(err, code, &resp);
+		goto cleanup;
+	}
+	if (out && resp.len > 0) {
+		json_error_t je;
+
+		if ((*out = json_loadb(resp.data, resp.len, 0, &je)) == NULL) {
+			rc = wmap_error_set(err, WMAP_EINVAL,
+					    "the server's answer to %s %s is not JSON: %s (line %d)",
+					    method, path, je.text, je.line);
+			goto cleanup;
+		}
+	}
+cleanup:
+	memset(auth, 0, sizeof(auth));
+	curl_slist_free_all(hdrs);
+	curl_slist_free_all(connect_to);
+	free(resp.data);
+	free(url);
+	return rc;
+}
+
+int wmap_kube_get(json_t **out, wmap_kube_client *c, const char *path, wmap_error *err)
+{
+	return wmap_kube_request(out, NULL, c, "GET", path, NULL, NULL, err);
+}
