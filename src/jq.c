@@ -155,8 +155,21 @@ int wmap_jq_check_all(char *const *exprs, size_t n, char *msg, size_t len)
 
 int wmap_jq_check(const char *expr, char *msg, size_t len)
 {
-	char *one[1] = {(char *)expr};
-	return wmap_jq_check_all(one, 1, msg, len);
+	/* compiled as written, so that libjq's message speaks of the user's text only */
+	wmap_jq q = {0};
+	int rc = 0;
+	q.jq = jq_init();
+	if (!q.jq) {
+		snprintf(msg, len, "cannot start libjq");
+		return WMAP_ENOMEM;
+	}
+	jq_set_error_cb(q.jq, on_error, &q);
+	if (!jq_compile(q.jq, expr)) {
+		snprintf(msg, len, "%s", q.errlen ? q.errbuf : "compile error");
+		rc = WMAP_EJQ;
+	}
+	jq_teardown(&q.jq);
+	return rc;
 }
 
 /* ---- jansson <-> jv at the module's edge ---- */

@@ -123,7 +123,8 @@ Test(definition, names_broken_jq_and_where_it_is)
 	cr_assert_not_null(d, "%s", msg);
 	wmap_error err = {0};
 	cr_assert_eq(wmap_definition_check_jq(d, &err), WMAP_EJQ);
-	cr_expect(strstr(err.message, "rootComponent.scaleDefinition.minReplicasPath") != NULL, "%s", err.message);
+	cr_expect(strstr(err.message, "def.yaml:16:9: jq expression \".spec | select(.a\"") != NULL, "%s", err.message);
+	cr_expect(strstr(err.message, "syntax error, unexpected $end") != NULL, "%s", err.message);
 	cr_expect(strstr(err.message, "does not compile") != NULL, "%s", err.message);
 	cr_expect(strstr(err.message, "replicasPath: jq") == NULL, "the good expression is not blamed: %s",
 		  err.message);
