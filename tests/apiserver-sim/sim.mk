@@ -17,6 +17,6 @@ $(SIM_HOOK): $(SIM_HOOK_OBJ)
 .PHONY: sim
 sim: $(SIM) $(SIM_HOOK)
 
-# The plugin is built too when its sources exist, so scenarios can put it on PATH.
-e2e:: $(SIM) $(SIM_HOOK)
+# The plugin is built too, so scenarios can put it on PATH (plugin_on_path in lib.sh).
+e2e:: $(SIM) $(SIM_HOOK) $(PLUGIN)
 	SIM=$(abspath $(SIM)) SIM_TESTHOOK=$(abspath $(SIM_HOOK)) PLUGIN=$(abspath $(PLUGIN)) bash tests/e2e/run.sh
