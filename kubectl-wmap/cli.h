@@ -65,6 +65,12 @@ int cli_registry_load(wmap_registry **out, const cli_options *opts, wmap_error *
 /* Refuses -o json|yaml for commands that only print text; returns 0 or CLI_EXIT_USAGE. */
 int cli_require_table(const cli_options *opts, const cli_command *cmd);
 
+/* Shell completion: `kubectl-wmap __complete WORDS... CURRENT`, as kubectl (1.26+) runs
+ * kubectl_complete-wmap. Prints one candidate per line (`candidate<TAB>description`), then
+ * `:<directive>` (Cobra's ShellCompDirective). words are the words after the plugin name;
+ * the last is the one being completed (possibly ""). */
+int cli_complete(int n, char **words);
+
 extern const cli_command cli_cmd_describe;
 extern const cli_command cli_cmd_definitions;
 extern const cli_command cli_cmd_validate;

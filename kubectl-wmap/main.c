@@ -19,6 +19,9 @@ int main(int argc, char **argv)
 			tables[n++] = c->flags;
 	tables[n] = NULL;
 
+	/* Completion gets the raw words: half-typed flags must not be usage errors. */
+	if (argc >= 2 && strcmp(argv[1], "__complete") == 0)
+		return cli_complete(argc - 2, argv + 2);
 	/* `kli --version` prints the version; we keep that spelling for scripts. */
 	if (argc == 2 && strcmp(argv[1], "--version") == 0)
 		return cli_cmd_version.run(&(cli_options){ .prog = "kubectl wmap" });

@@ -103,6 +103,16 @@ static void split_token(flag_token *t, const char *arg, const cli_flag *command_
 	}
 }
 
+const cli_flag *cli_flag_lookup(const char *token, const cli_flag *command_flags)
+{
+	flag_token t;
+
+	if (!token || token[0] != '-' || token[1] == '\0' || strcmp(token, "--") == 0)
+		return NULL;
+	split_token(&t, token, command_flags);
+	return t.flag;
+}
+
 const char *cli_options_find_command(int argc, char **argv, const cli_flag *const *tables)
 {
 	int i;

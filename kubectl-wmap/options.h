@@ -82,6 +82,10 @@ const char *cli_options_find_command(int argc, char **argv, const cli_flag *cons
  * NULL). Returns 0, or -1 for a usage error with the reason in opts->message. */
 int cli_options_parse(cli_options *opts, int argc, char **argv, const cli_flag *command_flags);
 
+/* The flag a token names ("--output", "-o", "--output=json"), looked up in the global flags
+ * and then in command_flags (may be NULL); NULL when none. */
+const cli_flag *cli_flag_lookup(const char *token, const cli_flag *command_flags);
+
 /* The last value of a command flag, NULL when it was not given (borrowed from argv). */
 const char *cli_options_get(const cli_options *opts, const char *name);
 

@@ -4,8 +4,9 @@
  * shown (its children are the top level), a multi-instance component gets one row per
  * instance, and components that describe no pods and add nothing (no children, no
  * replicas, no resources, e.g. Deployment's replicaset) are left out. The JSON model has
- * the same components as the tree, so both views agree. A pod-bearing component the object
- * has nothing for (no pod description, no replicas) is left out too. */
+ * the components the object describes: a pod-bearing component it has nothing for (no pod
+ * description, no replicas) is left out. The table also leaves out components at 0
+ * replicas, unless the whole workload is at 0; the JSON model keeps them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,24 +237,27 @@ static int present(const wmap_node *n)
 	return 0;
 }
 
-static int shown(const wmap_workload *w, int i, int depth)
+/* hide_idle: leave out components at 0 replicas (the table does, unless the whole workload
+ * is at 0, e.g. stopped; the JSON model keeps every component the object describes). */
+static int shown(const wmap_workload *w, int i, int hide_idle, int depth)
 {
 	const wmap_node *n = &w->nodes[i];
 	size_t k;
 
-	if ((node_has_pods(n) && present(n)) || shown_replicas(w, i, 0) > 0 ||
-	    !resources_zero(&n->total))
+	if (shown_replicas(w, i, 0) > 0 || !resources_zero(&n->total))
+		return 1;
+	if (!hide_idle && node_has_pods(n) && present(n))
 		return 1;
 	if (depth > 64)
 		return 0;
 	for (k = 0; k < n->n_children; k++)
-		if (shown(w, n->children[k], depth + 1))
+		if (shown(w, n->children[k], hide_idle, depth + 1))
 			return 1;
 	return 0;
 }
 
 /* The top-level components: the root when it describes pods, else its children. */
-static size_t top_level(const wmap_workload *w, int *out, size_t max)
+static size_t top_level(const wmap_workload *w, int hide_idle, int *out, size_t max)
 {
 	const wmap_node *root = &w->nodes[0];
 	size_t n = 0, k;
@@ -263,7 +267,7 @@ static size_t top_level(const wmap_workload *w, int *out, size_t max)
 		return n;
 	}
 	for (k = 0; k < root->n_children && n < max; k++)
-		if (shown(w, root->children[k], 0))
+		if (shown(w, root->children[k], hide_idle, 0))
 			out[n++] = root->children[k];
 	return n;
 }
@@ -275,6 +279,7 @@ static size_t top_level(const wmap_workload *w, int *out, size_t max)
 
 typedef struct tree_ctx {
 	const wmap_workload *w;
+	int hide_idle;
 	render_table *tree;
 	render_table *res;
 	wmap_error *err;
@@ -343,14 +348,19 @@ static int tree_node(tree_ctx *t, int i, const char *prefix, int last, int depth
 	/* Strings longer than the buffer only lose indentation, never memory safety. */
 	snprintf(child_prefix, sizeof(child_prefix), "%s%s", prefix, last ? "    " : "|   ");
 	for (k = 0; k < n->n_children && n_kids < MAX_TOP; k++)
-		if (shown(w, n->children[k], 0))
+		if (shown(w, n->children[k], t->hide_idle, 0))
 			kids[n_kids++] = n->children[k];
-	rows = multi ? n->n_instances : 0;
-	for (k = 0; k < rows; k++) {
+	rows = 0;
+	for (k = 0; multi && k < n->n_instances; k++)
+		if (!t->hide_idle || n->instances[k].desired > 0)
+			rows++;
+	for (k = 0; multi && k < n->n_instances; k++) {
 		const wmap_instance *in = &n->instances[k];
 		char label[PREFIX_MAX + 256];
 
-		rc = tree_row(t, child_prefix, k + 1 == rows && n_kids == 0, instance_label(in),
+		if (t->hide_idle && in->desired == 0)
+			continue;
+		rc = tree_row(t, child_prefix, --rows == 0 && n_kids == 0, instance_label(in),
 			      in->desired, in->total.gpu);
 		if (rc != 0)
 			return rc;
@@ -366,7 +376,9 @@ static int tree_node(tree_ctx *t, int i, const char *prefix, int last, int depth
 
 int render_describe(FILE *out, const wmap_workload *w, wmap_error *err)
 {
-	tree_ctx t = { w, NULL, NULL, err };
+	/* A workload at 0 replicas (stopped, suspended by scaling down) still shows its
+	 * structure; otherwise the table shows what runs. */
+	tree_ctx t = { w, w->desired > 0, NULL, NULL, err };
 	char status[256], cpu[32], mem[32], rep[32], gpu[32];
 	const char *header[5] = { "COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY" };
 	const char *total[5] = { "TOTAL", rep, gpu, cpu, mem };
@@ -379,7 +391,7 @@ int render_describe(FILE *out, const wmap_workload *w, wmap_error *err)
 	    (rc = render_table_new(&t.res, 5, err)) != 0 ||
 	    (rc = render_table_add(t.res, header, err)) != 0)
 		goto cleanup;
-	n_top = w->n_nodes > 0 ? top_level(w, top, MAX_TOP) : 0;
+	n_top = w->n_nodes > 0 ? top_level(w, t.hide_idle, top, MAX_TOP) : 0;
 	for (k = 0; k < n_top; k++)
 		if ((rc = tree_node(&t, top[k], "", k + 1 == n_top, 0)) != 0)
 			goto cleanup;
@@ -494,7 +506,7 @@ static json_t *component_json(const wmap_workload *w, int i, int depth)
 		}
 	}
 	for (k = 0; k < n->n_children; k++) {
-		if (!shown(w, n->children[k], 0))
+		if (!shown(w, n->children[k], 0, 0))
 			continue;
 		if (!kids && json_object_set_new(c, "children", kids = json_array()) != 0)
 			goto fail;
@@ -543,7 +555,7 @@ int render_describe_model(json_t **out, const wmap_workload *w, wmap_error *err)
 		goto nomem;
 	if (json_object_set_new(m, "components", list = json_array()) != 0)
 		goto nomem;
-	n_top = w->n_nodes > 0 ? top_level(w, top, MAX_TOP) : 0;
+	n_top = w->n_nodes > 0 ? top_level(w, 0, top, MAX_TOP) : 0;
 	for (k = 0; k < n_top; k++)
 		if (json_array_append_new(list, component_json(w, top[k], 0)) != 0)
 			goto nomem;
