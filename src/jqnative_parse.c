@@ -490,9 +490,26 @@ static node *parse_postfix(parser *ps)
 	return x;
 }
 
+/* A postfix term, or `Term as $x | body`: in jq's grammar the binding hangs on the term
+ * before `as` and its body runs to the end of the enclosing expression, so `1 + 2 as $x | $x`
+ * is 1 + (2 as $x | $x). Deciding here needs no backtracking. */
 static node *parse_unary(parser *ps)
 {
-	return parse_postfix(ps);
+	node *x = parse_postfix(ps);
+	if (!x || !is_ident(ps, "as"))
+		return x;
+	ps->lx->pos++;
+	tok *v = peek(ps);
+	if (v->k != T_VAR)
+		return fail(ps, x); /* destructuring patterns are left to libjq */
+	ps->lx->pos++;
+	if (!accept(ps, T_PIPE))
+		return fail(ps, x);
+	node *body = parse_pipe(ps);
+	node *b = body ? mk(N_BIND, x, body) : fail(ps, x);
+	if (b && !(b->name = strdup(v->s)))
+		return fail(ps, b);
+	return b;
 }
 
 static node *parse_binary(parser *ps, int level);
@@ -555,25 +572,7 @@ static node *parse_pipe(parser *ps)
 {
 	if (++ps->depth > JN_MAX_DEPTH)
 		return fail(ps, NULL);
-	/* `Term as $x | body`: try the binding form first */
-	size_t save = ps->lx->pos;
-	node *x = parse_postfix(ps);
-	if (x && is_ident(ps, "as")) {
-		ps->lx->pos++;
-		tok *v = peek(ps);
-		if (v->k != T_VAR || (ps->lx->pos++, !accept(ps, T_PIPE)))
-			return fail(ps, x); /* destructuring patterns are left to libjq */
-		node *body = parse_pipe(ps);
-		node *b = body ? mk(N_BIND, x, body) : fail(ps, x);
-		if (b && !(b->name = strdup(v->s)))
-			return fail(ps, b);
-		ps->depth--;
-		return b;
-	}
-	node_free(x);
-	ps->fail = 0;
-	ps->lx->pos = save;
-	x = parse_comma(ps);
+	node *x = parse_comma(ps);
 	if (x && accept(ps, T_PIPE)) {
 		node *r = parse_pipe(ps);
 		x = r ? mk(N_PIPE, x, r) : fail(ps, x);
