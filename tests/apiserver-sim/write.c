@@ -7,6 +7,27 @@
 
 /* ---- update, patch, delete ---- */
 
+/* After the lock was released for webhooks: the resource and the object again, and the
+ * resourceVersion check again (another writer may have come in between). */
+static struct sim_resource *relookup(struct sim *s, struct sim_req *r, struct route *rt, const char *g, const char *v,
+                                     const char *p, const char *orv, json_t **old)
+{
+    struct sim_resource *res = sim_resource_find(s, g, v, p);
+    *old = res ? sim_object_get(res, rt->ns, rt->name) : NULL;
+    if (!*old) {
+        if (res)
+            api_not_found(r, res, rt->name);
+        else
+            sim_err_set(&r->err, 404, "NotFound", "the server could not find the requested resource");
+        return NULL;
+    }
+    if (strcmp(sim_jstr(json_object_get(*old, "metadata"), "resourceVersion"), orv)) {
+        api_conflict(r, res, rt->name);
+        return NULL;
+    }
+    return res;
+}
+
 /* The shared tail of PUT and PATCH: `obj` (owned) is the full new object. */
 static void update_object(struct sim *s, struct sim_req *r, struct route *rt, json_t *obj, bool is_patch)
 {
@@ -87,25 +108,25 @@ static void update_object(struct sim *s, struct sim_req *r, struct route *rt, js
     if (sim_admit(s, r, res, rt->sub[0] ? rt->sub : NULL, SIM_UPDATE, rt->ns, rt->name, &obj, oldcopy, dry, opts,
                   false) < 0)
         goto out;
-    if (sim_admit(s, r, res, rt->sub[0] ? rt->sub : NULL, SIM_UPDATE, rt->ns, rt->name, &obj, oldcopy, dry, opts,
-                  true) < 0)
-        goto out;
     /* The lock was released while webhooks ran: look everything up again. */
-    res = sim_resource_find(s, resgroup, resversion, resplural);
-    old = res ? sim_object_get(res, rt->ns, rt->name) : NULL;
-    if (!old) {
-        if (res)
-            api_not_found(r, res, rt->name);
-        else
-            sim_err_set(&r->err, 404, "NotFound", "the server could not find the requested resource");
+    if (!(res = relookup(s, r, rt, resgroup, resversion, resplural, orv, &old)))
         goto out;
-    }
-    if (strcmp(sim_jstr(json_object_get(old, "metadata"), "resourceVersion"), orv)) {
-        api_conflict(r, res, rt->name);
-        goto out;
-    }
+    /* What rest.BeforeUpdate does: identity from storage, generation bumped on spec change. */
     meta = json_object_get(obj, "metadata");
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        json_object_set_new(obj, "metadata", meta);
+    }
+    oldmeta = json_object_get(old, "metadata");
+    json_object_set(meta, "name", json_object_get(oldmeta, "name"));
+    json_object_set(meta, "uid", json_object_get(oldmeta, "uid"));
+    json_object_set(meta, "creationTimestamp", json_object_get(oldmeta, "creationTimestamp"));
+    if (res->namespaced)
+        json_object_set(meta, "namespace", json_object_get(oldmeta, "namespace"));
+    if (json_object_get(oldmeta, "generation"))
+        json_object_set(meta, "generation", json_object_get(oldmeta, "generation"));
     json_object_set_new(meta, "resourceVersion", json_string(orv));
+    api_set_type_meta(res, obj);
     if (json_equal(obj, old)) {
         /* A no-op update is not written and keeps its resourceVersion, as in etcd3 storage. */
         r->resp = json_deep_copy(old);
@@ -113,9 +134,15 @@ static void update_object(struct sim *s, struct sim_req *r, struct route *rt, js
         goto out;
     }
     if (res->has_generation && !rt->sub[0] && api_spec_changed(res, obj, old)) {
-        json_int_t g = json_integer_value(json_object_get(json_object_get(old, "metadata"), "generation"));
+        json_int_t g = json_integer_value(json_object_get(oldmeta, "generation"));
         json_object_set_new(meta, "generation", json_integer(g + 1));
     }
+    if (sim_admit(s, r, res, rt->sub[0] ? rt->sub : NULL, SIM_UPDATE, rt->ns, rt->name, &obj, oldcopy, dry, opts,
+                  true) < 0)
+        goto out;
+    if (!(res = relookup(s, r, rt, resgroup, resversion, resplural, orv, &old)))
+        goto out;
+    meta = json_object_get(obj, "metadata");
     if (!strcmp(res->plural, "customresourcedefinitions") && sim_crd_validate(obj, &r->err) < 0)
         goto out;
     if (!dry) {
