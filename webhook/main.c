@@ -58,6 +58,7 @@ typedef struct reloader {
 	wh_filesig cert, key, policy;
 	wh_filesig cert_failed, policy_failed;   /* last bad versions, reported once */
 	pthread_t thread;
+	pthread_mutex_t lock;   /* the reload thread and SIGHUP in the main thread */
 	atomic_int stop;
 } reloader;
 
@@ -126,8 +127,10 @@ static void *reload_loop(void *arg)
 		nanosleep(&t, NULL);
 		if (rl->stop)
 			break;
+		pthread_mutex_lock(&rl->lock);
 		reload_certs(rl, 0);
 		reload_policy(rl, 0);
+		pthread_mutex_unlock(&rl->lock);
 	}
 	return NULL;
 }
@@ -275,7 +278,7 @@ int main(int argc, char **argv)
 		wh_logf("error", "%s", msg);
 		return 1;
 	}
-	reloader rl = { .srv = &srv };
+	reloader rl = { .srv = &srv, .lock = PTHREAD_MUTEX_INITIALIZER };
 	rl.cert = wh_filesig_of(o->cert);
 	rl.key = wh_filesig_of(o->key);
 	wh_metrics_reload("certificate", 1);
@@ -336,8 +339,10 @@ int main(int argc, char **argv)
 			continue;
 		if (sig == SIGHUP) {
 			wh_logf("info", "SIGHUP: reloading certificate and policy");
+			pthread_mutex_lock(&rl.lock);
 			reload_certs(&rl, 1);
 			reload_policy(&rl, 1);
+			pthread_mutex_unlock(&rl.lock);
 			continue;
 		}
 		wh_logf("info", "%s: draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");

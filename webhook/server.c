@@ -230,6 +230,10 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 				 jerr.line, jerr.column, jerr.text);
 		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_BAD_REQUEST, msg);
 		wh_metrics_request(r->ep, "", "", "invalid", NULL, 0, 0);
+		/* The log gets the place only: jansson's text may quote the body. */
+		if (r->len)
+			snprintf(msg, sizeof(msg), "body is not JSON: line %d column %d", jerr.line,
+				 jerr.column);
 		log_review(r, NULL, msg);
 		return ret;
 	}
