@@ -308,8 +308,9 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 			if ((op = json_object_get(p->by_path, full)))
 				existing = json_object_get(op, "value");
 		}
-		if (existing && !json_is_null(existing) &&
-		    (mode == WMAP_PATCH_DEFAULT || json_equal(existing, value)))
+		/* An equal value is already in force, null included: no operation. */
+		if (existing && (json_equal(existing, value) ||
+				 (!json_is_null(existing) && mode == WMAP_PATCH_DEFAULT)))
 			goto done;
 		if (changed)
 			*changed = 1;
