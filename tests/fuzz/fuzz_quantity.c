@@ -1,0 +1,49 @@
+/* libFuzzer target: Kubernetes quantities (src/quantity.c). Properties, beyond no crash or
+ * UB (signed overflow is UB and UBSan aborts on it): a parsed value prints and parses back
+ * to itself (CPU as millicores, memory as bytes), whole units are the milli value rounded
+ * up, and the formatters take any 64-bit value. */
+#include <inttypes.h>
+#include "fuzz.h"
+#include "wmap/quantity.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 4096)
+		return -1;
+	char *s = fz_cstr(data, size), buf[64];
+	int64_t milli, units, back;
+	wmap_error err;
+
+	int rc = wmap_quantity_parse_milli(&milli, s, &err);
+	int rc2 = wmap_quantity_parse(&units, s, &err);
+	FZ_CHECK((rc == 0) == (rc2 == 0), "parse and parse_milli disagree on \"%s\"", s);
+	if (rc == 0) {
+		int64_t up = milli >= 0 ? milli / 1000 + (milli % 1000 != 0) : milli / 1000;
+		FZ_CHECK(units == up, "\"%s\": %" PRId64 " units from %" PRId64 " milli", s, units,
+			 milli);
+		wmap_quantity_format_cpu(buf, sizeof(buf), milli);
+		FZ_CHECK(wmap_quantity_parse_milli(&back, buf, &err) == 0 && back == milli,
+			 "cpu \"%s\" -> %" PRId64 "m -> \"%s\" -> %" PRId64, s, milli, buf, back);
+		wmap_quantity_format_bytes(buf, sizeof(buf), units);
+		FZ_CHECK(wmap_quantity_parse(&back, buf, &err) == 0 && back == units,
+			 "bytes \"%s\" -> %" PRId64 " -> \"%s\" -> %" PRId64, s, units, buf, back);
+	} else {
+		FZ_CHECK(rc == WMAP_EINVAL || rc == WMAP_ELIMIT, "rc %d", rc);
+		FZ_CHECK(err.message[0], "no message");
+	}
+	if (size >= 8) {
+		int64_t raw;
+		memcpy(&raw, data, sizeof(raw));
+		wmap_quantity_format_cpu(buf, sizeof(buf), raw);
+		wmap_quantity_format_bytes(buf, sizeof(buf), raw);
+	}
+	free(s);
+	return 0;
+}
