@@ -1,5 +1,6 @@
-/* Discovery (/version, /api, /apis, per-group-version resource lists) and the small part of
- * OpenAPI v3 kubectl reads to decide that the server validates fields itself.
+/* Discovery (/version, /api, /apis, per-group-version resource lists), the small part of
+ * OpenAPI v3 kubectl reads to decide that the server validates fields itself, and the
+ * published schemas of custom resources (for clients that check pruning there).
  * Aggregated discovery is not served: clients that ask for it get the plain APIGroupList with
  * Content-Type application/json and fall back to walking the groups, as client-go does. */
 #include "sim.h"
@@ -88,12 +89,46 @@ static json_t *group_list(struct sim *s)
     return groups;
 }
 
+/* "jobset.x-k8s.io" → "io.x-k8s.jobset", the prefix the real server gives CRD schema names. */
+static void reverse_group(const char *group, char *out, size_t n)
+{
+    size_t o = 0, len = strlen(group);
+    out[0] = '\0';
+    for (size_t end = len; end > 0;) {
+        size_t start = end;
+        while (start > 0 && group[start - 1] != '.')
+            start--;
+        int w = snprintf(out + o, n - o, "%s%.*s", o ? "." : "", (int)(end - start), group + start);
+        if (w < 0 || (size_t)w >= n - o)
+            return;
+        o += (size_t)w;
+        end = start ? start - 1 : 0;
+    }
+}
+
+static const char objectmeta_ref[] = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/* The schema published for a custom resource: the CRD's openAPIV3Schema with metadata as a
+ * reference to ObjectMeta, as kube-apiserver's CRD OpenAPI builder does. */
+static json_t *cr_schema(const struct sim_resource *r)
+{
+    json_t *sc = json_deep_copy(r->schema), *props;
+    if (!json_is_object(sc))
+        return NULL;
+    props = json_object_get(sc, "properties");
+    if (json_is_object(props))
+        json_object_set_new(props, "metadata", json_pack("{s:[{s:s}]}", "allOf", "$ref", objectmeta_ref));
+    json_object_set_new(sc, "x-kubernetes-group-version-kind",
+                        json_pack("[{s:s,s:s,s:s}]", "group", r->group, "version", r->version, "kind", r->kind));
+    return sc;
+}
+
 /* A minimal OpenAPI v3 document per group-version: one PATCH operation per kind carrying the
  * `fieldValidation` query parameter. kubectl 1.32 looks for exactly that to decide the server
  * does field validation (and then skips its own, which would need the full schemas). */
 static json_t *openapi_gv(struct sim *s, const char *group, const char *version)
 {
-    json_t *paths = json_object();
+    json_t *paths = json_object(), *schemas = json_object();
     bool any = false;
     for (int i = 0; i < s->n_res; i++) {
         struct sim_resource *r = &s->res[i];
@@ -101,6 +136,14 @@ static json_t *openapi_gv(struct sim *s, const char *group, const char *version)
         if (strcmp(r->group, group) || strcmp(r->version, version))
             continue;
         any = true;
+        if (r->schema) {
+            char rg[160], name[400];
+            json_t *sc = cr_schema(r);
+            reverse_group(r->group, rg, sizeof(rg));
+            snprintf(name, sizeof(name), "%s.%s.%s", rg, r->version, r->kind);
+            if (sc)
+                json_object_set_new(schemas, name, sc);
+        }
         if (r->group[0])
             snprintf(p, sizeof(p), "/apis/%s/%s/%s%s/{name}", r->group, r->version,
                      r->namespaced ? "namespaces/{namespace}/" : "", r->plural);
@@ -117,10 +160,18 @@ static json_t *openapi_gv(struct sim *s, const char *group, const char *version)
     }
     if (!any) {
         json_decref(paths);
+        json_decref(schemas);
         return NULL;
     }
-    return json_pack("{s:s, s:{s:s,s:s}, s:o, s:{s:{}}}", "openapi", "3.0.0", "info", "title",
-                     "Kubernetes", "version", "v1.32.0-sim", "paths", paths, "components", "schemas");
+    if (json_object_size(schemas))
+        json_object_set_new(schemas, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+                            json_pack("{s:s,s:{s:{s:s},s:{s:s},s:{s:s},s:{s:s,s:{s:s}},s:{s:s,s:{s:s}}}}", "type", "object",
+                                      "properties", "name", "type", "string", "namespace", "type", "string",
+                                      "generateName", "type", "string", "labels", "type", "object",
+                                      "additionalProperties", "type", "string", "annotations", "type", "object",
+                                      "additionalProperties", "type", "string"));
+    return json_pack("{s:s, s:{s:s,s:s}, s:o, s:{s:o}}", "openapi", "3.0.0", "info", "title", "Kubernetes",
+                     "version", "v1.32.0-sim", "paths", paths, "components", "schemas", schemas);
 }
 
 static json_t *openapi_root(struct sim *s)

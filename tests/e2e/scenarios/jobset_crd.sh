@@ -8,6 +8,10 @@ run_ok kc get crd jobsets.jobset.x-k8s.io -o jsonpath='{.status.conditions[?(@.t
 assert_eq True "$OUT" "CRD established"
 run_ok kc api-resources --api-group=jobset.x-k8s.io --no-headers
 assert_contains "$OUT" "jobsets" && assert_contains "$OUT" "jobset.x-k8s.io/v1alpha2"
+# The published OpenAPI v3 schema shows the pod template metadata a client can check.
+doc=$(sim_curl GET /openapi/v3/apis/jobset.x-k8s.io/v1alpha2 | head -n1)
+assert_eq '{"type":"string"}' "$(jq -c '.components.schemas["io.x-k8s.jobset.v1alpha2.JobSet"].properties.spec.properties.replicatedJobs.items.properties.template.properties.spec.properties.template.properties.metadata.properties.labels.additionalProperties' <<<"$doc")" \
+    "template labels in the published schema"
 run_ok kc create -f "$E2E_DIR/data/jobset-sample.yaml"
 assert_contains "$OUT" "jobset.jobset.x-k8s.io/train created"
 run_ok kc get jobsets

@@ -53,8 +53,7 @@ for t in "jobset train" "JobSet/train" "jobsets.jobset.x-k8s.io/train" "jobset.v
 done
 
 # -o json: the same tree as data.
-run_ok kubectl wmap describe jobset/train -o json
-json=$(sed -n '/^{/,$p' <<<"$OUT")
+json=$(kubectl wmap describe jobset/train -o json 2>/dev/null) || fail "describe -o json"
 assert_eq '{"desired":5,"current":5,"ready":4}' "$(jq -c .replicas <<<"$json")" "workload replicas"
 assert_eq "Pending Unschedulable" "$(jq -r '.components[0].instances[1].pods[] | select(.ready|not) | "\(.phase) \(.reason)"' <<<"$json")"
 assert_eq null "$(jq -r '.components[0].instances[1].pods[] | select(.ready|not) | .node' <<<"$json")"
