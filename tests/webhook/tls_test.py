@@ -389,6 +389,55 @@ def check_semantics(srv):
            "validate allows the object the mutation produced")
 
 
+def check_limits(srv, binary, workdir):
+    js = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                   "created.yaml"))
+    # The API server's own deadline (?timeout=) bounds the budget: a JobSet with 400
+    # replicatedJobs cannot be stamped in 1 ms, so it is allowed unchanged with a warning.
+    big = json.loads(json.dumps(js))
+    rj = big["spec"]["replicatedJobs"][1]
+    big["spec"]["replicatedJobs"] = [dict(json.loads(json.dumps(rj)), name="w%d" % i)
+                                     for i in range(400)]
+    code, out = curl(srv, "POST", "/mutate?timeout=0.001s", json.dumps(review(big)).encode())
+    r = json.loads(out).get("response", {}) if code == 200 else {}
+    result(code == 200 and r.get("allowed") is True and "patch" not in r and
+           "budget" in " ".join(r.get("warnings", [])),
+           "past the request time budget: allowed unchanged with a warning",
+           "%d %s" % (code, out[:200]))
+    code, out = curl(srv, "POST", "/mutate?timeout=10s", json.dumps(review(big)).encode())
+    r = json.loads(out).get("response", {}) if code == 200 else {}
+    result(code == 200 and "patch" in r, "within the budget the same JobSet is stamped")
+    # An object deeper than 200 levels (but within JSON's limits) is allowed unchanged.
+    deep = json.loads(json.dumps(js))
+    node = deep["spec"]
+    for _ in range(300):
+        node["x"] = {}
+        node = node["x"]
+    code, out = curl(srv, "POST", "/mutate", json.dumps(review(deep)).encode())
+    r = json.loads(out).get("response", {}) if code == 200 else {}
+    result(code == 200 and r.get("allowed") is True and "patch" not in r and
+           "deeper" in " ".join(r.get("warnings", [])),
+           "an object nested 300 levels deep is allowed unchanged with a warning")
+    # Connection limit: a second server that takes two connections at most.
+    small = Server(binary, workdir, ["--max-connections", "2", "--threads", "1"])
+    try:
+        if not small.wait_ready():
+            return result(False, "connection limit server starts")
+        socks = [socket.create_connection(("127.0.0.1", small.port)) for _ in range(2)]
+        time.sleep(0.2)
+        code_full, _ = curl(small, "GET", "/healthz")
+        socks.pop().close()
+        time.sleep(0.2)
+        code_free, _ = curl(small, "GET", "/healthz")
+        for x in socks:
+            x.close()
+        result(code_full == 0 and code_free == 200, "connection limit: a third connection is "
+               "refused, served again once one closes", "%d then %d" % (code_full, code_free))
+    finally:
+        small.proc.terminate()
+        small.proc.wait()
+
+
 def check_metrics(srv):
     code, body = curl(srv, "GET", "/metrics")
     text = body.decode()
@@ -618,6 +667,7 @@ def main():
         check_schedulers(srv)
         check_semantics(srv)
         check_malformed(srv)
+        check_limits(srv, binary, workdir)
         check_metrics(srv)
         check_timeouts(srv)
         check_reloads(srv, workdir, gen)
