@@ -24,9 +24,12 @@ cases=tests/golden/cases
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wmap-golden.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# Fixed environment: messages and sorting must not depend on the caller's locale.
+# Fixed environment: messages and sorting must not depend on the caller's locale, and
+# the live commands must find no cluster of the caller's (no kubeconfig, not in a pod).
 LC_ALL=C
-export LC_ALL
+HOME=/nonexistent
+export LC_ALL HOME
+unset KUBECONFIG KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
 
 if [ $# -gt 0 ]; then
 	list=""
