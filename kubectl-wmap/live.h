@@ -15,6 +15,8 @@
 
 #define LIVE_MAX_WARNINGS 64
 
+extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume;
+
 typedef struct live_ctx {
 	const cli_options *o;
 	wmap_kube_config *cfg;
@@ -86,6 +88,40 @@ void live_age(char *buf, size_t len, const char *timestamp);
 /* A list of every object at path (a collection path with or without a query), following
  * metadata.continue with limit chunk (0 = one request). Items are appended to items. */
 int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_error *err);
+
+/* ---- guarded writes (live_patch.c) ---- */
+
+typedef enum live_dry {
+	LIVE_DRY_NONE,
+	LIVE_DRY_CLIENT,    /* nothing is sent; the result is computed locally */
+	LIVE_DRY_SERVER,    /* sent with ?dryRun=All: admission runs, nothing is stored */
+} live_dry;
+
+/* Parses --dry-run (none|client|server; absent = none). 0 or CLI_EXIT_USAGE (printed). */
+int live_dry_run(live_dry *out, const cli_options *o, const cli_command *cmd);
+
+/* Builds the JSON Patch for the object t holds now (t->object, t->w): *ops a new array
+ * (empty = nothing to change). Returns 0 or an exit code (message printed). */
+typedef int (*live_build_fn)(json_t **ops, live_ctx *lc, live_target *t, void *arg);
+
+/* Sends the patch build() makes, guarded by a test of /metadata/resourceVersion, as one
+ * application/json-patch+json PATCH. When the guard fails (409/422 and the object has a
+ * new resourceVersion) the object is read again and the patch rebuilt, at most
+ * LIVE_PATCH_ATTEMPTS times, so a concurrent writer's change is never overwritten.
+ * *result gets the object after the patch (the server's answer, or computed locally for
+ * client dry runs, or the object itself when nothing changes); *before a copy of the object
+ * the last patch was built on; *n_ops the operations sent. Returns 0 or an exit code. */
+#define LIVE_PATCH_ATTEMPTS 5
+int live_patch_guarded(json_t **result, json_t **before, size_t *n_ops, live_ctx *lc,
+		       live_target *t, live_build_fn build, void *arg, live_dry dry);
+
+/* Prints the outcome as the options ask: -o json|yaml the object, --diff a unified diff
+ * of before and result, else "<resource>/<name> <verb>" (with "(no change)", "(dry run)"
+ * or "(server dry run)", then "(detail)" when something changed; detail may be NULL).
+ * Returns 0 or an exit code. */
+int live_patch_report(const cli_options *o, live_target *t, const json_t *before,
+		      const json_t *result, size_t n_ops, live_dry dry, const char *verb,
+		      const char *detail);
 
 /* The live describe (cmd_describe.c hands TYPE/NAME over to it); returns the exit code. */
 int live_describe(const cli_options *o);

@@ -38,6 +38,7 @@ struct wmap_kube_client {
 	time_t token_expiry;     /* exec credentials: 0 = none */
 	char *exec_cert, *exec_key;  /* exec credentials' PEM */
 	unsigned requests;
+	json_t *warnings;        /* texts of the last response's Warning headers */
 };
 
 typedef struct buffer {
@@ -74,10 +75,42 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 	return n;
 }
 
+typedef struct header_ctx {
+	long retry_after;
+	json_t *warnings;
+} header_ctx;
+
+/* Warning: 299 - "text" (RFC 7234): the text, unquoted (\" and \\ unescaped). */
+static void add_warning(json_t *list, const char *v, size_t n)
+{
+	char buf[1024];
+	const char *q = memchr(v, '"', n), *end = v + n;
+	size_t o = 0;
+
+	if (!list || json_array_size(list) >= 32)
+		return;
+	if (q) {
+		for (const char *p = q + 1; p < end && *p != '"' && o + 1 < sizeof(buf); p++) {
+			if (*p == '\\' && p + 1 < end)
+				p++;
+			buf[o++] = *p;
+		}
+		buf[o] = '\0';
+	} else {
+		snprintf(buf, sizeof(buf), "%.*s", (int)n, v);
+	}
+	buf[strcspn(buf, "\r\n")] = '\0';
+	json_array_append_new(list, json_string(buf));
+}
+
 static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user)
 {
-	long *retry_after = user;
+	header_ctx *hc = user;
+	long *retry_after = &hc->retry_after;
 	size_t n = size * nmemb;
+
+	if (n > 8 && strncasecmp(ptr, "Warning:", 8) == 0)
+		add_warning(hc->warnings, ptr + 8, n - 8);
 
 	if (n > 12 && strncasecmp(ptr, "Retry-After:", 12) == 0) {
 		char tmp[32];
@@ -427,6 +460,10 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	c->cfg = cfg;
+	if ((c->warnings = json_array()) == NULL) {
+		free(c);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
 	c->timeout_ms = opts->timeout_ms == 0 ? DEFAULT_TIMEOUT_MS
 					      : opts->timeout_ms < 0 ? 0 : opts->timeout_ms;
 	c->max_retries = opts->max_retries == 0 ? DEFAULT_RETRIES
@@ -462,9 +499,15 @@ void wmap_kube_client_free(wmap_kube_client *c)
 		free(c->exec_key);
 	}
 	free(c->exec_cert);
+	json_decref(c->warnings);
 	free(c->url_base);
 	free(c->connect_to);
 	free(c);
+}
+
+const json_t *wmap_kube_warnings(const wmap_kube_client *c)
+{
+	return c->warnings;
 }
 
 unsigned wmap_kube_requests(const wmap_kube_client *c)
@@ -553,7 +596,7 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 	for (attempt = 0;; attempt++) {
 		CURL *h = c->curl;
 		CURLcode cc;
-		long retry_after = -1;
+		header_ctx hc = { -1, c->warnings };
 
 		curl_easy_reset(h);
 		curl_slist_free_all(hdrs);
@@ -579,7 +622,8 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
 		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, &retry_after);
+		curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
+		json_array_clear(c->warnings);
 		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
 		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
 		if (!cfg->disable_compression)
@@ -657,8 +701,8 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 			continue;
 		}
 		if ((code == 429 || code == 502 || code == 503 || code == 504 ||
-		     (code >= 500 && retry_after >= 0)) && attempt < c->max_retries) {
-			long wait = retry_after >= 0 ? retry_after * 1000 : 200L << attempt;
+		     (code >= 500 && hc.retry_after >= 0)) && attempt < c->max_retries) {
+			long wait = hc.retry_after >= 0 ? hc.retry_after * 1000 : 200L << attempt;
 
 			if (wait > RETRY_AFTER_MAX_S * 1000)
 				wait = RETRY_AFTER_MAX_S * 1000;

@@ -108,6 +108,10 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 /* GET a path into *out. */
 int wmap_kube_get(json_t **out, wmap_kube_client *c, const char *path, wmap_error *err);
 
+/* The Warning headers of the last response (texts; an array borrowed from the client,
+ * valid until the next request). kubectl prints them as "Warning: <text>". */
+const json_t *wmap_kube_warnings(const wmap_kube_client *c);
+
 /* Requests made so far (for measurements and tests). */
 unsigned wmap_kube_requests(const wmap_kube_client *c);
 

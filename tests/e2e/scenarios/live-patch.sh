@@ -90,7 +90,8 @@ assert_fails kubectl wmap patch jobset/train --label 'bad key=x'
 assert_contains "$OUT" "--label"
 assert_fails kubectl wmap patch jobset/train
 assert_contains "$OUT" "nothing to change"
-kubectl wmap patch jobset/train --label a=b --component nope >/dev/null 2>&1; assert_eq 2 $? "unknown component"
+rc=0; kubectl wmap patch jobset/train --label a=b --component nope >/dev/null 2>&1 || rc=$?
+assert_eq 2 "$rc" "unknown component"
 
 # suspend / resume through the definition's actions.
 run_ok kubectl wmap suspend jobset/train
