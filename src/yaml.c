@@ -391,9 +391,13 @@ static int attach(loader *ld, json_t *value, json_t **doc, const yaml_mark_t *m)
 				json_decref(value);
 				return fail(ld, m, WMAP_EINVAL, "a merge key takes mappings");
 			}
-			json_object_foreach(src, k, x)
-				if (!json_object_get(f->container, k))
-					json_object_set(f->container, k, x);
+			json_object_foreach(src, k, x) {
+				if (!json_object_get(f->container, k) &&
+				    json_object_set(f->container, k, x)) {
+					json_decref(value);
+					return wmap_error_set(ld->err, WMAP_ENOMEM, "out of memory");
+				}
+			}
 		}
 		json_decref(value);
 	} else if (json_object_set_new(f->container, f->key, value)) {
