@@ -87,6 +87,10 @@ static int matcher_matches(int *match, const wmap_matcher *m, const wmap_status_
 		/* `(<expr>) | tostring` of the first output: "true" matches true and "true". */
 		const json_t *first = res.n ? res.v[0].value : NULL;
 		char *got = dup_string(first);
+		if (!got && first && !json_is_null(first)) {
+			wmap_results_clear(&res); /* out of memory, not "no match" */
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		}
 		int ok = got && m->expected && strcmp(got, m->expected) == 0;
 		free(got);
 		wmap_results_clear(&res);
