@@ -68,6 +68,15 @@ static char *token_dup(const char *p, size_t n)
 	return out;
 }
 
+/* 1 when every '~' of the token p[0..n) starts "~0" or "~1". */
+static int token_well_formed(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] == '~' && !(i + 1 < n && (p[i + 1] == '0' || p[i + 1] == '1')))
+			return 0;
+	return 1;
+}
+
 /* An array index token: "0" or digits without a leading zero. */
 static int parse_index(const char *tok, size_t *out)
 {
@@ -202,7 +211,9 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 		if (!from_op) {
 			char *tok = token_dup(ptr + pos + 1, stop - pos - 1);
 			if (!tok) {
-				w.rc = WMAP_EINVAL;
+				/* token_dup fails on a bad escape or on ENOMEM: tell them apart. */
+				w.rc = token_well_formed(ptr + pos + 1, stop - pos - 1) ? WMAP_ENOMEM
+											: WMAP_EINVAL;
 				return w;
 			}
 			next = child(w.value, tok);
