@@ -50,6 +50,21 @@ char *wmap_base64(const unsigned char *data, size_t len)
 	return out;
 }
 
+/* Compact JSON text that is never partial: jansson 2.14's json_dumps ignores a failed write
+ * of an object key and carries on, so an allocation failure can yield malformed JSON.
+ * json_dumpb into a buffer sized by a first pass allocates nothing while writing. */
+static char *dump_exact(const json_t *v)
+{
+	size_t n = json_dumpb(v, NULL, 0, JSON_COMPACT);
+	char *s = n ? malloc(n + 1) : NULL;
+	if (!s || json_dumpb(v, s, n, JSON_COMPACT) != n) {
+		free(s);
+		return NULL;
+	}
+	s[n] = '\0';
+	return s;
+}
+
 static void copy_str(char *buf, size_t len, const char *s)
 {
 	snprintf(buf, len, "%s", s ? s : "");
@@ -266,6 +281,18 @@ static void violation(writer *wr, const target *t, const char *fmt, ...)
 	json_array_append_new(wr->violations, json_string(msg));
 }
 
+/* A builder call failed: out of memory fails the whole review (open), anything else only
+ * skips that write with a warning. */
+static void write_failed(writer *wr, const target *t, const wmap_error *e)
+{
+	if (e->code == WMAP_ENOMEM) {
+		wr->failed = 1;
+		wmap_error_set(wr->err, e->code, "%s", e->message);
+	} else {
+		warn(wr->warnings, "component %s: %s; left unchanged", t->component, e->message);
+	}
+}
+
 /* Sets key in the map at ptr. Returns 1 when it changed something. */
 static int put(writer *wr, const target *t, const char *ptr, const char *key, json_t *value,
 	       wmap_patch_mode mode)
@@ -277,13 +304,7 @@ static int put(writer *wr, const target *t, const char *ptr, const char *key, js
 	}
 	wmap_error e;
 	if (wmap_patch_set(wr->patch, ptr, key, value, mode, &changed, &e) != 0) {
-		if (e.code == WMAP_ENOMEM) {
-			wr->failed = 1;
-			wmap_error_set(wr->err, e.code, "%s", e.message);
-		} else {
-			warn(wr->warnings, "component %s: %s; left unchanged", t->component,
-			     e.message);
-		}
+		write_failed(wr, t, &e);
 		return 0;
 	}
 	return changed;
@@ -303,7 +324,7 @@ static int put_field(writer *wr, const target *t, const char *field_ptr, const c
 		return 0;
 	wmap_error e;
 	if (wmap_patch_set_at(wr->patch, field_ptr, json_string(value), mode, &changed, &e) != 0) {
-		warn(wr->warnings, "component %s: %s; left unchanged", t->component, e.message);
+		write_failed(wr, t, &e);
 		return 0;
 	}
 	return changed;
@@ -465,8 +486,7 @@ static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 			if (!tp)
 				break;
 			if (wmap_patch_append_unique(wr->patch, tp, json_incref(v), &changed, &e)) {
-				warn(wr->warnings, "component %s: %s; left unchanged", t->component,
-				     e.message);
+				write_failed(wr, t, &e);
 			} else if (changed && check) {
 				char *txt = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
 				violation(wr, t, "tolerations must include %s", txt ? txt : "?");
@@ -920,9 +940,11 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 				    json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status",
 					      "Failure", "reason", "Forbidden", "message", msg));
 	} else if (patch && json_array_size(patch) > 0) {
-		char *text = json_dumps(patch, JSON_COMPACT);
+		char *text = dump_exact(patch);
 		char *b64 = text ? wmap_base64((const unsigned char *)text, strlen(text)) : NULL;
-		if (!b64) {
+		if (!b64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
+		    json_object_set_new(resp, "patch", json_string(b64))) {
+			free(b64);
 			free(text);
 			json_decref(resp);
 			json_decref(patch);
@@ -933,8 +955,6 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		info->result = "patched";
 		info->patch_ops = json_array_size(patch);
 		info->patch_bytes = strlen(text);
-		json_object_set_new(resp, "patchType", json_string("JSONPatch"));
-		json_object_set_new(resp, "patch", json_string(b64));
 		free(text);
 		free(b64);
 	}
