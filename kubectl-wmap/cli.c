@@ -219,6 +219,35 @@ cleanup:
 	return rc;
 }
 
+int cli_registry_load_for(wmap_registry **out, const cli_options *o, const json_t *object,
+			  wmap_error *err)
+{
+	const char *api = json_string_value(json_object_get(object, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(object, "kind"));
+	const char *slash = api ? strchr(api, '/') : NULL;
+	wmap_registry *reg = NULL;
+	char group[256];
+	size_t i;
+	int rc;
+
+	/* Without a kind the whole catalog is loaded, so the error says what is missing. */
+	if (!kind || !api || (slash && (size_t)(slash - api) >= sizeof(group)))
+		return cli_registry_load(out, o, err);
+	snprintf(group, sizeof(group), "%.*s", slash ? (int)(slash - api) : 0, api);
+	*out = NULL;
+	if ((rc = wmap_registry_new(&reg, err)) != 0 ||
+	    (rc = wmap_registry_add_catalog_kind(reg, group, kind, err)) != 0)
+		goto cleanup;
+	for (i = 0; i < o->n_definitions; i++)
+		if ((rc = wmap_registry_add_path(reg, o->definitions[i], WMAP_ORIGIN_FILE, err)) != 0)
+			goto cleanup;
+	*out = reg;
+	reg = NULL;
+cleanup:
+	wmap_registry_free(reg);
+	return rc;
+}
+
 int cli_require_table(const cli_options *o, const cli_command *cmd)
 {
 	if (o->output_set && o->output != CLI_OUTPUT_TABLE)

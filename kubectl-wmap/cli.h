@@ -61,6 +61,10 @@ int cli_fail(const wmap_error *err);
 /* A registry with the embedded catalog and every --definitions path (origin file), owned
  * by the caller. */
 int cli_registry_load(wmap_registry **out, const cli_options *opts, wmap_error *err);
+/* The same, for commands that read one object: only the catalog files of the object's kind
+ * are parsed (the whole catalog takes most of a describe -f otherwise). */
+int cli_registry_load_for(wmap_registry **out, const cli_options *opts, const json_t *object,
+			  wmap_error *err);
 
 /* Refuses -o json|yaml for commands that only print text; returns 0 or CLI_EXIT_USAGE. */
 int cli_require_table(const cli_options *opts, const cli_command *cmd);

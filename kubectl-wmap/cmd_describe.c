@@ -121,7 +121,7 @@ static int describe_file(const cli_options *o, const char *path)
 	if ((rc = read_object(&docs, path, &err)) != 0)
 		goto cleanup;
 	object = json_array_get(docs, 0);
-	if ((rc = cli_registry_load(&reg, o, &err)) != 0)
+	if ((rc = cli_registry_load_for(&reg, o, object, &err)) != 0)
 		goto cleanup;
 	if ((rc = wmap_registry_find_object(&def, reg, object, &err)) == 0 &&
 	    (rc = wmap_engine_new(&eng, reg, &err)) == 0)
