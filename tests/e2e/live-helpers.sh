@@ -57,7 +57,8 @@ live_status() {
             {type:"Ready", status:"False"}]}}')
     else
         body=$(jq -cn --arg p "$phase" --arg rd "$ready" '{status:{phase:$p, conditions:[
-            {type:"PodScheduled", status:"True"}, {type:"Ready", status:$rd}]}}')
+            {type:"PodScheduled", status:"True"},
+            ({type:"Ready", status:$rd} + (if $rd == "True" then {} else {reason:"ContainersNotReady"} end))]}}')
     fi
     local r
     r=$(sim_curl PATCH "/api/v1/namespaces/${LIVE_NS:-default}/pods/$name/status" \
