@@ -314,9 +314,22 @@ static int resource_row(tree_ctx *t, const char *label, int64_t replicas,
 	return render_table_add(t->res, cells, t->err);
 }
 
-static const char *instance_label(const wmap_instance *in)
+/* Text from the object goes to a terminal: control characters (escape sequences, line
+ * breaks) become '?', so that an object cannot rewrite the screen or break the columns. */
+static const char *clean(char *buf, size_t len, const char *s)
 {
-	return in->id && in->id[0] ? in->id : "<no id>";
+	size_t i;
+
+	snprintf(buf, len, "%s", s ? s : "");
+	for (i = 0; buf[i]; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			buf[i] = '?';
+	return buf;
+}
+
+static const char *instance_label(char *buf, size_t len, const wmap_instance *in)
+{
+	return in->id && in->id[0] ? clean(buf, len, in->id) : "<no id>";
 }
 
 static int tree_node(tree_ctx *t, int i, const char *prefix, int last, int depth)
@@ -356,15 +369,15 @@ static int tree_node(tree_ctx *t, int i, const char *prefix, int last, int depth
 			rows++;
 	for (k = 0; multi && k < n->n_instances; k++) {
 		const wmap_instance *in = &n->instances[k];
-		char label[PREFIX_MAX + 256];
+		char label[PREFIX_MAX + 256], id[256];
 
 		if (t->hide_idle && in->desired == 0)
 			continue;
-		rc = tree_row(t, child_prefix, --rows == 0 && n_kids == 0, instance_label(in),
-			      in->desired, in->total.gpu);
+		rc = tree_row(t, child_prefix, --rows == 0 && n_kids == 0,
+			      instance_label(id, sizeof(id), in), in->desired, in->total.gpu);
 		if (rc != 0)
 			return rc;
-		snprintf(label, sizeof(label), "%s/%s", n->def->name, instance_label(in));
+		snprintf(label, sizeof(label), "%s/%s", n->def->name, id);
 		if ((rc = resource_row(t, label, in->desired, &in->total)) != 0)
 			return rc;
 	}
@@ -379,7 +392,7 @@ int render_describe(FILE *out, const wmap_workload *w, wmap_error *err)
 	/* A workload at 0 replicas (stopped, suspended by scaling down) still shows its
 	 * structure; otherwise the table shows what runs. */
 	tree_ctx t = { w, w->desired > 0, NULL, NULL, err };
-	char status[256], cpu[32], mem[32], rep[32], gpu[32];
+	char status[256], cpu[32], mem[32], rep[32], gpu[32], kind[256], name[256], ns[256];
 	const char *header[5] = { "COMPONENT", "REPLICAS", "GPU", "CPU", "MEMORY" };
 	const char *total[5] = { "TOTAL", rep, gpu, cpu, mem };
 	const wmap_definition *def = w->definition;
@@ -402,16 +415,19 @@ int render_describe(FILE *out, const wmap_workload *w, wmap_error *err)
 	if ((rc = render_table_add(t.res, total, err)) != 0)
 		goto cleanup;
 
-	fprintf(out, "%s/%s   namespace: %s   definition: %s (%s)\n", w->kind ? w->kind : "?",
-		w->name ? w->name : w->generate_name ? w->generate_name : "<none>",
-		w->namespace_ ? w->namespace_ : "<none>", def->name, wmap_origin_name(def->origin));
+	fprintf(out, "%s/%s   namespace: %s   definition: %s (%s)\n",
+		clean(kind, sizeof(kind), w->kind ? w->kind : "?"),
+		clean(name, sizeof(name), w->name ? w->name : w->generate_name ? w->generate_name
+									 : "<none>"),
+		clean(ns, sizeof(ns), w->namespace_ ? w->namespace_ : "<none>"), def->name,
+		wmap_origin_name(def->origin));
 	fprintf(out, "(file mode: no pods; the phase is read from the object's .status)\n");
 	if (!render_exact_version(w)) {
-		char kind[256];
+		char api[256];
 
 		render_kind_label(kind, sizeof(kind), def->components[0].kind);
 		fprintf(out, "(no definition for %s; read through the one for %s)\n",
-			w->api_version ? w->api_version : "?", kind);
+			clean(api, sizeof(api), w->api_version ? w->api_version : "?"), kind);
 	}
 	wmap_workload_status_string(w, status, sizeof(status), ",");
 	fprintf(out, "Phase: %s\n\n", status);
