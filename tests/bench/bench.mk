@@ -5,12 +5,14 @@
 #   make bench                   everything (about 6-8 minutes on 2 busy cores)
 #   make bench BENCH_REPS=5      more repetitions of the webhook runs (median over them)
 #   make bench BENCH_ONLY=scale,plugin   some benchmarks (webhook,startup,plugin,live,scale,admit)
+#   make bench BENCH_NICE=-10    every benchmark process ahead of other work (root; shared machines)
 #   make bench-profile           callgrind profiles of the in-process paths (top functions)
 
 BENCH_BUILD ?= build-bench
 BENCH_OUT   ?= $(BUILD)/bench
 BENCH_REPS  ?= 3
 BENCH_ONLY  ?= webhook,startup,plugin,live,scale,admit
+BENCH_NICE  ?= 0
 # Debian 12 packages the benchmarks need besides the build's (make deps).
 BENCH_PKGS  := nghttp2-client hyperfine wrk time python3 openssl curl valgrind
 
@@ -35,7 +37,7 @@ bench-build: bench-deps
 
 bench: bench-build
 	python3 tests/bench/run.py --bin $(BENCH_BUILD) --out $(BENCH_OUT) --reps $(BENCH_REPS) \
-	  --only $(BENCH_ONLY)
+	  --only $(BENCH_ONLY) --nice $(BENCH_NICE)
 
 bench-profile: bench-build
 	sh tests/bench/profile.sh $(BENCH_BUILD) $(BENCH_OUT)/profile

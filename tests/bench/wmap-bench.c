@@ -19,6 +19,7 @@
  *   large:BYTES      a JobSet of 16 replicated jobs whose pod templates carry big env
  *                    lists, padded until the object is at least BYTES of compact JSON
  *
+ * --calls N runs exactly N calls without timing them (for callgrind --toggle-collect=run_*).
  * The timing modes print one JSON object: median/min/max microseconds per call over the
  * samples, each sample being the mean of as many calls as fit in --sample-ms (at least 1).
  * The engine is prepared (every jq program compiled) and warmed up before timing. */
@@ -320,6 +321,7 @@ int main(int argc, char **argv)
 	}
 	const char *cmd = argv[1], *spec = argv[2];
 	int nodef = 0, samples = 15;
+	long fixed_calls = 0;
 	unsigned flags = 0;
 	double sample_ms = 20;
 	for (int i = 3; i < argc; i++) {
@@ -329,6 +331,8 @@ int main(int argc, char **argv)
 			flags |= WMAP_RESOLVE_NO_STATUS;
 		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
 			samples = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--calls") && i + 1 < argc)
+			fixed_calls = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--sample-ms") && i + 1 < argc)
 			sample_ms = atof(argv[++i]);
 		else
@@ -370,6 +374,14 @@ int main(int argc, char **argv)
 	}
 	void (*fn)(timed *) = resolve ? run_resolve : run_admit;
 
+	if (fixed_calls > 0) {
+		/* For profilers (callgrind --toggle-collect=run_*): exactly N calls, no timing. */
+		for (long i = 0; i < fixed_calls; i++)
+			fn(&t);
+		printf("{\"mode\":\"%s\",\"spec\":\"%s\",\"calls\":%ld,\"result\":\"%s\"}\n", cmd,
+		       spec, fixed_calls, t.result ? t.result : "");
+		return 0;
+	}
 	/* Warm-up: at least 50 ms and 3 calls (first-use allocations, caches). */
 	double t0 = now_us();
 	for (int i = 0; i < 3 || now_us() - t0 < 50e3; i++)
