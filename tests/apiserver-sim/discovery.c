@@ -1,8 +1,8 @@
 /* Discovery (/version, /api, /apis, per-group-version resource lists), the small part of
  * OpenAPI v3 kubectl reads to decide that the server validates fields itself, and the
  * published schemas of custom resources (for clients that check pruning there).
- * Aggregated discovery is not served: clients that ask for it get the plain APIGroupList with
- * Content-Type application/json and fall back to walking the groups, as client-go does. */
+ * Aggregated discovery (v2) is served to clients that ask for it in Accept; the others get the
+ * plain APIGroupList and walk the groups. */
 #include "sim.h"
 
 #include <stdio.h>
@@ -54,6 +54,58 @@ static json_t *resource_list(struct sim *s, const char *group, const char *versi
         snprintf(gv, sizeof(gv), "%s", version);
     return json_pack("{s:s, s:s, s:s, s:o}", "kind", "APIResourceList", "apiVersion", "v1",
                      "groupVersion", gv, "resources", list);
+}
+
+/* Aggregated discovery (apidiscovery.k8s.io/v2, GA in 1.30): every group, version and resource
+ * in one document, asked for with an Accept header naming it. `core` selects /api (the legacy
+ * group) or /apis (all named groups). */
+static json_t *aggregated(struct sim *s, bool core)
+{
+    json_t *items = json_array();
+    for (int i = 0; i < s->n_res; i++) {
+        struct sim_resource *r = &s->res[i];
+        json_t *g = NULL, *v = NULL, *e, *res, *shorts;
+        size_t j;
+        if ((r->group[0] == '\0') != core)
+            continue;
+        json_array_foreach(items, j, e) {
+            if (!strcmp(sim_jstr(json_object_get(e, "metadata"), "name"), r->group))
+                g = e;
+        }
+        if (!g) {
+            g = json_pack("{s:{s:s,s:n}, s:[]}", "metadata", "name", r->group, "creationTimestamp", "versions");
+            json_array_append_new(items, g);
+        }
+        json_array_foreach(json_object_get(g, "versions"), j, e) {
+            if (!strcmp(sim_jstr(e, "version"), r->version))
+                v = e;
+        }
+        if (!v) {
+            v = json_pack("{s:s, s:[], s:s}", "version", r->version, "resources", "freshness", "Current");
+            json_array_append_new(json_object_get(g, "versions"), v);
+        }
+        shorts = json_array();
+        for (int k = 0; k < r->n_short; k++)
+            json_array_append_new(shorts, json_string(r->short_names[k]));
+        res = json_pack("{s:s, s:{s:s,s:s,s:s}, s:s, s:s, s:o, s:o}", "resource", r->plural, "responseKind",
+                        "group", r->group, "version", r->version, "kind", r->kind, "scope",
+                        r->namespaced ? "Namespaced" : "Cluster", "singularResource", r->singular, "verbs", verbs(),
+                        "shortNames", shorts);
+        if (r->has_status)
+            json_object_set_new(res, "subresources",
+                                json_pack("[{s:s, s:{s:s,s:s,s:s}, s:[s,s,s]}]", "subresource", "status", "responseKind",
+                                          "group", r->group, "version", r->version, "kind", r->kind, "verbs", "get",
+                                          "patch", "update"));
+        json_array_append_new(json_object_get(v, "resources"), res);
+    }
+    return json_pack("{s:s, s:s, s:{}, s:o}", "kind", "APIGroupDiscoveryList", "apiVersion", "apidiscovery.k8s.io/v2",
+                     "metadata", "items", items);
+}
+
+static bool wants_aggregated(const struct sim_req *r)
+{
+    return r->accept && strstr(r->accept, "g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList") &&
+           strstr(r->accept, "g=apidiscovery.k8s.io;v=v2;") != NULL;
 }
 
 /* Groups in registration order (built-ins first, as the real server orders them). */
@@ -214,6 +266,9 @@ bool sim_discovery_handle(struct sim *s, struct sim_req *r)
                             "gitVersion", "v1.32.0-apiserver-sim", "gitCommit", "0000000000000000",
                             "gitTreeState", "clean", "buildDate", "2026-01-01T00:00:00Z", "goVersion",
                             "go1.23", "compiler", "gc", "platform", "linux/amd64");
+    } else if ((!strcmp(p, "/api") || !strcmp(p, "/apis")) && wants_aggregated(r)) {
+        r->resp = aggregated(s, !strcmp(p, "/api"));
+        r->resp_content_type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
     } else if (!strcmp(p, "/api") || !strcmp(p, "/api/")) {
         r->resp = json_pack("{s:s, s:[s], s:[{s:s,s:s}]}", "kind", "APIVersions", "versions", "v1",
                             "serverAddressByClientCIDRs", "clientCIDR", "0.0.0.0/0", "serverAddress",

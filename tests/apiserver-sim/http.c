@@ -103,6 +103,8 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct sim_req *r)
         ctype = "text/plain; charset=utf-8";
     } else {
         text = json_dumps(r->resp, JSON_COMPACT);
+        if (r->resp_content_type)
+            ctype = r->resp_content_type;
     }
     if (!text)
         return MHD_NO;

@@ -100,6 +100,7 @@ struct sim_req {
     int status;
     json_t *resp;          /* body (owned); NULL with err.code set for errors */
     void *stream;          /* a streaming MHD response (watch) instead of resp */
+    const char *resp_content_type; /* static string; NULL = application/json */
     struct sim_err err;
     char warnings[8][512]; /* Warning headers to send */
     int n_warnings;

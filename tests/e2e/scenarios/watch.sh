@@ -15,11 +15,17 @@ bg=$!
 run_ok kc wait --for=jsonpath='{.metadata.labels.ready}'=yes cm/w2 --timeout=10s
 wait "$bg"
 # kubectl get -w prints the initial rows, then one per change.
-(sleep 0.7; kc create -f - < <(cm w3) >/dev/null; kc label cm w3 a=b >/dev/null; kc delete cm w3 >/dev/null) &
-bg=$!
-OUT=$(timeout 3 "$KUBECTL" get cm -w --no-headers 2>&1 || true)
-wait "$bg"
-assert_eq 4 "$(grep -c '^w[23] ' <<<"$OUT")" "rows: w2 initially, then w3 added, modified, deleted"
+"$KUBECTL" get cm -w --no-headers >"$E2E_TMP/getw.out" 2>&1 &
+watcher=$!
+wait_until 10 grep -q '^w2 ' "$E2E_TMP/getw.out" || fail "no initial row: $(cat "$E2E_TMP/getw.out")"
+kc create -f - < <(cm w3) >/dev/null
+kc label cm w3 a=b >/dev/null
+kc delete cm w3 >/dev/null
+rows() { [[ $(grep -c '^w3 ' "$E2E_TMP/getw.out") -ge 3 ]]; }
+wait_until 10 rows || true
+kill "$watcher" 2>/dev/null || true
+wait "$watcher" 2>/dev/null || true
+assert_eq 4 "$(grep -c '^w[23] ' "$E2E_TMP/getw.out")" "rows: w2 initially, then w3 added, modified, deleted"
 # The wire format, resumed from a known resourceVersion.
 rv=$(jp '{.metadata.resourceVersion}' cm w2)
 (sleep 0.3; kc label cm w2 step=two >/dev/null; kc delete cm w2 >/dev/null) &
