@@ -356,7 +356,22 @@ static bool wants_table(struct sim_req *r)
     return r->accept && strstr(r->accept, "as=Table");
 }
 
-static int field_selector_match(const char *fs, const json_t *obj, bool *out, struct sim_req *r)
+/* A string field at a dotted path ("involvedObject.name"), or NULL. */
+static const char *dotted(const json_t *obj, const char *path)
+{
+    char buf[256], *save = NULL, *tok;
+    const json_t *cur = obj;
+    if (strlen(path) >= sizeof(buf))
+        return NULL;
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
+        cur = json_object_get(cur, tok);
+    return json_is_string(cur) ? json_string_value(cur) : NULL;
+}
+
+/* Every resource supports metadata.name and metadata.namespace; events also their own fields
+ * (involvedObject.*, reason, type, ...), which `kubectl describe` asks for. */
+static int field_selector_match(const char *fs, const json_t *obj, bool *out, struct sim_req *r, bool any_field)
 {
     char buf[512], *save = NULL, *tok;
     const json_t *meta = json_object_get(obj, "metadata");
@@ -388,6 +403,8 @@ static int field_selector_match(const char *fs, const json_t *obj, bool *out, st
             have = sim_jstr(meta, "name");
         else if (!strcmp(tok, "metadata.namespace"))
             have = sim_jstr(meta, "namespace");
+        else if (any_field)
+            have = dotted(obj, tok);
         else {
             sim_err_set(&r->err, 400, "BadRequest", "field label not supported: %s", tok);
             return -1;
@@ -454,7 +471,7 @@ static void do_list(struct sim *s, struct sim_req *r, struct route *rt)
             continue;
         if (sel && !sim_selector_match(sel, json_object_get(meta, "labels")))
             continue;
-        if (field_selector_match(fs, o, &fm, r) < 0) {
+        if (field_selector_match(fs, o, &fm, r, !strcmp(res->plural, "events")) < 0) {
             json_decref(listmeta);
             goto out;
         }

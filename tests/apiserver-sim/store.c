@@ -19,6 +19,7 @@ static const struct builtin builtins[] = {
     {"", "v1", "configmaps", "configmap", "ConfigMap", "cm", true, false, false},
     {"", "v1", "secrets", "secret", "Secret", "", true, false, false},
     {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", "sa", true, false, false},
+    {"", "v1", "events", "event", "Event", "ev", true, false, false},
     {"apps", "v1", "deployments", "deployment", "Deployment", "deploy", true, true, true},
     {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", "sts", true, true, true},
     {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", "rs", true, true, true},
