@@ -170,6 +170,8 @@ int wmap_eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 	} else {
 		rc = wmap_jq_run(b->prog, b->base + (size_t)e->jq_slot, in, 0, out, err);
 	}
+	if (rc)
+		wmap_results_clear(out); /* no partial results: callers return on an error */
 	if (rc && rc != WMAP_ENOMEM) {
 		char msg[WMAP_ERROR_MAX];
 		memcpy(msg, err->message, sizeof(msg));
