@@ -20,6 +20,26 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* libjq 1.6 leaks the string buffer when its lexer meets an unterminated string literal
+ * ("abc, .\"x): a library leak (jq_parse -> jv_string_sized), reported upstream as fixed
+ * after 1.6. Such programs only fail to compile; they are skipped so the target keeps
+ * finding wmap's leaks. An odd count of unescaped quotes is the sign. */
+static int unterminated_string(const wmap_definition *def)
+{
+	for (size_t i = 0; i < def->n_jq; i++) {
+		int quotes = 0;
+		for (const char *p = def->jq_texts[i]; *p; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				quotes++;
+		}
+		if (quotes % 2)
+			return 1;
+	}
+	return 0;
+}
+
 static void resolve(const json_t *docs)
 {
 	wmap_registry *reg = NULL;
@@ -37,7 +57,8 @@ static void resolve(const json_t *docs)
 	}
 	FZ_CHECK(def && def->n_components > 0, "loaded definition without components");
 	if (def->n_jq > 0) {
-		if (json_dumpb(json_array_get(docs, 0), NULL, 0, JSON_COMPACT) <= 1024) {
+		if (json_dumpb(json_array_get(docs, 0), NULL, 0, JSON_COMPACT) <= 1024 &&
+		    !unterminated_string(def)) {
 			int rc = wmap_definition_check_jq(def, &err);
 			FZ_CHECK(rc == 0 || (rc == WMAP_EJQ && err.message[0]) || rc == WMAP_ENOMEM,
 				 "check_jq returned %d", rc);
