@@ -112,6 +112,16 @@ static void add_cluster_definitions(live_ctx *lc)
 
 	if (!items)
 		return;
+	if (!r && wmap_discovery_cached(lc->disc)) {
+		json_t *probe = NULL;
+
+		/* The cache may predate the CRD: one small request tells. */
+		if (wmap_kube_get(&probe, lc->client, "/apis/run.ai/v1alpha1", &err) == 0 &&
+		    wmap_discovery_refresh(lc->disc, lc->client, &err) == 0)
+			r = wmap_discovery_find_kind(lc->disc, "run.ai", "v1alpha1", "Karta");
+		json_decref(probe);
+		memset(&err, 0, sizeof(err));
+	}
 	if (!r) {
 		live_warn(lc, "the kartas.run.ai CRD is not installed; showing built-in "
 			  "definitions only");
