@@ -26,3 +26,14 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$SIM_PKI/ca.crt" --cert 
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$SIM_PKI/ca.crt" --cert "$SIM_PKI/client.crt" \
     --key "$SIM_PKI/client.key" "$SIM_URL/api/v1/namespaces")
 assert_eq 200 "$code" "client certificate via curl"
+# A serving certificate given on the command line instead of the generated one.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=own" \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$E2E_TMP/own.key" -out "$E2E_TMP/own.crt" 2>/dev/null
+start_bg sim-own-cert "$E2E_TMP/own.ready" 10 "$SIM" --port 0 --tls-cert "$E2E_TMP/own.crt" --tls-key "$E2E_TMP/own.key" \
+    --kubeconfig-out "$E2E_TMP/own.kubeconfig" --ready-file "$E2E_TMP/own.ready" --token fixed-token
+run_ok kc --kubeconfig "$E2E_TMP/own.kubeconfig" get ns default -o name
+assert_eq "namespace/default" "$OUT"
+run_ok kc --kubeconfig "$E2E_TMP/own.kubeconfig" --context sim-cert get ns default -o name
+own_port=$(head -n1 "$E2E_TMP/own.ready")
+echo | openssl s_client -connect "127.0.0.1:$own_port" 2>/dev/null | grep -q "subject=CN = own" || fail "the given certificate is not served"
+assert_eq 200 "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$E2E_TMP/own.crt" -H 'Authorization: Bearer fixed-token' "https://127.0.0.1:$own_port/api")" "--token"
