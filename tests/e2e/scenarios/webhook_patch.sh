@@ -49,6 +49,18 @@ kind: ConfigMap
 metadata: {name: warned}
 Y
 assert_contains "$OUT" "Warning: sim-testhook saw this request"
+# On the wire: an RFC 7234 Warning header with code 299.
+sim_curl POST /api/v1/namespaces/default/configmaps -H 'Content-Type: application/json' \
+    -d '{"metadata":{"name":"warned-2"}}' -D "$E2E_TMP/warn.h" >/dev/null
+assert_contains "$(cat "$E2E_TMP/warn.h")" 'Warning: 299 - "sim-testhook saw this request"'
+# The client-certificate user reaches webhooks as itself.
+run_ok kc --context sim-cert create -f - <<'Y'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: by-cert}
+Y
+assert_eq '{"username":"sim-cert-user","groups":["system:masters","system:authenticated"]}' \
+    "$(tail -n1 "$E2E_TMP/hook.requests" | jq -c .request.userInfo)"
 # A denial: the webhook's message with the real prefix, the webhook's code and reason.
 mutating_webhook deny /deny Ignore 5 services "" v1 | kc apply -f - >/dev/null
 assert_fails kc create -f - <<'Y'
