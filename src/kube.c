@@ -602,6 +602,8 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 		curl_slist_free_all(hdrs);
 		hdrs = NULL;
 		hdrs = curl_slist_append(hdrs, "Accept: application/json");
+		/* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
+		hdrs = curl_slist_append(hdrs, "Expect:");
 		if (content_type) {
 			snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
 			hdrs = curl_slist_append(hdrs, ctype);
