@@ -185,6 +185,19 @@ int cli_exit_code(int code)
 	}
 }
 
+void cli_print_line(FILE *out, const char *prefix, const char *text, size_t len)
+{
+	size_t i;
+
+	fputs(prefix, out);
+	for (i = 0; i < len && text[i]; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+	}
+	fputc('\n', out);
+}
+
 int cli_fail(const wmap_error *err)
 {
 	const char *m = err->message[0] ? err->message : wmap_error_name(err->code);
@@ -192,9 +205,9 @@ int cli_fail(const wmap_error *err)
 
 	/* Findings come one per line; each gets its own prefix so that grep finds them. */
 	for (; (nl = strchr(m, '\n')) != NULL; m = nl + 1)
-		fprintf(stderr, "error: %.*s\n", (int)(nl - m), m);
+		cli_print_line(stderr, "error: ", m, (size_t)(nl - m));
 	if (m[0])
-		fprintf(stderr, "error: %s\n", m);
+		cli_print_line(stderr, "error: ", m, strlen(m));
 	return cli_exit_code(err->code ? err->code : WMAP_EINVAL);
 }
 

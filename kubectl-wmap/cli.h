@@ -54,6 +54,10 @@ int cli_usage_error(const cli_options *opts, const cli_command *cmd, const char 
 /* The exit code for a core error code: WMAP_ENODEF -> CLI_EXIT_NODEF, others -> 1. */
 int cli_exit_code(int wmap_code);
 
+/* Prints prefix and len bytes of text (less at a NUL) and a newline; control characters
+ * print as '?': messages quote objects, and an object must not drive the terminal. */
+void cli_print_line(FILE *out, const char *prefix, const char *text, size_t len);
+
 /* Prints err as `error: <message>` (every line of a multi-line message) and returns the
  * exit code for its code. */
 int cli_fail(const wmap_error *err);

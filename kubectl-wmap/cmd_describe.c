@@ -142,7 +142,7 @@ static int describe_file(const cli_options *o, const char *path)
 	/* After the output, as kubectl and upstream do, so that they stay visible. */
 	fflush(stdout);
 	for (i = 0; i < w->n_warnings; i++)
-		fprintf(stderr, "warning: %s\n", w->warnings[i]);
+		cli_print_line(stderr, "warning: ", w->warnings[i], strlen(w->warnings[i]));
 cleanup:
 	fflush(stdout);
 	json_decref(model);
