@@ -485,7 +485,10 @@ static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 			wmap_error e;
 			if (!tp)
 				break;
-			if (wmap_patch_append_unique(wr->patch, tp, json_incref(v), &changed, &e)) {
+			/* A copy: the policy set is shared by every thread, and the builder may
+			 * later append into a list it created around this value. */
+			if (wmap_patch_append_unique(wr->patch, tp, json_deep_copy(v), &changed,
+						     &e)) {
 				write_failed(wr, t, &e);
 			} else if (changed && check) {
 				char *txt = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
