@@ -409,8 +409,9 @@ static enum outcome call_one(struct call_ctx *c, const json_t *wh, json_t **obj,
                 goto done;
             }
             json_decref(ops);
-            /* Custom resources are pruned again after every mutation (KEP-2332). */
+            /* Custom resources are pruned and defaulted again after every mutation (KEP-2332). */
             sim_prune(patched, c->schema, NULL);
+            sim_default(patched, c->schema);
             json_decref(*obj);
             *obj = patched;
         }

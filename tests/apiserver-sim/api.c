@@ -174,6 +174,7 @@ int api_prune_request(struct sim_req *r, struct sim_resource *res, json_t *obj)
         json_array_foreach(pruned, i, p) sim_add_warning(r, "unknown field \"%s\"", json_string_value(p));
     }
     json_decref(pruned);
+    sim_default(obj, res->schema);
     return 0;
 }
 
@@ -337,6 +338,7 @@ int sim_store_create_direct(struct sim *s, json_t *obj, struct sim_err *err)
         snprintf(nsbuf, sizeof(nsbuf), "%s", ns);
         json_t *status = json_incref(json_object_get(copy, "status"));
         sim_prune(copy, res->schema, NULL);
+        sim_default(copy, res->schema);
         prepare_new(res, copy, nsbuf);
         /* Preloaded objects keep the status they were given: they stand for state that a
          * controller would have written. */

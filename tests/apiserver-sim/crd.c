@@ -232,3 +232,58 @@ void sim_prune(json_t *obj, const json_t *schema, json_t *pruned)
         return;
     prune_value(obj, schema, "", pruned, true);
 }
+
+/* Structural defaulting: a `default` in the schema fills a missing field of an object that is
+ * present (parents are not created unless they have a default of their own). The real server
+ * defaults on request decode, on read and after mutating webhooks that patched. */
+static void default_value(json_t *v, const json_t *schema, int depth)
+{
+    const json_t *props, *items;
+    if (!schema || depth > SIM_JSON_DEPTH)
+        return;
+    props = json_object_get(schema, "properties");
+    items = json_object_get(schema, "items");
+    if (json_is_object(v) && json_is_object(props)) {
+        const char *k;
+        json_t *ps;
+        json_object_foreach((json_t *)props, k, ps) {
+            json_t *cur = json_object_get(v, k), *def = json_object_get(ps, "default");
+            if (!cur && def) {
+                json_object_set_new(v, k, json_deep_copy(def));
+                cur = json_object_get(v, k);
+            }
+            if (cur)
+                default_value(cur, ps, depth + 1);
+        }
+    } else if (json_is_object(v) && json_is_object(json_object_get(schema, "additionalProperties"))) {
+        const char *k;
+        json_t *c;
+        json_object_foreach(v, k, c) default_value(c, json_object_get(schema, "additionalProperties"), depth + 1);
+    } else if (json_is_array(v) && items) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(v, i, c) default_value(c, items, depth + 1);
+    }
+}
+
+void sim_default(json_t *obj, const json_t *schema)
+{
+    const json_t *props = json_object_get(schema, "properties");
+    const char *k;
+    json_t *ps;
+    if (!schema || !json_is_object(obj))
+        return;
+    /* The root's apiVersion, kind and metadata are never defaulted from the schema. */
+    json_object_foreach((json_t *)props, k, ps) {
+        json_t *cur;
+        if (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata"))
+            continue;
+        cur = json_object_get(obj, k);
+        if (!cur && json_object_get(ps, "default")) {
+            json_object_set_new(obj, k, json_deep_copy(json_object_get(ps, "default")));
+            cur = json_object_get(obj, k);
+        }
+        if (cur)
+            default_value(cur, ps, 1);
+    }
+}

@@ -152,6 +152,8 @@ void sim_crd_remove(struct sim *s, const char *crd_name);
 int sim_crd_validate(json_t *crd, struct sim_err *err);
 /* Prunes obj against schema; records dropped field paths into `pruned` (array, may be NULL). */
 void sim_prune(json_t *obj, const json_t *schema, json_t *pruned);
+/* Applies the schema's `default`s to missing fields (structural defaulting). */
+void sim_default(json_t *obj, const json_t *schema);
 
 /* patch.c */
 int sim_json_patch(json_t *doc, const json_t *ops, char *errbuf, size_t n); /* in place */

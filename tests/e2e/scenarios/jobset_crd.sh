@@ -22,6 +22,23 @@ assert_eq driver "$(jq -r '.spec.replicatedJobs[0].template.spec.template.metada
     "template labels declared by the schema survive pruning"
 assert_eq 1 "$(jq -r .metadata.generation <<<"$OUT")"
 assert_eq "jobset.x-k8s.io/v1alpha2" "$(jq -r .apiVersion <<<"$OUT")"
+# Structural defaults from the schema: filled in where the parent exists, not elsewhere.
+run_ok kc create -f - <<'Y'
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: defaults}
+spec:
+  failurePolicy: {maxRestarts: 2}
+  replicatedJobs:
+  - name: w
+    template: {spec: {template: {spec: {containers: [{name: c, image: x, ports: [{containerPort: 80}]}]}}}}
+Y
+run_ok kc get jobset defaults -o json
+assert_eq '{"maxRestarts":2,"restartStrategy":"Recreate"}' "$(jq -c .spec.failurePolicy <<<"$OUT")" "default inside a present object"
+assert_eq 1 "$(jq -r '.spec.replicatedJobs[0].replicas' <<<"$OUT")" "replicas defaults to 1"
+assert_eq TCP "$(jq -r '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].ports[0].protocol' <<<"$OUT")"
+assert_eq null "$(jq -c .spec.network <<<"$OUT")" "absent objects are not created"
+run_ok kc delete jobset defaults
 # Aliases kubectl resolves through discovery.
 run_ok kc get jobsets.jobset.x-k8s.io/train -o name
 assert_eq "jobset.jobset.x-k8s.io/train" "$OUT"
