@@ -121,9 +121,10 @@ valgrind: all $(UNIT)
 install: $(PLUGIN)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(PREFIX)/bin/kubectl-wmap
+	install -m 0755 kubectl-wmap/kubectl_complete-wmap $(DESTDIR)$(PREFIX)/bin/kubectl_complete-wmap
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/kubectl-wmap
+	rm -f $(DESTDIR)$(PREFIX)/bin/kubectl-wmap $(DESTDIR)$(PREFIX)/bin/kubectl_complete-wmap
 
 clean:
 	rm -rf build build-san

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "live.h"
 #include "wmap/registry.h"
 
 /* Cobra's ShellCompDirective bits. */
@@ -84,6 +85,7 @@ int cli_complete(int n, char **words)
 	const char *name;
 	size_t i, k = 0;
 	int directive = DIRECTIVE_NO_FILES, positional = 0;
+	const char *target = NULL;   /* the first argument of a live command (TYPE or TYPE/NAME) */
 
 	if (n < 1 || n > CLI_MAX_ARGS) {
 		printf(":%d\n", DIRECTIVE_NO_FILES);
@@ -103,7 +105,10 @@ int cli_complete(int n, char **words)
 
 	if (prev_flag && prev_flag->arg && !strchr(words[n - 2], '=') &&
 	    (words[n - 2][1] == '-' || words[n - 2][2] == '\0')) {
-		directive = complete_value(prev_flag, cur);
+		if (strcmp(prev_flag->name, "namespace") == 0)
+			live_complete_namespaces(n, words, cur);
+		else
+			directive = complete_value(prev_flag, cur);
 	} else if (cur[0] == '-') {
 		complete_flags(cmd ? cmd->flags : NULL, cur);
 		complete_flags(cli_global_flags, cur);
@@ -121,6 +126,8 @@ int cli_complete(int n, char **words)
 				continue;
 			}
 			positional++;
+			if (positional == 2)
+				target = argv[i];
 		}
 		positional--;  /* the command itself */
 		if (strcmp(cmd->name, "definitions") == 0 && positional == 0)
@@ -129,6 +136,10 @@ int cli_complete(int n, char **words)
 			complete_commands(cur);
 		else if (strcmp(cmd->name, "validate") == 0 && positional == 0)
 			directive = DIRECTIVE_FILES;
+		else if (cmd == &cli_cmd_get || cmd == &cli_cmd_patch || cmd == &cli_cmd_suspend ||
+			 cmd == &cli_cmd_resume || cmd == &cli_cmd_describe)
+			if (positional == 0 || (positional == 1 && target && !strchr(target, '/')))
+				live_complete_target(n, words, positional == 1 ? target : NULL, cur);
 	}
 	printf(":%d\n", directive);
 	return CLI_EXIT_OK;

@@ -123,6 +123,17 @@ int live_patch_report(const cli_options *o, live_target *t, const json_t *before
 		      const json_t *result, size_t n_ops, live_dry dry, const char *verb,
 		      const char *detail);
 
+/* ---- completion (live_complete.c), for cmd_complete.c; print candidates, never errors ---- */
+
+/* Namespaces of the cluster starting with prefix. words: everything typed after the plugin
+ * name (the last being the word under completion); the connection flags are read there. */
+void live_complete_namespaces(int n, char **words, const char *prefix);
+
+/* The first argument of describe/get/patch/suspend/resume: workload types a definition
+ * covers ("jobsets"), or with "TYPE/" typed, "TYPE/NAME"; with type given (the TYPE NAME
+ * form), the names of that type. */
+void live_complete_target(int n, char **words, const char *type, const char *cur);
+
 /* The live describe (cmd_describe.c hands TYPE/NAME over to it); returns the exit code. */
 int live_describe(const cli_options *o);
 
