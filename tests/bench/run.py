@@ -187,7 +187,9 @@ class Webhook:
                     t.sendall(b"GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                     head = t.recv(64)
                 if head.startswith(b"HTTP/1.1 200"):
-                    return time.perf_counter() - self.t_start
+                    t = time.perf_counter() - self.t_start
+                    self.ready_cpu_s = proc_cpu(self.p.pid)
+                    return t
             except (OSError, ssl.SSLError):
                 pass
             finally:
@@ -388,20 +390,26 @@ def bench_webhook(a, R, files, crt, key):
               "ms", cmd=raw["runs"][F]["rate"][0]["cmd"])
         cw, cf = med(W, "rate", "server_cpu_ms_per_req"), med(F, "rate", "server_cpu_ms_per_req")
         cr = paired_ratio(nm, "rate", "server_cpu_ms_per_req")
-        R.add(S, "%s: server CPU per review, wmap / floor" % label, cr, "x",
-              "<= 1.5x" if nm == "small" else None, (cr <= 1.5) if nm == "small" and cr else None,
-              "/proc/PID/stat utime+stime around each %d/s run, / requests counted by /metrics" % rate,
+        R.add(S, "%s: server CPU per review at %d/s, wmap / floor" % (label, rate), cr, "x",
+              cmd="/proc/PID/stat utime+stime around each %d/s run, / requests counted by /metrics" % rate,
               note="%s / %s ms per review; client mean latency wmap/floor %sx" % (
                   fmt(cw), fmt(cf), fmt(paired_ratio(nm, "rate", "mean_ms"))))
+        scw, scf = med(W, "sat", "server_cpu_ms_per_req"), med(F, "sat", "server_cpu_ms_per_req")
+        scr = paired_ratio(nm, "sat", "server_cpu_ms_per_req")
+        R.add(S, "%s: server CPU per review saturated, wmap / floor" % label, scr, "x",
+              "<= 1.5x" if nm == "small" else None, (scr <= 1.5) if nm == "small" and scr else None,
+              "/proc/PID/stat utime+stime around each saturated run, / requests counted by /metrics",
+              note="%s / %s ms per review (per-request overheads amortised: the cost of a "
+                   "request when the server is busy)" % (fmt(scw), fmt(scf)))
         sat = med(W, "sat", "req_per_s")
         sat_f = med(F, "sat", "req_per_s")
-        ceiling = 2000.0 / cw if cw else None
+        ceiling = 2000.0 / scw if scw else None
         R.add(S, "%s: saturated throughput" % label,
               sat, "req/s", ">= 2000/s" if nm == "small" else None,
               (sat >= 2000) if nm == "small" and sat else None, scmd,
               note="floor %s req/s (time per request wmap/floor %sx); h2load shares the 2 cores; "
                    "CPU-bound ceiling on 2 free cores 2 s / %s ms = %s req/s" % (
-                       fmt(sat_f), fmt(paired_ratio(nm, "sat", "req_per_s", invert=True)), fmt(cw), fmt(ceiling)))
+                       fmt(sat_f), fmt(paired_ratio(nm, "sat", "req_per_s", invert=True)), fmt(scw), fmt(ceiling)))
         fails = sum((r.get("failed") or 0) for k in (W, F)
                     for kind in ("rate", "sat") for r in raw["runs"].get(k, {}).get(kind, []))
         non2xx = sum((r.get("non2xx") or 0) for k in (W, F)
@@ -420,10 +428,11 @@ def bench_webhook(a, R, files, crt, key):
 
 
 def bench_startup(a, R, crt, key):
-    times, self_ms = [], []
+    times, self_ms, cpu_ms = [], [], []
     for i in range(a.starts):
         wh = Webhook(a, crt, key, "webhook-start.log")
         times.append(wh.ready_s * 1000)
+        cpu_ms.append(wh.ready_cpu_s * 1000)
         wh.stop()
         try:
             with open(os.path.join(a.out, "webhook-start.log")) as f:
@@ -438,9 +447,10 @@ def bench_startup(a, R, crt, key):
     R.add("start-up", "wmap-webhook exec to /readyz 200 (whole catalog, 2 threads)", v, "ms",
           "<= 300 ms", v is not None and v <= 300,
           "wmap-webhook --tls-cert C --tls-key K --port P; poll GET /readyz every 2 ms",
-          note="runs: %s ms; server's own log: %s ms" % (
-              ", ".join("%.0f" % t for t in times), fmt(median(self_ms))))
-    R.raw["startup"] = {"ms": times, "self_reported_ms": self_ms}
+          note="runs: %s ms; CPU used by the process until ready: %s ms; server's own log "
+               "(after option parsing): %s ms" % (
+              ", ".join("%.0f" % t for t in times), fmt(median(cpu_ms)), fmt(median(self_ms))))
+    R.raw["startup"] = {"ms": times, "cpu_ms": cpu_ms, "self_reported_ms": self_ms}
 
 
 def hyperfine(a, cmds, name, runs=30, warmup=3):
@@ -456,6 +466,7 @@ def hyperfine(a, cmds, name, runs=30, warmup=3):
         raise RuntimeError("hyperfine failed: %s" % r.stderr[-500:])
     with open(out) as f:
         data = json.load(f)
+    hyperfine.cpu_ms = [(x.get("user", 0) + x.get("system", 0)) * 1000 for x in data["results"]]
     return [x["median"] * 1000 for x in data["results"]], " ".join(
         c if " " not in c else "'%s'" % c for c in cmd)
 
@@ -478,13 +489,18 @@ def bench_plugin(a, R):
         R.add("plugin", "describe -f leader-workers.yaml", None, "ms", "<= 50 ms", False,
               " ".join(cmd), note="failed: " + r.stderr.strip()[:200])
         return
-    (t,), hcmd = hyperfine(a, [" ".join(cmd)], "describe-f", runs=30)
+    version = [plugin, "version"]
+    (t, tv, tt), hcmd = hyperfine(a, [" ".join(cmd), " ".join(version), "/bin/true"], "describe-f", runs=30)
+    cpu = hyperfine.cpu_ms
     R.add("plugin", "describe -f leader-workers.yaml: wall time (median)", t, "ms", "<= 50 ms",
-          t <= 50, hcmd)
+          t <= 50, hcmd,
+          note="CPU user+sys %s ms; same run: `kubectl-wmap version` %s ms (CPU %s ms), `/bin/true` %s ms "
+               "(what starting any process costs on this machine now)" % (fmt(cpu[0]), fmt(tv), fmt(cpu[1]), fmt(tt)))
     rss = peak_rss(cmd)
     R.add("plugin", "describe -f leader-workers.yaml: peak RSS (median)", rss, "MiB",
           cmd="/usr/bin/time -f %M " + " ".join(cmd))
-    R.raw["plugin"] = {"describe_f_ms": t, "describe_f_peak_rss_mib": rss}
+    R.raw["plugin"] = {"describe_f_ms": t, "version_ms": tv, "true_ms": tt, "cpu_ms": cpu,
+                       "describe_f_peak_rss_mib": rss}
 
 
 def bench_live(a, R):
@@ -623,6 +639,69 @@ def bench_admit(a, R):
     R.raw["in_process"] = raw
 
 
+def callgrind(a, name, toggle, cmd):
+    """Instructions executed inside toggle (valgrind callgrind: exact, load-independent)."""
+    d = os.path.join(a.out, "callgrind")
+    os.makedirs(d, exist_ok=True)
+    full = ["valgrind", "--tool=callgrind", "--callgrind-out-file=%s/%s.cg" % (d, name)]
+    if toggle:
+        full.append("--toggle-collect=%s" % toggle)
+    r = run(full + cmd)
+    m = re.search(r"Collected : (\d+)", r.stderr)
+    return int(m.group(1)) if m else None
+
+
+def bench_instructions(a, R):
+    """The in-process comparisons again, counted in instructions: on a shared machine these
+    ratios do not move with the load (a cache miss costs nothing here, though)."""
+    if not shutil.which("valgrind"):
+        R.add("instructions", "callgrind", "not measured", "", note="valgrind is not installed")
+        return
+    raw = {}
+    small = "file:" + JOBSET_FIXTURE
+    cases = [("small", small, 50), ("jobset64", "jobset:64", 5), ("ray128", "raycluster:128", 3),
+             ("large", "large:450000", 1)]
+    for name, spec, calls in cases:
+        w = callgrind(a, "admit-%s" % name, "run_admit", [a.tool, "admit", spec, "--calls", str(calls)])
+        f = callgrind(a, "admit-%s-floor" % name, "run_admit",
+                      [a.tool, "admit", spec, "--nodef", "--calls", str(calls)])
+        raw["admit " + name] = {"wmap": w and w / calls, "floor": f and f / calls}
+        if w and f:
+            R.add("instructions", "%s review, in-process: wmap / floor" % name, (w / calls) / (f / calls), "x",
+                  None, None,
+                  "valgrind --tool=callgrind --toggle-collect=run_admit %s admit %s [--nodef] --calls %d" % (a.tool, spec, calls),
+                  note="%.2f M / %.2f M instructions per review" % (w / calls / 1e6, f / calls / 1e6))
+    for fam, sizes, unit_name in (("jobset", (1, 100, 1000), "replicated job"),
+                                  ("raycluster", (1, 50, 500), "worker group")):
+        per = {}
+        for n in sizes:
+            calls = max(1, 200 // n)
+            v = callgrind(a, "resolve-%s%d" % (fam, n), "run_resolve",
+                          [a.tool, "resolve", "%s:%d" % (fam, n), "--no-status", "--calls", str(calls)])
+            per[n] = v / calls if v else None
+        raw["resolve no-status " + fam] = per
+        if all(per.values()):
+            R.add("instructions", "resolve without status, %s:%d / %s:%d, per %s" % (fam, sizes[2], fam, sizes[1], unit_name),
+                  (per[sizes[2]] / sizes[2]) / (per[sizes[1]] / sizes[1]), "x",
+                  cmd="valgrind --tool=callgrind --toggle-collect=run_resolve %s resolve %s:N --no-status --calls C" % (a.tool, fam),
+                  note="1x = linear; %s instructions per %s at %d, %s at %d; %.1f M for %s:%d" % (
+                      fmt(per[sizes[1]] / sizes[1]), unit_name, sizes[1], fmt(per[sizes[2]] / sizes[2]), sizes[2],
+                      per[sizes[2]] / 1e6, fam, sizes[2]))
+    s100 = callgrind(a, "resolve-jobset100-status", "run_resolve", [a.tool, "resolve", "jobset:100", "--calls", "2"])
+    n100 = raw["resolve no-status jobset"].get(100)
+    if s100 and n100:
+        raw["resolve status jobset100"] = s100 / 2
+        R.add("instructions", "resolve jobset:100 with status / without", (s100 / 2) / n100, "x",
+              cmd="valgrind --tool=callgrind --toggle-collect=run_resolve %s resolve jobset:100 [--no-status]" % a.tool,
+              note="%.1f M / %.1f M instructions: the status evaluation dominates" % (s100 / 2e6, n100 / 1e6))
+    d = callgrind(a, "describe-f", None, [os.path.join(a.bin, "kubectl-wmap"), "describe", "-f", JOBSET_FIXTURE])
+    if d:
+        raw["describe -f"] = d
+        R.add("instructions", "describe -f leader-workers.yaml, whole process", d / 1e6, "M instr",
+              cmd="valgrind --tool=callgrind kubectl-wmap describe -f leader-workers.yaml")
+    R.raw["instructions"] = raw
+
+
 # --------------------------------------------------------------------------- output
 
 def write_outputs(a, R):
@@ -685,7 +764,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,scale,admit")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,scale,admit,instructions")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
                     help="run every benchmark process at nice N (negative: ahead of other "
@@ -710,7 +789,8 @@ def main():
              ("plugin", lambda: bench_plugin(a, R)),
              ("live", lambda: bench_live(a, R)),
              ("scale", lambda: bench_scale(a, R)),
-             ("admit", lambda: bench_admit(a, R))]
+             ("admit", lambda: bench_admit(a, R)),
+             ("instructions", lambda: bench_instructions(a, R))]
     for name, fn in steps:
         if name not in only:
             continue
