@@ -19,6 +19,7 @@ LIVE_DATA=$E2E_DIR/data/live
 live_setup() {
     sim_start "$@"
     plugin_on_path || fail "plugin not built: $PLUGIN"
+    ln -sf "$REPO_ROOT/kubectl-wmap/kubectl_complete-wmap" "$E2E_TMP/bin/kubectl_complete-wmap"
     # wmap's discovery cache lives under $HOME (isolated per scenario by e2e_init).
     local f
     for f in "$LIVE_DATA"/*-crd.yaml "$E2E_DIR/data/jobset-crd.yaml"; do

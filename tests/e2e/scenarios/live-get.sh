@@ -57,3 +57,16 @@ assert_eq "NAME NAMESPACE TYPE PHASE AGE" "$(head -n1 <<<"$OUT" | tr -s ' ')"
 assert_contains "$OUT" "RayCluster.ray.io"
 assert_contains "$OUT" "JobSet.jobset.x-k8s.io"
 assert_not_contains "$OUT" "js-a-driver-0"
+
+# Shell completion through kubectl (1.26+ runs kubectl_complete-wmap from PATH).
+run_ok "$KUBECTL" __complete wmap describe ""
+assert_contains "$OUT" "jobsets"
+assert_contains "$OUT" "rayclusters"
+run_ok "$KUBECTL" __complete wmap describe jobset/js-
+assert_contains "$OUT" "jobset/js-a"
+assert_not_contains "$OUT" "js-other" "other namespace"
+run_ok "$KUBECTL" __complete wmap get jobsets js -n team-b
+run_ok "$KUBECTL" __complete wmap get jobsets -n team-b ""
+assert_contains "$OUT" "js-other"
+run_ok "$KUBECTL" __complete wmap describe -n ""
+assert_contains "$OUT" "team-b"
