@@ -100,7 +100,7 @@ static int route_parse(struct sim *s, struct sim_req *r, struct route *rt)
     }
     if (n - i == 3) {
         snprintf(rt->sub, sizeof(rt->sub), "%s", seg[i + 2]);
-        if (strcmp(rt->sub, "status") || !rt->res->has_status)
+        if (!(!strcmp(rt->sub, "status") && rt->res->has_status) && !(!strcmp(rt->sub, "scale") && rt->res->has_scale))
             return -1;
     }
     if (rt->res->namespaced && rt->has_name && !rt->has_ns)
@@ -626,6 +626,10 @@ void sim_api_handle(struct sim *s, struct sim_req *r)
     const char *m = r->method;
     if (route_parse(s, r, &rt) < 0) {
         sim_err_set(&r->err, 404, "NotFound", "the server could not find the requested resource");
+        return;
+    }
+    if (!strcmp(rt.sub, "scale")) {
+        sim_scale_handle(s, r, rt.res, rt.ns, rt.name);
         return;
     }
     if (!strcmp(m, "GET")) {

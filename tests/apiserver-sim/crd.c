@@ -100,6 +100,16 @@ int sim_crd_apply(struct sim *s, json_t *crd, struct sim_err *err)
         t.namespaced = !strcmp(sim_jstr(spec, "scope"), "Namespaced");
         sub = json_object_get(v, "subresources");
         t.has_status = json_object_get(sub, "status") != NULL;
+        if (json_is_object(json_object_get(sub, "scale"))) {
+            json_t *sc = json_object_get(sub, "scale");
+            t.has_scale = true;
+            snprintf(t.spec_replicas_path, sizeof(t.spec_replicas_path), "%s",
+                     sim_jstr(sc, "specReplicasPath") ? sim_jstr(sc, "specReplicasPath") : ".spec.replicas");
+            snprintf(t.status_replicas_path, sizeof(t.status_replicas_path), "%s",
+                     sim_jstr(sc, "statusReplicasPath") ? sim_jstr(sc, "statusReplicasPath") : ".status.replicas");
+            snprintf(t.selector_path, sizeof(t.selector_path), "%s",
+                     sim_jstr(sc, "labelSelectorPath") ? sim_jstr(sc, "labelSelectorPath") : "");
+        }
         t.has_generation = true;
         t.builtin = false;
         t.schema = json_deep_copy(sim_jpath(json_object_get(v, "schema"), "openAPIV3Schema", NULL));

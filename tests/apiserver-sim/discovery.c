@@ -43,6 +43,14 @@ static json_t *resource_list(struct sim *s, const char *group, const char *versi
                                                   "singularName", "", "namespaced", r->namespaced,
                                                   "kind", r->kind, "verbs", "get", "patch", "update"));
         }
+        if (r->has_scale) {
+            char sub[160];
+            snprintf(sub, sizeof(sub), "%s/scale", r->plural);
+            json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:s, s:s, s:s, s:[s,s,s]}", "name", sub,
+                                                  "singularName", "", "namespaced", r->namespaced, "group",
+                                                  "autoscaling", "version", "v1", "kind", "Scale", "verbs", "get",
+                                                  "patch", "update"));
+        }
     }
     if (!any) {
         json_decref(list);
@@ -91,11 +99,18 @@ static json_t *aggregated(struct sim *s, bool core)
                         "group", r->group, "version", r->version, "kind", r->kind, "scope",
                         r->namespaced ? "Namespaced" : "Cluster", "singularResource", r->singular, "verbs", verbs(),
                         "shortNames", shorts);
-        if (r->has_status)
-            json_object_set_new(res, "subresources",
-                                json_pack("[{s:s, s:{s:s,s:s,s:s}, s:[s,s,s]}]", "subresource", "status", "responseKind",
-                                          "group", r->group, "version", r->version, "kind", r->kind, "verbs", "get",
-                                          "patch", "update"));
+        if (r->has_status || r->has_scale) {
+            json_t *subs = json_array();
+            if (r->has_status)
+                json_array_append_new(subs, json_pack("{s:s, s:{s:s,s:s,s:s}, s:[s,s,s]}", "subresource", "status",
+                                                      "responseKind", "group", r->group, "version", r->version, "kind",
+                                                      r->kind, "verbs", "get", "patch", "update"));
+            if (r->has_scale)
+                json_array_append_new(subs, json_pack("{s:s, s:{s:s,s:s,s:s}, s:[s,s,s]}", "subresource", "scale",
+                                                      "responseKind", "group", "autoscaling", "version", "v1", "kind",
+                                                      "Scale", "verbs", "get", "patch", "update"));
+            json_object_set_new(res, "subresources", subs);
+        }
         json_array_append_new(json_object_get(v, "resources"), res);
     }
     return json_pack("{s:s, s:s, s:{}, s:o}", "kind", "APIGroupDiscoveryList", "apiVersion", "apidiscovery.k8s.io/v2",

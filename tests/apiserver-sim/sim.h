@@ -30,6 +30,8 @@ struct sim_resource {
     int n_short;
     bool namespaced;
     bool has_status;      /* serves PLURAL/status */
+    bool has_scale;       /* serves PLURAL/scale (autoscaling/v1 Scale) */
+    char spec_replicas_path[128], status_replicas_path[128], selector_path[128]; /* ".spec.replicas" */
     bool builtin;         /* false for custom resources (no strategic merge patch) */
     bool has_generation;  /* metadata.generation is maintained */
     json_t *schema;       /* openAPIV3Schema for CRs (owned), NULL for built-ins */
@@ -188,6 +190,9 @@ json_t *sim_yaml_parse(const char *buf, size_t len, char *errbuf, size_t n); /* 
 
 /* protobuf.c: the "k8s\0" protobuf envelope of a few built-in kinds → JSON (new ref). */
 json_t *sim_protobuf_decode(const char *buf, size_t len, char *errbuf, size_t n);
+
+/* scale.c: GET/PUT/PATCH of PLURAL/scale (lock held). */
+void sim_scale_handle(struct sim *s, struct sim_req *r, struct sim_resource *res, const char *ns, const char *name);
 
 /* watch.c: the event log and ?watch=true streams. Push and start with s->lock held. */
 void sim_event_push(struct sim *s, const struct sim_resource *res, const char *type, const json_t *obj);

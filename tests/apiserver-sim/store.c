@@ -48,6 +48,13 @@ void sim_builtins_register(struct sim *s)
         t.has_status = b->status;
         t.has_generation = b->generation;
         t.builtin = true;
+        if (!strcmp(b->group, "apps")) {
+            /* Deployments, StatefulSets and ReplicaSets serve /scale. */
+            t.has_scale = true;
+            snprintf(t.spec_replicas_path, sizeof(t.spec_replicas_path), ".spec.replicas");
+            snprintf(t.status_replicas_path, sizeof(t.status_replicas_path), ".status.replicas");
+            snprintf(t.selector_path, sizeof(t.selector_path), ".spec.selector");
+        }
         if (b->shorts[0]) {
             char buf[64];
             char *save = NULL, *tok;
