@@ -28,3 +28,9 @@ live_norm <"$E2E_TMP/out" >"$E2E_TMP/out.norm"
 diff -u "$E2E_DIR/golden/live-describe-raycluster.out" "$E2E_TMP/out.norm" || fail "describe output differs from the golden file"
 assert_contains "$(cat "$E2E_TMP/err")" "the CRD rayclusters.ray.io declares pod template metadata (.spec.headGroupSpec.template.metadata) without properties"
 assert_contains "$(cat "$E2E_TMP/err")" "kubernetes/kubernetes#103739"
+
+# --component-limit keeps the unhealthy components first.
+run_ok kubectl wmap describe raycluster/demo --component-limit 1
+assert_contains "$OUT" "worker"
+assert_contains "$OUT" "and 1 more component"
+assert_not_contains "$OUT" "demo-head-x2v9k"
