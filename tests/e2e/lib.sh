@@ -10,9 +10,14 @@
 #   sim_start [ARGS...]           start apiserver-sim; sets SIM_PORT SIM_URL SIM_TOKEN SIM_PKI KUBECONFIG
 #   webhook_certs NS NAME         CA + serving cert for NAME.NS.svc in $E2E_TMP/certs/NAME.NS/
 #   testhook_start NS NAME        start sim-testhook with those certs; sets HOOK_PORT HOOK_CA_BUNDLE
+#   mutating_webhook NAME PATH POLICY TIMEOUT RESOURCE GROUP VERSION [SVC_NS SVC_NAME]
+#                                 print a MutatingWebhookConfiguration pointing at the test hook
 #   plugin_on_path                put the kubectl-wmap plugin ($PLUGIN) on PATH if it was built
 #   kc ARGS...                    kubectl with a request timeout
-#   assert_eq / assert_contains / assert_not_contains / assert_fails / fail
+#   jp JSONPATH ARGS...           kubectl get ARGS -o jsonpath=JSONPATH
+#   sim_curl METHOD PATH [ARGS]   authenticated curl to the simulator; body, then the code
+#   run_ok CMD / assert_fails CMD run a command expecting success / failure; output in $OUT
+#   assert_eq / assert_contains / assert_not_contains / fail
 
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$E2E_DIR/../.." && pwd)
