@@ -438,6 +438,69 @@ def check_limits(srv, binary, workdir):
         small.proc.wait()
 
 
+KARTA = """\
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: example-com-tjob-v1}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: tjob
+      kind: {group: example.com, version: v1, kind: TJob}
+      statusDefinition:
+        phaseDefinition: {path: .status.phase}
+        statusMappings: {running: [{byPhase: Running}]}
+    childComponents:
+    - name: head
+      ownerRef: tjob
+      specDefinition: {podTemplateSpecPath: .spec.head.template}
+    - name: worker
+      ownerRef: tjob
+      specDefinition: {podTemplateSpecPath: ".spec.groups[].template"}
+      scaleDefinition: {replicasPath: ".spec.groups[].replicas"}
+      instanceIdPath: ".spec.groups[].name"
+      podSelector: {componentInstanceSelector: {idPath: '.metadata.labels["g"]'}}
+"""
+
+
+def check_definitions(binary, workdir):
+    path = os.path.join(workdir, "tjob-karta.yaml")
+    with open(path, "w") as f:
+        f.write(KARTA)
+    obj = {"apiVersion": "example.com/v1", "kind": "TJob",
+           "metadata": {"name": "t1", "namespace": "default"},
+           "spec": {"head": {"template": {"spec": {"containers": [{"name": "c"}]}}},
+                    "groups": [{"name": "g-a", "replicas": 2, "template": {
+                        "metadata": {"labels": {"keep": "me"}},
+                        "spec": {"containers": [{"name": "c"}]}}}]}}
+    srv = Server(binary, workdir, ["--definitions", path])
+    try:
+        if not result(srv.wait_ready(), "--definitions FILE: server starts"):
+            return
+        code, resp = post_review(srv, review(obj))
+        out = jsonpatch.apply(obj, patch_of(resp))
+        head = out["spec"]["head"]["template"]["metadata"]["labels"]
+        grp = out["spec"]["groups"][0]["template"]["metadata"]["labels"]
+        result(head.get("wmap.io/component") == "head" and
+               grp.get("wmap.io/component") == "worker" and
+               grp.get("wmap.io/instance") == "g-a" and grp.get("keep") == "me" and
+               head.get("wmap.io/workload-kind") == "TJob.example.com",
+               "--definitions FILE: a kind outside the catalog is stamped", json.dumps(out)[:300])
+    finally:
+        srv.proc.terminate()
+        srv.proc.wait()
+    with open(path, "w") as f:
+        f.write(KARTA.replace("ownerRef: tjob\n      specDefinition: {podTemplateSpecPath: "
+                              ".spec.head", "ownerRef: nobody\n      specDefinition: "
+                              "{podTemplateSpecPath: .spec.head"))
+    bad = Server(binary, workdir, ["--definitions", path])
+    rc = bad.proc.wait(timeout=30)
+    log = bad.log_text()
+    result(rc == 1 and "tjob-karta.yaml" in log and "nobody" in log,
+           "--definitions with an invalid definition: exits 1 naming the file and the problem",
+           log[-300:])
+
+
 def check_metrics(srv):
     code, body = curl(srv, "GET", "/metrics")
     text = body.decode()
@@ -668,6 +731,7 @@ def main():
         check_semantics(srv)
         check_malformed(srv)
         check_limits(srv, binary, workdir)
+        check_definitions(binary, workdir)
         check_metrics(srv)
         check_timeouts(srv)
         check_reloads(srv, workdir, gen)
