@@ -240,8 +240,20 @@ const json_t *wmap_patch_get(const wmap_patch *p, const char *pointer)
 
 static int add_op(wmap_patch *p, const char *path, json_t *value, int own_path, wmap_error *err)
 {
-	json_t *op = json_pack("{s:s, s:s, s:o}", "op", "add", "path", path, "value", value);
-	if (!op || json_array_append_new(p->ops, op) != 0)
+	/* Built by hand: json_pack leaves an "o" argument unconsumed when it fails before
+	 * reaching it, and value (stolen) would leak. */
+	json_t *op = json_object();
+	if (!op || json_object_set_new(op, "op", json_string("add")) ||
+	    json_object_set_new(op, "path", json_string(path))) {
+		json_decref(op);
+		json_decref(value);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	if (json_object_set_new(op, "value", value) != 0) {
+		json_decref(op);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	if (json_array_append_new(p->ops, op) != 0)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	if (own_path && json_object_set(p->by_path, path, op) != 0)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -266,7 +278,11 @@ static void drop_op(wmap_patch *p, const char *path, const json_t *op)
 static json_t *nest(const char *rest, const char *key, json_t *value)
 {
 	json_t *leaf = json_object();
-	if (!leaf || json_object_set_new(leaf, key, value) != 0) {
+	if (!leaf) {
+		json_decref(value);
+		return NULL;
+	}
+	if (json_object_set_new(leaf, key, value) != 0) {
 		json_decref(leaf);
 		return NULL;
 	}
@@ -440,6 +456,8 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	}
 	if (!w.found) {
 		json_t *arr = json_array();
+		if (!arr)
+			json_decref(value);
 		if (!arr || json_array_append_new(arr, value) != 0) {
 			json_decref(arr);
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
