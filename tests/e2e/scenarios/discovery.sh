@@ -21,7 +21,7 @@ assert_eq 200 "$(tail -n1 <<<"$body")" "GET /apis/apps/v1 code"
 agg=$(curl -sS --max-time 10 --cacert "$SIM_PKI/ca.crt" -H "Authorization: Bearer $SIM_TOKEN" -D "$E2E_TMP/agg.h" \
     -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json' "$SIM_URL/apis")
 assert_contains "$(cat "$E2E_TMP/agg.h")" "Content-Type: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-assert_eq '{"resource":"deployments","scope":"Namespaced","kind":"Deployment","sub":["status"]}' \
+assert_eq '{"resource":"deployments","scope":"Namespaced","kind":"Deployment","sub":["status","scale"]}' \
     "$(jq -c '.items[] | select(.metadata.name=="apps") | .versions[0].resources[] | select(.resource=="deployments") | {resource, scope, kind: .responseKind.kind, sub: [.subresources[].subresource]}' <<<"$agg")"
 grep -q 'GET /apis/apps/v1?' "$E2E_TMP/requests.log" && fail "kubectl walked the groups instead of using aggregated discovery"
 true
