@@ -628,6 +628,34 @@ void sim_api_handle(struct sim *s, struct sim_req *r)
         sim_err_set(&r->err, 404, "NotFound", "the server could not find the requested resource");
         return;
     }
+    if (r->user.read_only && strcmp(m, "GET")) {
+        /* The viewer may read everything and write nothing: RBAC's message shape. */
+        static const char *const verbs[][2] = {{"POST", "create"}, {"PUT", "update"}, {"PATCH", "patch"}, {"DELETE", "delete"}};
+        const char *verb = "modify";
+        char resource[200];
+        for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+            if (!strcmp(m, verbs[i][0]))
+                verb = verbs[i][1];
+        char subject[600], q[300];
+        snprintf(resource, sizeof(resource), "%s%s%s", rt.res->plural, rt.sub[0] ? "/" : "", rt.sub);
+        sim_qualified(rt.res, q, sizeof(q));
+        if (rt.has_name)
+            snprintf(subject, sizeof(subject), "%s \"%s\"", q, rt.name);
+        else
+            snprintf(subject, sizeof(subject), "%s", q);
+        if (rt.res->namespaced && rt.has_ns)
+            sim_err_set(&r->err, 403, "Forbidden",
+                        "%s is forbidden: User \"%s\" cannot %s resource \"%s\" in API group \"%s\" in the namespace \"%s\"",
+                        subject, r->user.name, verb, resource, rt.res->group, rt.ns);
+        else
+            sim_err_set(&r->err, 403, "Forbidden",
+                        "%s is forbidden: User \"%s\" cannot %s resource \"%s\" in API group \"%s\" at the cluster scope",
+                        subject, r->user.name, verb, resource, rt.res->group);
+        snprintf(r->err.details_name, sizeof(r->err.details_name), "%s", rt.name);
+        snprintf(r->err.details_group, sizeof(r->err.details_group), "%s", rt.res->group);
+        snprintf(r->err.details_kind, sizeof(r->err.details_kind), "%s", rt.res->plural);
+        return;
+    }
     if (!strcmp(rt.sub, "scale")) {
         sim_scale_handle(s, r, rt.res, rt.ns, rt.name);
         return;

@@ -1,6 +1,6 @@
-/* Authentication: a static bearer token, or a client certificate signed by the simulator's
- * client CA (the user is the certificate's CN, groups its O values, as kube-apiserver's
- * x509 authenticator does). Anything else is 401. */
+/* Authentication: static bearer tokens (an admin and a read-only viewer), or a client
+ * certificate signed by the simulator's client CA (the user is the certificate's CN, groups its
+ * O values, as kube-apiserver's x509 authenticator does). Anything else is 401. */
 #include "sim.h"
 
 #include <gnutls/gnutls.h>
@@ -49,20 +49,31 @@ out:
     return rc;
 }
 
+/* Constant-time compare: cheap, and the habit is worth keeping even in a test server. */
+static bool token_equal(const char *tok, const char *want)
+{
+    size_t a = strlen(tok), b = strlen(want);
+    unsigned diff = (unsigned)(a ^ b);
+    for (size_t i = 0; i < a && i < b; i++)
+        diff |= (unsigned)(tok[i] ^ want[i]);
+    return diff == 0 && b > 0;
+}
+
 int sim_authenticate(struct sim *s, void *conn, const char *authz, struct sim_user *u)
 {
     memset(u, 0, sizeof(*u));
     if (authz && !strncmp(authz, "Bearer ", 7)) {
         const char *tok = authz + 7;
-        size_t a = strlen(tok), b = strlen(s->cfg.token);
-        unsigned diff = (unsigned)(a ^ b);
-        /* Constant-time compare: cheap, and the habit is worth keeping even in a test server. */
-        for (size_t i = 0; i < a && i < b; i++)
-            diff |= (unsigned)(tok[i] ^ s->cfg.token[i]);
-        if (diff != 0 || b == 0)
+        if (token_equal(tok, s->cfg.token)) {
+            snprintf(u->name, sizeof(u->name), "sim-admin");
+            snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "system:masters");
+        } else if (token_equal(tok, s->cfg.viewer_token)) {
+            snprintf(u->name, sizeof(u->name), "sim-viewer");
+            snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "sim:viewers");
+            u->read_only = true;
+        } else {
             return -1;
-        snprintf(u->name, sizeof(u->name), "sim-admin");
-        snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "system:masters");
+        }
     } else if (authz) {
         return -1;
     } else if (cert_user(conn, u) < 0) {

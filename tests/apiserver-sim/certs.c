@@ -198,6 +198,8 @@ int sim_write_kubeconfig(struct sim *s, const char *path, int port)
                  "  context: {cluster: sim, user: sim-token, namespace: default}\n"
                  "- name: sim-cert\n"
                  "  context: {cluster: sim, user: sim-cert, namespace: default}\n"
+                 "- name: sim-viewer\n"
+                 "  context: {cluster: sim, user: sim-viewer, namespace: default}\n"
                  "users:\n"
                  "- name: sim-token\n"
                  "  user:\n"
@@ -205,8 +207,11 @@ int sim_write_kubeconfig(struct sim *s, const char *path, int port)
                  "- name: sim-cert\n"
                  "  user:\n"
                  "    client-certificate-data: %s\n"
-                 "    client-key-data: %s\n",
-                 port, ca, s->cfg.token, cc, ck);
+                 "    client-key-data: %s\n"
+                 "- name: sim-viewer\n"
+                 "  user:\n"
+                 "    token: %s\n",
+                 port, ca, s->cfg.token, cc, ck, s->cfg.viewer_token);
     if (w < 0 || (size_t)w >= cap)
         goto out;
     rc = sim_write_file(path, doc, (size_t)w);

@@ -13,7 +13,8 @@ static void usage(FILE *f)
           "  --port N                listen on 127.0.0.1:N (0, the default, picks a free port and prints it)\n"
           "  --tls-cert F --tls-key F  serving certificate and key (default: generated, ECDSA P-256)\n"
           "  --tls-ca F              CA to put in the kubeconfig with --tls-cert (default: the certificate)\n"
-          "  --kubeconfig-out F      write a kubeconfig (contexts sim: token user, sim-cert: client cert)\n"
+          "  --kubeconfig-out F      write a kubeconfig (contexts sim: token user, sim-cert: client cert,\n"
+          "                          sim-viewer: a read-only token user)\n"
           "  --token T               the bearer token to accept (default: random)\n"
           "  --pki-dir D             write ca.crt, client-ca.crt, client-ca.key, client.crt, client.key\n"
           "  --load F                preload objects from multi-document YAML/JSON (repeatable)\n"
@@ -139,6 +140,7 @@ int main(int argc, char **argv)
         return 2;
     if (!s->cfg.token[0])
         sim_random_hex(s->cfg.token, 20);
+    sim_random_hex(s->cfg.viewer_token, 20);
     /* Every thread (MHD's included) inherits this mask; main collects the signal with sigwait. */
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

@@ -52,6 +52,7 @@ struct sim_config {
     const char *load_files[16];
     int n_load;
     char token[80];
+    char viewer_token[80]; /* a read-only user, for Forbidden */
     struct sim_service services[SIM_MAX_SERVICES];
     int n_services;
 };
@@ -72,6 +73,7 @@ struct sim {
 
 /* The identity a request was authenticated as. */
 struct sim_user {
+    bool read_only;       /* may only get, list and watch */
     char name[256];
     char groups[4][128];
     int n_groups;

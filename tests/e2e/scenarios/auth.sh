@@ -37,3 +37,10 @@ run_ok kc --kubeconfig "$E2E_TMP/own.kubeconfig" --context sim-cert get ns defau
 own_port=$(head -n1 "$E2E_TMP/own.ready")
 echo | openssl s_client -connect "127.0.0.1:$own_port" 2>/dev/null | grep -q "subject=CN = own" || fail "the given certificate is not served"
 assert_eq 200 "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$E2E_TMP/own.crt" -H 'Authorization: Bearer fixed-token' "https://127.0.0.1:$own_port/api")" "--token"
+# The read-only viewer: reads work, writes are 403 with RBAC's message.
+run_ok kc --context sim-viewer get configmap by-cert -o name
+assert_fails kc --context sim-viewer delete configmap by-cert
+assert_contains "$OUT" 'Error from server (Forbidden): configmaps "by-cert" is forbidden: User "sim-viewer" cannot delete resource "configmaps" in API group "" in the namespace "default"'
+assert_fails kc --context sim-viewer create -f "$E2E_DIR/data/jobset-crd.yaml"
+assert_contains "$OUT" 'customresourcedefinitions.apiextensions.k8s.io is forbidden: User "sim-viewer" cannot create resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope'
+run_ok kc get configmap by-cert
