@@ -49,4 +49,5 @@ profile admit-ray128-floor 10 run_admit "$TOOL" admit raycluster:128 --nodef --c
 profile resolve-jobset100-nostatus 20 run_resolve "$TOOL" resolve jobset:100 --no-status --calls 20
 profile resolve-jobset1000-nostatus 2 run_resolve "$TOOL" resolve jobset:1000 --no-status --calls 2
 profile resolve-jobset100-status 5 run_resolve "$TOOL" resolve jobset:100 --calls 5
+profile resolve-jobset1000-status 1 run_resolve "$TOOL" resolve jobset:1000 --calls 1
 profile describe-f 1 - "$BIN/kubectl-wmap" describe -f tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml

@@ -671,29 +671,26 @@ def bench_instructions(a, R):
                   None, None,
                   "valgrind --tool=callgrind --toggle-collect=run_admit %s admit %s [--nodef] --calls %d" % (a.tool, spec, calls),
                   note="%.2f M / %.2f M instructions per review" % (w / calls / 1e6, f / calls / 1e6))
-    for fam, sizes, unit_name in (("jobset", (1, 100, 1000), "replicated job"),
-                                  ("raycluster", (1, 50, 500), "worker group")):
+    for fam, sizes, unit_name, status in (("jobset", (1, 100, 1000), "replicated job", False),
+                                          ("jobset", (1, 100, 1000), "replicated job", True),
+                                          ("raycluster", (1, 50, 500), "worker group", False)):
         per = {}
+        tag = "with status (describe)" if status else "without status (admission)"
         for n in sizes:
             calls = max(1, 200 // n)
-            v = callgrind(a, "resolve-%s%d" % (fam, n), "run_resolve",
-                          [a.tool, "resolve", "%s:%d" % (fam, n), "--no-status", "--calls", str(calls)])
+            v = callgrind(a, "resolve-%s%d%s" % (fam, n, "-status" if status else ""), "run_resolve",
+                          [a.tool, "resolve", "%s:%d" % (fam, n), "--calls", str(calls)]
+                          + ([] if status else ["--no-status"]))
             per[n] = v / calls if v else None
-        raw["resolve no-status " + fam] = per
+        raw["resolve %s %s" % ("status" if status else "no-status", fam)] = per
         if all(per.values()):
-            R.add("instructions", "resolve without status, %s:%d / %s:%d, per %s" % (fam, sizes[2], fam, sizes[1], unit_name),
+            R.add("instructions", "resolve %s, %s:%d / %s:%d, per %s" % (tag, fam, sizes[2], fam, sizes[1], unit_name),
                   (per[sizes[2]] / sizes[2]) / (per[sizes[1]] / sizes[1]), "x",
-                  cmd="valgrind --tool=callgrind --toggle-collect=run_resolve %s resolve %s:N --no-status --calls C" % (a.tool, fam),
+                  cmd="valgrind --tool=callgrind --toggle-collect=run_resolve %s resolve %s:N%s --calls C" % (
+                      a.tool, fam, "" if status else " --no-status"),
                   note="1x = linear; %s instructions per %s at %d, %s at %d; %.1f M for %s:%d" % (
                       fmt(per[sizes[1]] / sizes[1]), unit_name, sizes[1], fmt(per[sizes[2]] / sizes[2]), sizes[2],
                       per[sizes[2]] / 1e6, fam, sizes[2]))
-    s100 = callgrind(a, "resolve-jobset100-status", "run_resolve", [a.tool, "resolve", "jobset:100", "--calls", "2"])
-    n100 = raw["resolve no-status jobset"].get(100)
-    if s100 and n100:
-        raw["resolve status jobset100"] = s100 / 2
-        R.add("instructions", "resolve jobset:100 with status / without", (s100 / 2) / n100, "x",
-              cmd="valgrind --tool=callgrind --toggle-collect=run_resolve %s resolve jobset:100 [--no-status]" % a.tool,
-              note="%.1f M / %.1f M instructions: the status evaluation dominates" % (s100 / 2e6, n100 / 1e6))
     d = callgrind(a, "describe-f", None, [os.path.join(a.bin, "kubectl-wmap"), "describe", "-f", JOBSET_FIXTURE])
     if d:
         raw["describe -f"] = d
