@@ -917,7 +917,20 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object, op,
 					     ns, &e);
 	info->result = "allowed";
-	if (rc) {
+	if (rc && mode == WMAP_ADMISSION_VALIDATE && rc != WMAP_ENODEF) {
+		/* An enforced policy matched (validation stops earlier otherwise) but the object
+		 * could not be checked: deny, or an object shaped to break evaluation would slip
+		 * past enforcement. Without a definition there is nothing to check: allowed. */
+		char msg[WMAP_ERROR_MAX + 64];
+		snprintf(msg, sizeof(msg), "wmap could not check this %s against its enforced "
+			 "policies: %s", info->kind, e.message);
+		info->result = "denied";
+		info->reason = reason ? reason : "internal";
+		json_object_set_new(resp, "allowed", json_false());
+		json_object_set_new(resp, "status",
+				    json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status",
+					      "Failure", "reason", "Forbidden", "message", msg));
+	} else if (rc) {
 		/* Fail open: allowed unchanged, and the user is told why. */
 		info->result = "failopen";
 		info->reason = reason ? reason : "internal";

@@ -6,7 +6,9 @@
  * hints and the settings of matching policies. UPDATE gets nothing unless a policy lists
  * UPDATE in its operations. Anything wmap cannot process (no definition, an evaluation
  * error, the time budget) is allowed unchanged with a warning: mutation fails open.
- * Validation denies a final object that violates an enforced policy. */
+ * Validation denies a final object that violates an enforced policy, and one that an
+ * enforced policy matches but that cannot be evaluated (an evaluation error, the time
+ * budget): enforcement does not fail open. */
 #ifndef WMAP_ADMISSION_H
 #define WMAP_ADMISSION_H
 

@@ -621,3 +621,34 @@ Test(admission, objects_owned_by_a_controller_are_left_alone)
 	json_decref(warnings);
 	json_decref(obj);
 }
+
+Test(admission, validation_does_not_fail_open_under_an_enforced_policy)
+{
+	json_t *obj = load(JOBSET);
+	wmap_policy_set *set = policies(policy_docs);
+	wmap_admission_config cfg = { 0 };
+	cfg.policies = set;
+	cfg.max_depth = 3;   /* the object is deeper: it cannot be evaluated */
+	json_t *review = review_of(obj, "CREATE", "deep");
+	json_t *out = NULL;
+	wmap_admission_info info;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_admission_review(&out, eng, &cfg, WMAP_ADMISSION_VALIDATE, review, &info,
+					   &err), 0);
+	json_t *resp = json_object_get(out, "response");
+	cr_expect(json_is_false(json_object_get(resp, "allowed")));
+	cr_expect_str_eq(info.result, "denied");
+	const char *msg = json_string_value(json_object_get(json_object_get(resp, "status"),
+							     "message"));
+	cr_expect(msg && strstr(msg, "could not check"), "%s", msg ? msg : "");
+	json_decref(out);
+	/* mutation with the same failure fails open */
+	cr_assert_eq(wmap_admission_review(&out, eng, &cfg, WMAP_ADMISSION_MUTATE, review, &info,
+					   &err), 0);
+	cr_expect(json_is_true(json_object_get(json_object_get(out, "response"), "allowed")));
+	cr_expect_str_eq(info.result, "failopen");
+	json_decref(out);
+	json_decref(review);
+	wmap_policy_set_free(set);
+	json_decref(obj);
+}

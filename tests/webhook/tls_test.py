@@ -418,6 +418,11 @@ def check_limits(srv, binary, workdir):
     result(code == 200 and r.get("allowed") is True and "patch" not in r and
            "deeper" in " ".join(r.get("warnings", [])),
            "an object nested 300 levels deep is allowed unchanged with a warning")
+    code, out = curl(srv, "POST", "/validate", json.dumps(review(deep, namespace="prod")).encode())
+    r = json.loads(out).get("response", {}) if code == 200 else {}
+    result(code == 200 and r.get("allowed") is False and
+           "could not check" in (r.get("status") or {}).get("message", ""),
+           "validation under an enforced policy does not fail open on an unevaluable object")
     # Connection limit: a second server that takes two connections at most.
     small = Server(binary, workdir, ["--max-connections", "2", "--threads", "1"])
     try:
