@@ -562,6 +562,42 @@ static int status_error(wmap_error *err, long code, const buffer *body)
 	return rc;
 }
 
+/* kubeconfig as/as-uid/as-groups/as-user-extra as Impersonate-* headers. */
+static struct curl_slist *impersonation(struct curl_slist *h, const wmap_kube_config *cfg)
+{
+	char line[1024];
+	const char *k;
+	size_t i, j;
+	json_t *v, *e;
+
+	if (cfg->as_user) {
+		snprintf(line, sizeof(line), "Impersonate-User: %s", cfg->as_user);
+		h = curl_slist_append(h, line);
+	}
+	if (cfg->as_uid) {
+		snprintf(line, sizeof(line), "Impersonate-Uid: %s", cfg->as_uid);
+		h = curl_slist_append(h, line);
+	}
+	json_array_foreach(cfg->as_groups, i, v) {
+		if (!json_is_string(v))
+			continue;
+		snprintf(line, sizeof(line), "Impersonate-Group: %s", json_string_value(v));
+		h = curl_slist_append(h, line);
+	}
+	json_object_foreach(cfg->as_extra, k, v) {
+		char *key = wmap_kube_query_escape(k);   /* header names carry the key escaped */
+
+		json_array_foreach(v, j, e) {
+			if (!key || !json_is_string(e))
+				continue;
+			snprintf(line, sizeof(line), "Impersonate-Extra-%s: %s", key, json_string_value(e));
+			h = curl_slist_append(h, line);
+		}
+		free(key);
+	}
+	return h;
+}
+
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -613,6 +649,7 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 			hdrs = curl_slist_append(hdrs, auth);
 			memset(auth, 0, sizeof(auth));
 		}
+		hdrs = impersonation(hdrs, cfg);
 		curl_easy_setopt(h, CURLOPT_URL, url);
 		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);

@@ -267,6 +267,10 @@ void wmap_kubeconfig_free(wmap_kube_config *c)
 	free(c->exec_args);
 	json_decref(c->exec_env);
 	json_decref(c->exec_cluster_config);
+	free(c->as_user);
+	free(c->as_uid);
+	json_decref(c->as_groups);
+	json_decref(c->as_extra);
 	free(c);
 }
 
@@ -447,6 +451,12 @@ int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const c
 		if (ex && !json_is_null(ex) &&
 		    (rc = set_exec(c, ex, cl, us_dir, c->source, err)) != 0)
 			goto cleanup;
+		c->as_user = xstrdup(str_of(us, "as"));
+		c->as_uid = xstrdup(str_of(us, "as-uid"));
+		if (json_is_array(json_object_get(us, "as-groups")))
+			c->as_groups = json_deep_copy(json_object_get(us, "as-groups"));
+		if (json_is_object(json_object_get(us, "as-user-extra")))
+			c->as_extra = json_deep_copy(json_object_get(us, "as-user-extra"));
 		if ((c->cert_file || c->cert_data) != (c->key_file || c->key_data) && !ex) {
 			rc = wmap_error_set(err, WMAP_EINVAL,
 					    "%s: user \"%s\" gives a client certificate without its "

@@ -51,6 +51,11 @@ typedef struct wmap_kube_config {
 	int exec_provide_cluster_info;
 	json_t *exec_cluster_config;  /* the cluster's client.authentication.k8s.io/exec extension */
 
+	/* impersonation (as, as-uid, as-groups, as-user-extra) */
+	char *as_user, *as_uid;
+	json_t *as_groups;        /* array of strings, NULL when unset */
+	json_t *as_extra;         /* object of string arrays, NULL when unset */
+
 	int in_cluster;
 } wmap_kube_config;
 

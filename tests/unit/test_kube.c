@@ -30,6 +30,7 @@ static struct server {
 	size_t n_script;
 	int requests, connections;
 	char last_auth[256];
+	char last_head[4096];
 	int stop;
 } S;
 
@@ -49,6 +50,7 @@ static void handle(int c)
 				return;
 			len += (size_t)r;
 		}
+		snprintf(S.last_head, sizeof(S.last_head), "%.*s", (int)(end - buf), buf);
 		{
 			char *a = memmem(buf, (size_t)(end - buf), "Authorization: ", 15);
 
@@ -236,5 +238,25 @@ Test(kube, request_timeout)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cr_expect(strstr(err.message, "Unable to connect to the server") != NULL, "%s", err.message);
 	cr_expect_lt(t1.tv_sec - t0.tv_sec, 2, "timed out, not retried: timeouts are final");
+	wmap_kube_client_free(c);
+}
+
+Test(kube, impersonation_headers)
+{
+	static const reply script[] = { { 200, NULL, "{}", 0, 0 } };
+	wmap_kube_client *c;
+	wmap_error err = { 0 };
+
+	start(script, N(script));
+	c = client(0, 3, 0);
+	cfg.as_user = "jane";
+	cfg.as_groups = json_pack("[s, s]", "ml", "ops");
+	cfg.as_extra = json_pack("{s:[s]}", "scopes.example/x", "view");
+	cr_expect_eq(wmap_kube_get(NULL, c, "/x", &err), 0, "%s", err.message);
+	cr_expect(strstr(S.last_head, "Impersonate-User: jane\r\n") != NULL, "%s", S.last_head);
+	cr_expect(strstr(S.last_head, "Impersonate-Group: ml\r\nImpersonate-Group: ops\r\n") != NULL, "%s", S.last_head);
+	cr_expect(strstr(S.last_head, "Impersonate-Extra-scopes.example%2Fx: view") != NULL, "%s", S.last_head);
+	json_decref(cfg.as_groups);
+	json_decref(cfg.as_extra);
 	wmap_kube_client_free(c);
 }
