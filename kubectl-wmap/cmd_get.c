@@ -238,7 +238,8 @@ static int print_rows(get_ctx *g, int with_type, int single)
 	render_table *t = NULL;
 	int rc = 0;
 
-	qsort(g->rows, g->n, sizeof(*g->rows), row_cmp);
+	if (g->n > 1)
+		qsort(g->rows, g->n, sizeof(*g->rows), row_cmp);
 	if (g->o->output != CLI_OUTPUT_TABLE) {
 		json_t *out, *items = json_array();
 
