@@ -123,14 +123,20 @@ int live_patch_guarded(json_t **result, json_t **before, size_t *n_ops, live_ctx
 			goto cleanup;
 		}
 		free(path);
-		path = wmap_resource_path(t->res, lc->ns, t->name);
-		plen = path ? strlen(path) + 64 : 0;
-		if (!path || !(path = realloc(path, plen))) {
+		path = NULL;
+		{
+			char *base = wmap_resource_path(t->res, lc->ns, t->name);
+
+			plen = base ? strlen(base) + 64 : 0;
+			if (base && (path = malloc(plen)) != NULL)
+				snprintf(path, plen, "%s?fieldManager=kubectl-wmap%s", base,
+					 dry == LIVE_DRY_SERVER ? "&dryRun=All" : "");
+			free(base);
+		}
+		if (!path) {
 			rc = cli_error("out of memory");
 			goto cleanup;
 		}
-		snprintf(path + strlen(path), plen - strlen(path), "?fieldManager=kubectl-wmap%s",
-			 dry == LIVE_DRY_SERVER ? "&dryRun=All" : "");
 		test_pause(attempt);
 		rc = wmap_kube_request(result, &status, lc->client, "PATCH", path,
 				       "application/json-patch+json", body, &err);
