@@ -24,8 +24,9 @@ certs:
 	sh certs/gen-certs.sh --service $(SERVICE) --namespace $(NAMESPACE) --out $(CERTS_DIR)
 
 # TLS tests against a running server (real curl, real AdmissionReviews from tests/fixtures).
+# With the plugin built, its offline `mutate` is checked against the server as well.
 check-webhook: $(WEBHOOK)
-	sh tests/webhook/run.sh $(WEBHOOK)
+	sh tests/webhook/run.sh $(WEBHOOK) --plugin $(PLUGIN)
 
 # The TLS tests first; the simulator's e2e:: rule (tests/apiserver-sim/sim.mk, included after
 # this file) then runs every tests/e2e/scenarios/*.sh, webhook-*.sh among them, which find

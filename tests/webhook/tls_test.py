@@ -3,7 +3,7 @@
 bodies built from tests/fixtures/*/*.yaml, patches applied by an independent JSON Patch
 implementation (jsonpatch.py).
 
-usage: tls_test.py WEBHOOK_BINARY [--keep]
+usage: tls_test.py WEBHOOK_BINARY [--keep] [--plugin KUBECTL_WMAP]
 
 Prints one PASS/FAIL line per check and a closing "N passed, N failed" line; exits 1 when
 anything failed."""
@@ -243,6 +243,33 @@ def check_fixture(srv, path):
         problems.append("second pass: %d %s" % (code2, patch_of(resp2) if code2 == 200 else ""))
     return result(not problems, "fixture %s (%d ops)" % (name, len(ops)),
                   "; ".join(problems[:4]))
+
+
+def check_offline(srv, plugin):
+    """kubectl wmap mutate runs the same admission code offline: same patch, one fixture
+    per workload type."""
+    seen = set()
+    diffs = []
+    n = 0
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests/fixtures/*/*.yaml"))):
+        kind_dir = os.path.basename(os.path.dirname(path))
+        if kind_dir == "bad" or kind_dir in seen:
+            continue
+        seen.add(kind_dir)
+        obj = load_fixture(path)
+        _, resp = post_review(srv, review(obj))
+        ns = review(obj)["request"]["namespace"]
+        p = subprocess.run([plugin, "mutate", "-f", path, "-n", ns], capture_output=True)
+        try:
+            offline = json.loads(p.stdout or b"null")
+        except ValueError:
+            offline = None
+        n += 1
+        if offline != patch_of(resp):
+            diffs.append("%s (rc %d: %s)" % (kind_dir, p.returncode,
+                                             p.stderr.decode(errors="replace")[:120]))
+    result(not diffs and n > 0, "kubectl wmap mutate gives the webhook's patch offline "
+           "(%d workload types)" % n, "; ".join(diffs[:4]))
 
 
 def check_schedulers(srv):
@@ -709,6 +736,12 @@ def main():
         return 2
     binary = os.path.abspath(sys.argv[1])
     keep = "--keep" in sys.argv
+    plugin = None
+    if "--plugin" in sys.argv:
+        i = sys.argv.index("--plugin")
+        if i + 1 < len(sys.argv) and os.path.isfile(sys.argv[i + 1]) and \
+                os.access(sys.argv[i + 1], os.X_OK):
+            plugin = os.path.abspath(sys.argv[i + 1])
     workdir = tempfile.mkdtemp(prefix="wmap-webhook-test-")
     gen = os.path.join(ROOT, "certs", "gen-certs.sh")
     subprocess.run(["sh", gen, "--out", workdir], capture_output=True, check=True)
@@ -732,6 +765,10 @@ def main():
                        if "/bad/" not in f)
         for f in files:
             check_fixture(srv, f)
+        if plugin:
+            check_offline(srv, plugin)
+        else:
+            print("SKIP kubectl wmap mutate comparison (no --plugin)")
         check_schedulers(srv)
         check_semantics(srv)
         check_malformed(srv)
