@@ -343,6 +343,26 @@ def bench_webhook(a, R, files, crt, key):
             wh.stop()
             if fl is not wh:
                 fl.stop()
+        # What the server did with each input (from its JSON log lines): wmap's reviews must be
+        # "patched"; a "failopen" with reason "budget" was cut short by --request-budget-ms.
+        sizes = {raw["inputs"][nm]["bytes"]: nm for nm in names}
+        for logname in ("webhook-%s.log" % gname,):
+            try:
+                with open(os.path.join(a.out, logname)) as f:
+                    for line in f:
+                        if '"msg":"admission"' not in line:
+                            continue
+                        try:
+                            j = json.loads(line)
+                        except ValueError:
+                            continue
+                        nm = sizes.get(j.get("bodyBytes"))
+                        if nm:
+                            k = j.get("result", "?") + ("/" + j["reason"] if j.get("reason") else "")
+                            c = raw.setdefault("results", {}).setdefault(nm, {})
+                            c[k] = c.get(k, 0) + 1
+            except OSError:
+                pass
 
     def med(key_, kind, field):
         return median([r.get(field) for r in raw["runs"].get(key_, {}).get(kind, [])])
@@ -376,7 +396,9 @@ def bench_webhook(a, R, files, crt, key):
         R.add(S, "%s: mean latency at %d/s (client)" % (label, rate), mean, "ms",
               "<= %g ms" % goal_mean if goal_mean else None,
               (mean <= goal_mean) if goal_mean and mean is not None else None, rcmd,
-              note="p50 %s ms" % fmt(med(W, "rate", "p50_ms")))
+              note="p50 %s ms; the server's answers to this review over all runs: %s" % (
+                  fmt(med(W, "rate", "p50_ms")),
+                  ", ".join("%d %s" % (v, k) for k, v in sorted(raw.get("results", {}).get(nm, {}).items()))))
         R.add(S, "%s: p99 latency at %d/s (client)" % (label, rate), p99, "ms",
               "<= %g ms" % goal_p99 if goal_p99 else None,
               (p99 <= goal_p99) if goal_p99 and p99 is not None else None, rcmd,
