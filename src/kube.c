@@ -146,7 +146,8 @@ long wmap_kube_parse_duration(const char *s)
 		p = end;
 		if (*p == '\0') {
 			if (p == s + strlen(s) && total == 0)
-				return (long)(v * 1000);   /* a bare number is seconds */
+				/* a bare number is seconds; NaN and inf fail the test */
+				return v * 1000 < (double)LONG_MAX ? (long)(v * 1000) : -1;
 			return -1;
 		}
 		if (strncmp(p, "ms", 2) == 0) {
@@ -165,7 +166,7 @@ long wmap_kube_parse_duration(const char *s)
 			return -1;
 		}
 	}
-	return total > (double)LONG_MAX ? -1 : (long)total;
+	return total < (double)LONG_MAX ? (long)total : -1; /* "nan", "infs" too */
 }
 
 char *wmap_kube_query_escape(const char *s)
