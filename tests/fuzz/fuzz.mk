@@ -30,7 +30,8 @@ FUZZ_ENV     := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_retur
                 LSAN_OPTIONS=suppressions=$(abspath tests/fuzz/lsan.supp):print_suppressions=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: fuzz fuzz-smoke fuzz-deps fuzz-build allocfail hostile $(FUZZ_TARGETS:%=fuzz-%)
+.PHONY: fuzz fuzz-smoke fuzz-deps fuzz-build allocfail hostile $(FUZZ_TARGETS:%=fuzz-%) \
+        $(FUZZ_TARGETS:%=fuzz-smoke-%)
 
 fuzz-deps: deps
 	@missing=""; for p in $(FUZZ_DEB); do \
@@ -88,13 +89,12 @@ endef
 $(FUZZ_TARGETS:%=fuzz-%): fuzz-%: fuzz-build
 	$(call fuzz_run,$*,$(FUZZ_SECONDS))
 
-fuzz: fuzz-build
-	$(foreach t,$(FUZZ_TARGETS),$(call fuzz_run,$(t),$(FUZZ_SECONDS))
-	)
+$(FUZZ_TARGETS:%=fuzz-smoke-%): fuzz-smoke-%: fuzz-build
+	$(call fuzz_run,$*,$(FUZZ_SMOKE_SECONDS))
 
-fuzz-smoke: fuzz-build
-	$(foreach t,$(FUZZ_TARGETS),$(call fuzz_run,$(t),$(FUZZ_SMOKE_SECONDS))
-	)
+fuzz: $(FUZZ_TARGETS:%=fuzz-%)
+
+fuzz-smoke: $(FUZZ_TARGETS:%=fuzz-smoke-%)
 
 # Allocation failures: the Criterion tests of tests/unit/test_allocfail.c run inside
 # unit-tests with a jansson-level hook; this binary adds tests/fuzz/allocfail_interpose.c,
