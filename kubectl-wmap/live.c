@@ -114,12 +114,20 @@ static void add_cluster_definitions(live_ctx *lc)
 		return;
 	if (!r && wmap_discovery_cached(lc->disc)) {
 		json_t *probe = NULL;
+		long status = 0;
+		int prc;
 
 		/* The cache may predate the CRD: one small request tells. */
-		if (wmap_kube_get(&probe, lc->client, "/apis/run.ai/v1alpha1", &err) == 0 &&
-		    wmap_discovery_refresh(lc->disc, lc->client, &err) == 0)
-			r = wmap_discovery_find_kind(lc->disc, "run.ai", "v1alpha1", "Karta");
+		prc = wmap_kube_request(&probe, &status, lc->client, "GET", "/apis/run.ai/v1alpha1",
+					NULL, NULL, &err);
 		json_decref(probe);
+		if (prc != 0 && status != 404) {
+			live_warn(lc, "cannot list kartas.run.ai: %s; showing built-in definitions only",
+				  err.message);
+			goto done;
+		}
+		if (prc == 0 && wmap_discovery_refresh(lc->disc, lc->client, &err) == 0)
+			r = wmap_discovery_find_kind(lc->disc, "run.ai", "v1alpha1", "Karta");
 		memset(&err, 0, sizeof(err));
 	}
 	if (!r) {

@@ -39,6 +39,7 @@ struct wmap_kube_client {
 	char *exec_cert, *exec_key;  /* exec credentials' PEM */
 	unsigned requests;
 	json_t *warnings;        /* texts of the last response's Warning headers */
+	char no_proxy[2048];     /* $NO_PROXY (or $no_proxy) and the loopback names */
 };
 
 typedef struct buffer {
@@ -472,6 +473,14 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	c->max_response = opts->max_response ? opts->max_response : DEFAULT_MAX_RESPONSE;
 	snprintf(c->user_agent, sizeof(c->user_agent), "%s",
 		 opts->user_agent ? opts->user_agent : "kubectl-wmap");
+	{
+		const char *np = getenv("NO_PROXY");
+
+		if (!np || !np[0])
+			np = getenv("no_proxy");
+		snprintf(c->no_proxy, sizeof(c->no_proxy), "%s%slocalhost,127.0.0.1,::1",
+			 np && np[0] ? np : "", np && np[0] ? "," : "");
+	}
 	if ((rc = setup_server_name(c, err)) != 0)
 		goto fail;
 	if ((c->curl = curl_easy_init()) == NULL) {
@@ -700,9 +709,12 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 				connect_to = curl_slist_append(NULL, c->connect_to);
 			curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
 		}
-		/* proxy-url wins over the environment; else curl reads HTTPS_PROXY/NO_PROXY. */
+		/* proxy-url wins over the environment; else curl reads HTTPS_PROXY, and NO_PROXY
+		 * plus loopback: like client-go, never proxy requests to this host. */
 		if (cfg->proxy_url)
 			curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
+		else
+			curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
 
 		resp.len = 0;
 		resp.overflow = 0;
