@@ -151,3 +151,11 @@ sed 's/name: jobset-x-k8s-io-jobset-v1alpha2/name: team-jobset/' "$REPO_ROOT/cat
 run_ok kubectl wmap describe jobset/train
 assert_contains "$OUT" "definition: team-jobset (cluster)"
 assert_not_contains "$OUT" "CRD is not installed"
+
+# Proxies: HTTPS_PROXY is not used for a loopback server (as client-go); a kubeconfig
+# proxy-url is (here a closed port, so the request fails).
+HTTPS_PROXY=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 run_ok kubectl wmap get jobsets
+sed 's#^\(    server: .*\)$#\1\n    proxy-url: http://127.0.0.1:9#' "$KUBECONFIG" >"$E2E_TMP/proxy.kc"
+xc kubectl wmap get jobsets --kubeconfig "$E2E_TMP/proxy.kc"
+assert_eq 1 "$RC"
+assert_contains "$OUT" "Unable to connect to the server"
