@@ -7,16 +7,24 @@
 #include <string.h>
 #include <time.h>
 
+/* Days since 1970-01-01 of a civil date (H. Hinnant's algorithm); timegm() is not POSIX. */
+static long long days_from_civil(long long y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    long long era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (long long)doe - 719468;
+}
+
 static long long age_seconds(const char *ts)
 {
-    struct tm tm;
-    memset(&tm, 0, sizeof(tm));
-    if (!ts || sscanf(ts, "%d-%d-%dT%d:%d:%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                      &tm.tm_sec) != 6)
+    int y, mo, d, h, mi, sec;
+    if (!ts || sscanf(ts, "%d-%d-%dT%d:%d:%dZ", &y, &mo, &d, &h, &mi, &sec) != 6 || mo < 1 || mo > 12 || d < 1 ||
+        d > 31)
         return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (long long)(time(NULL) - timegm(&tm));
+    return (long long)time(NULL) - (days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec);
 }
 
 /* k8s.io/apimachinery/pkg/util/duration.HumanDuration, abridged. */
