@@ -19,7 +19,7 @@ if command -v hyperfine >/dev/null 2>&1; then
         "$PLUGIN describe jobset/train" \
         "$PLUGIN describe jobset/train -o json" \
         'kubectl wmap get jobsets' >&2
-    jq -r '.results[] | "\(.command)\tmedian \(.median * 1000 | floor) ms\tmean \(.mean * 1000 | floor) ms\tmin \(.min * 1000 | floor) ms"' "$E2E_TMP/bench.json"
+    jq -r '.results[] | "\(.command)\tmedian \(.median * 1000 | floor) ms\tmean \(.mean * 1000 | floor) ms\tmin \(.min * 1000 | floor) ms\tcpu (user+sys) \((.user + .system) * 1000 | floor) ms"' "$E2E_TMP/bench.json"
 else
     for cmd in 'kubectl get jobset train -o json' 'kubectl wmap describe jobset/train'; do
         total=0
