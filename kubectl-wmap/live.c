@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "live.h"
+#include "render.h"
 
 long live_timeout_ms(const cli_options *o)
 {
@@ -252,6 +253,22 @@ static int definition_knows(live_ctx *lc, const char *type)
 	return known;
 }
 
+/* With -o json|yaml, scripts get the no-definition case as data on stdout too (as upstream
+ * and describe -f do). */
+static void print_no_definition(live_ctx *lc, const char *key, const char *value)
+{
+	wmap_error ignored = { 0 };
+	json_t *v;
+
+	if (lc->o->output == CLI_OUTPUT_TABLE)
+		return;
+	v = json_pack("{s:s, s:s, s:s}", "error", "no_definition_for_type", key, value, "message",
+		      "no Karta definition covers this workload type");
+	if (v)
+		render_value(stdout, v, lc->o->output, &ignored);
+	json_decref(v);
+}
+
 int live_resolve_type(const wmap_api_resource **out, live_ctx *lc, const char *type)
 {
 	wmap_error err = { 0 };
@@ -271,6 +288,7 @@ int live_resolve_type(const wmap_api_resource **out, live_ctx *lc, const char *t
 				err.message);
 			return CLI_EXIT_NOTFOUND;
 		}
+		print_no_definition(lc, "type", type);
 		fprintf(stderr, "error: %s, and no Karta definition covers it\n", err.message);
 		return CLI_EXIT_NODEF;
 	}
@@ -288,6 +306,14 @@ int live_definition_for(const wmap_definition **out, live_ctx *lc, const wmap_ap
 	if (*out)
 		return 0;
 	wmap_resource_label(label, sizeof(label), r);
+	{
+		char gvk[600];
+
+		/* as Kubernetes prints a GroupVersionKind, like describe -f */
+		snprintf(gvk, sizeof(gvk), "%s%s%s, Kind=%s", r->group, r->group[0] ? "/" : "",
+			 r->version, r->kind);
+		print_no_definition(lc, "gvk", gvk);
+	}
 	fprintf(stderr, "error: no Karta definition covers %s (%s%s%s/%s)\n", label, r->kind,
 		r->group[0] ? "." : "", r->group, r->version);
 	return CLI_EXIT_NODEF;

@@ -159,3 +159,9 @@ sed 's#^\(    server: .*\)$#\1\n    proxy-url: http://127.0.0.1:9#' "$KUBECONFIG
 xc kubectl wmap get jobsets --kubeconfig "$E2E_TMP/proxy.kc"
 assert_eq 1 "$RC"
 assert_contains "$OUT" "Unable to connect to the server"
+
+# -o json: the no-definition case as data on stdout as well.
+rc=0; out=$(kubectl wmap describe configmap/x -o json 2>/dev/null) || rc=$?
+assert_eq 4 "$rc"
+assert_eq no_definition_for_type "$(jq -r .error <<<"$out")"
+assert_eq "v1, Kind=ConfigMap" "$(jq -r .gvk <<<"$out")"
