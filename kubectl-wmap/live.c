@@ -410,21 +410,28 @@ int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_er
 	int rc = 0, pages = 0;
 
 	do {
-		char url[8192];
 		json_t *page = NULL;
 		const char *next;
 		char *esc = cont ? wmap_kube_query_escape(cont) : NULL;
 		const char *sep = strchr(path, '?') ? "&" : "?";
+		size_t len = strlen(path) + (esc ? strlen(esc) : 0) + 64;
+		char *url = malloc(len);
 
-		if (chunk > 0)
-			snprintf(url, sizeof(url), "%s%slimit=%ld%s%s", path, sep, chunk,
+		if (url && chunk > 0)
+			snprintf(url, len, "%s%slimit=%ld%s%s", path, sep, chunk,
 				 esc ? "&continue=" : "", esc ? esc : "");
-		else
-			snprintf(url, sizeof(url), "%s", path);
+		else if (url)
+			snprintf(url, len, "%s", path);
 		free(esc);
 		free(cont);
 		cont = NULL;
-		if ((rc = wmap_kube_get(&page, lc->client, url, err)) != 0)
+		if (!url) {
+			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			break;
+		}
+		rc = wmap_kube_get(&page, lc->client, url, err);
+		free(url);
+		if (rc != 0)
 			break;
 		{
 			size_t i;
