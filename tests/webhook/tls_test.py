@@ -753,7 +753,8 @@ def main():
     with open(os.path.join(workdir, "policy.yaml"), "w") as f:
         f.write(pol)
     os.chdir(ROOT)
-    srv = Server(binary, workdir, ["--connection-timeout", "3"])
+    # a generous budget: sanitizer builds are slow; the budget test uses ?timeout=
+    srv = Server(binary, workdir, ["--connection-timeout", "3", "--request-budget-ms", "5000"])
     try:
         if not result(srv.wait_ready(), "server starts and becomes ready over TLS"):
             print(srv.log_text())
