@@ -638,6 +638,11 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 	snprintf(url, ulen, "%s%s", c->url_base, path);
 	if ((rc = refresh_credentials(c, 0, err)) != 0)
 		goto cleanup;
+	if (c->token && strlen(c->token) + 32 > sizeof(auth)) {
+		rc = wmap_error_set(err, WMAP_ELIMIT, "the bearer token is longer than %zu bytes",
+				    sizeof(auth) - 32);
+		goto cleanup;
+	}
 	resp.max = c->max_response;
 	for (attempt = 0;; attempt++) {
 		CURL *h = c->curl;
