@@ -104,8 +104,11 @@ long wmap_kube_parse_duration(const char *s);
  * body, owned by the caller. On an error response: WMAP_ENOTFOUND for 404, WMAP_EIO for
  * the rest, with *status set and the message kubectl would print
  * ("Error from server (NotFound): jobsets.jobset.x-k8s.io \"x\" not found"). Transport
- * failures are WMAP_EIO with *status 0. 429 and 5xx (but not 500 with a Status from a
- * webhook, which is final) are retried with backoff honouring Retry-After. */
+ * failures are WMAP_EIO with *status 0 (connection failures of GETs are retried). 429,
+ * 502, 503 and 504, and any other 5xx that carries Retry-After, are retried up to
+ * max_retries times, waiting Retry-After (at most 10 s) or 200 ms doubling; a plain 500 (a
+ * failing webhook) is final. A 401 with a token file or an exec plugin takes a fresh
+ * credential once. */
 int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const char *method,
 		      const char *path, const char *content_type, const char *body,
 		      wmap_error *err);
