@@ -167,21 +167,26 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-/* Frees and clears *ptr when the object has nothing at the parent of that pointer. */
-static void drop_orphan(char **ptr, const json_t *object)
+/* Frees and clears *ptr when the object has nothing at the parent of that pointer; -1 on
+ * ENOMEM. */
+static int drop_orphan(char **ptr, const json_t *object)
 {
 	if (!*ptr)
-		return;
+		return 0;
 	const char *slash = strrchr(*ptr, '/');
 	char *parent = slash ? strndup(*ptr, (size_t)(slash - *ptr)) : NULL;
+	if (slash && !parent)
+		return -1;
 	if (!parent || !wmap_pointer_lookup(object, parent)) {
 		free(*ptr);
 		*ptr = NULL;
 	}
 	free(parent);
+	return 0;
 }
 
-/* Fills t for one instance; 0 when the template has nothing writable (then says why). */
+/* Fills t for one instance; 0 when the template has nothing writable (then says why), -1 on
+ * ENOMEM (a NULL pointer must mean "no such location", never "out of memory"). */
 static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, json_t *warnings)
 {
 	const wmap_node *n = &w->nodes[k];
@@ -211,6 +216,8 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 		free(meta);
 		t->spec = pod->spec.pointer ? strdup(pod->spec.pointer)
 					    : wmap_pointer_join(tp, "spec");
+		if (!t->labels || !t->annotations || !t->spec)
+			return -1;
 		break;
 	}
 	case WMAP_SPEC_PODSPEC:
@@ -218,10 +225,13 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 		 * transformer); nothing is created for it. */
 		if (!pod->spec.pointer || !pod->spec.value)
 			return 0;
-		t->spec = strdup(pod->spec.pointer);
+		if (!(t->spec = strdup(pod->spec.pointer)))
+			return -1;
 		if (pod->metadata.pointer) {
 			t->labels = wmap_pointer_join(pod->metadata.pointer, "labels");
 			t->annotations = wmap_pointer_join(pod->metadata.pointer, "annotations");
+			if (!t->labels || !t->annotations)
+				return -1;
 		} else {
 			warn(warnings, "component %s: the definition gives no metadata location; "
 			     "labels not written", t->component);
@@ -232,15 +242,19 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 		t->annotations = dup_or_null(pod->frag[WMAP_FRAG_ANNOTATIONS].pointer);
 		t->scheduler = dup_or_null(pod->frag[WMAP_FRAG_SCHEDULER_NAME].pointer);
 		t->priority = dup_or_null(pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].pointer);
+		if ((pod->frag[WMAP_FRAG_LABELS].pointer && !t->labels) ||
+		    (pod->frag[WMAP_FRAG_ANNOTATIONS].pointer && !t->annotations) ||
+		    (pod->frag[WMAP_FRAG_SCHEDULER_NAME].pointer && !t->scheduler) ||
+		    (pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].pointer && !t->priority))
+			return -1;
 		if (!t->labels)
 			warn(warnings, "component %s: the definition gives no labels location; "
 			     "labels not written", t->component);
 		/* Fields of a part the object does not have (an LLMInferenceService without
 		 * prefill) are not written: that would create the part. */
-		drop_orphan(&t->labels, w->object);
-		drop_orphan(&t->annotations, w->object);
-		drop_orphan(&t->scheduler, w->object);
-		drop_orphan(&t->priority, w->object);
+		if (drop_orphan(&t->labels, w->object) || drop_orphan(&t->annotations, w->object) ||
+		    drop_orphan(&t->scheduler, w->object) || drop_orphan(&t->priority, w->object))
+			return -1;
 		break;
 	default:
 		return 0;
@@ -248,6 +262,8 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 	if (t->spec) {
 		t->scheduler = wmap_pointer_join(t->spec, "schedulerName");
 		t->priority = wmap_pointer_join(t->spec, "priorityClassName");
+		if (!t->scheduler || !t->priority)
+			return -1;
 	}
 	return t->labels || t->annotations || t->spec || t->scheduler || t->priority;
 }
@@ -279,6 +295,12 @@ static void violation(writer *wr, const target *t, const char *fmt, ...)
 		snprintf(msg, sizeof(msg), "policy %s: component %s: %s", wr->policy,
 			 t->component, field);
 	json_array_append_new(wr->violations, json_string(msg));
+}
+
+static void out_of_memory(writer *wr)
+{
+	wr->failed = 1;
+	wmap_error_set(wr->err, WMAP_ENOMEM, "out of memory");
 }
 
 /* A builder call failed: out of memory fails the whole review (open), anything else only
@@ -469,6 +491,8 @@ static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 		violation(wr, t, "runtimeClassName %s \"%s\"%s", req, p->runtime_class_name, end);
 	if (p->node_selector) {
 		char *ns = wmap_pointer_join(t->spec, "nodeSelector");
+		if (!ns)
+			out_of_memory(wr);
 		json_object_foreach(p->node_selector, k, v) {
 			if (put(wr, t, ns, k, json_incref(v), mode) && check)
 				violation(wr, t, "nodeSelector %s %s \"%s\"%s", k, req,
@@ -480,6 +504,8 @@ static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 		/* Lists are sets: append what is missing, never replace (override acts alike). */
 		char *tp = wmap_pointer_join(t->spec, "tolerations");
 		size_t i;
+		if (!tp)
+			out_of_memory(wr);
 		json_array_foreach(p->tolerations, i, v) {
 			int changed = 0;
 			wmap_error e;
@@ -511,11 +537,12 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 			target t;
 			if (!w->nodes[k].instances[i].has_pod)
 				continue;
-			if (!target_init(&t, w, k, i, warnings)) {
+			int ok = target_init(&t, w, k, i, warnings);
+			if (ok == 0) {
 				target_clear(&t);
 				continue;
 			}
-			target *nv = realloc(v, (n + 1) * sizeof(*nv));
+			target *nv = ok > 0 ? realloc(v, (n + 1) * sizeof(*nv)) : NULL;
 			if (!nv) {
 				target_clear(&t);
 				for (size_t j = 0; j < n; j++)
