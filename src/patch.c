@@ -317,7 +317,8 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	walk w = walk_pointer(p, parent);
 	if (w.rc) {
-		rc = wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", parent);
+		rc = w.rc == WMAP_ENOMEM ? wmap_error_set(err, w.rc, "out of memory")
+					 : wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", parent);
 		goto done;
 	}
 	if (w.found) {
@@ -409,10 +410,11 @@ static int split_last(const char *pointer, char **parent, char **last)
 	*parent = strndup(pointer, (size_t)(slash - pointer));
 	*last = token_dup(slash + 1, strlen(slash + 1));
 	if (!*parent || !*last) {
+		int bad = *parent && !token_well_formed(slash + 1, strlen(slash + 1));
 		free(*parent);
 		free(*last);
 		*parent = *last = NULL;
-		return WMAP_EINVAL;
+		return bad ? WMAP_EINVAL : WMAP_ENOMEM;
 	}
 	return 0;
 }
@@ -421,11 +423,15 @@ int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_pa
 		      int *changed, wmap_error *err)
 {
 	char *parent, *last;
-	if (split_last(pointer, &parent, &last) != 0) {
+	int rc = split_last(pointer, &parent, &last);
+	if (rc == WMAP_ENOMEM) {
 		json_decref(value);
-		return wmap_error_set(err, WMAP_EINVAL, "malformed JSON pointer \"%s\"", pointer);
+		return wmap_error_set(err, rc, "out of memory");
+	} else if (rc) {
+		json_decref(value);
+		return wmap_error_set(err, rc, "malformed JSON pointer \"%s\"", pointer);
 	}
-	int rc = wmap_patch_set(p, parent, last, value, mode, changed, err);
+	rc = wmap_patch_set(p, parent, last, value, mode, changed, err);
 	free(parent);
 	free(last);
 	return rc;
@@ -452,7 +458,9 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	walk w = walk_pointer(p, pointer);
 	if (w.rc) {
 		json_decref(value);
-		return wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", pointer);
+		return w.rc == WMAP_ENOMEM
+			? wmap_error_set(err, w.rc, "out of memory")
+			: wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", pointer);
 	}
 	if (!w.found) {
 		json_t *arr = json_array();
