@@ -160,8 +160,25 @@ static void add_cluster_definitions(live_ctx *lc)
 				  err.message);
 			continue;
 		}
-		if (wmap_registry_add(lc->reg, def, &err) != 0)
-			live_warn(lc, "skipping cluster definition %s: %s", source, err.message);
+		{
+			const wmap_gvk *k = def->components[0].kind;
+			const wmap_definition *have = NULL;
+			char gvk[300] = "", dname[256];
+			int exact = 0;
+
+			if (k) {
+				wmap_gvk_format(gvk, sizeof(gvk), k);
+				have = wmap_registry_find(lc->reg, k->group, k->version, k->kind, &exact);
+			}
+			snprintf(dname, sizeof(dname), "%s", def->name);
+			if (wmap_registry_add(lc->reg, def, &err) == 0)
+				continue;
+			if (err.code == WMAP_EINVALID && have && exact && have->origin == WMAP_ORIGIN_CLUSTER)
+				live_warn(lc, "2 cluster Karta definitions claim %s: %s, %s; using %s", gvk,
+					  have->name, dname, have->name);
+			else
+				live_warn(lc, "skipping cluster definition %s: %s", source, err.message);
+		}
 	}
 done:
 	free(path);

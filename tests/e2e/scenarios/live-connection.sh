@@ -151,6 +151,12 @@ sed 's/name: jobset-x-k8s-io-jobset-v1alpha2/name: team-jobset/' "$REPO_ROOT/cat
 run_ok kubectl wmap describe jobset/train
 assert_contains "$OUT" "definition: team-jobset (cluster)"
 assert_not_contains "$OUT" "CRD is not installed"
+# Two cluster definitions for one kind: the first by name is used, with a warning.
+sed 's/name: jobset-x-k8s-io-jobset-v1alpha2/name: zz-jobset/' "$REPO_ROOT/catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml" |
+    kc apply -f - >/dev/null || fail "cannot create the second Karta"
+run_ok kubectl wmap describe jobset/train
+assert_contains "$OUT" "definition: team-jobset (cluster)"
+assert_contains "$OUT" "2 cluster Karta definitions claim jobset.x-k8s.io/v1alpha2, Kind=JobSet: team-jobset, zz-jobset; using team-jobset"
 
 # Proxies: HTTPS_PROXY is not used for a loopback server (as client-go); a kubeconfig
 # proxy-url is (here a closed port, so the request fails).
