@@ -28,7 +28,8 @@ CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) -g $(WAR
             -Iinclude -MMD -MP -DWMAP_VERSION='"$(VERSION)"'
 LDFLAGS  += $(SANFLAGS)
 
-CORE_LIBS := -ljq -lonig -ljansson -lyaml -lcurl -lssl -lcrypto -lm -lpthread
+# libcurl is not linked: src/curl_lazy.c opens it when a live command first needs it.
+CORE_LIBS := -ljq -lonig -ljansson -lyaml -lm -lpthread -ldl
 
 # Debian 12 packages the build and the tests need (checked one by one by `make deps`).
 DEB_PKGS := gcc make pkg-config libyaml-dev libjansson-dev libjq-dev libonig-dev \

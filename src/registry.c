@@ -336,6 +336,10 @@ int wmap_registry_find_object(const wmap_definition **out, const wmap_registry *
 	*out = NULL;
 	if (!json_is_object(object))
 		return wmap_error_set(err, WMAP_EINVAL, "the object is not a mapping");
+	if (json_object_get(object, "apiVersion") && !api)
+		return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: must be a string");
+	if (json_object_get(object, "kind") && !kind)
+		return wmap_error_set(err, WMAP_EINVAL, ".kind: must be a string");
 	if (!api || !*api)
 		return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: the object has no apiVersion");
 	if (!kind || !*kind)

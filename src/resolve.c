@@ -346,12 +346,12 @@ int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *obje
 	if (!def) {
 		if ((rc = wmap_registry_find_object(&def, wmap_engine_registry(eng), object, err)))
 			return rc;
-		const wmap_gvk *g = def->components[0].kind;
-		const char *api = json_string_value(json_object_get(object, "apiVersion"));
-		const char *slash = api ? strchr(api, '/') : NULL;
-		exact = strcmp(slash ? slash + 1 : api ? api : "", g->version) == 0;
 		c.def = def;
 	}
+	const wmap_gvk *g = def->components[0].kind;
+	const char *api = json_string_value(json_object_get(object, "apiVersion"));
+	const char *slash = api ? strchr(api, '/') : NULL;
+	exact = g && g->version && strcmp(slash ? slash + 1 : api ? api : "", g->version) == 0;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return oom(&c);

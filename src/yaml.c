@@ -731,7 +731,8 @@ int wmap_file_read(char **out, size_t *out_len, const char *path, size_t max, wm
 		}
 		if (n < want) {
 			if (ferror(f)) {
-				rc = wmap_error_set(err, WMAP_EIO, "%s: read error", path);
+				/* a directory opens fine and fails here with EISDIR */
+				rc = wmap_error_set(err, WMAP_EIO, "%s: %s", path, strerror(errno));
 				goto out;
 			}
 			break;

@@ -183,7 +183,8 @@ int wmap_definition_check_jq(const wmap_definition *def, wmap_error *err);
 
 void wmap_definition_free(wmap_definition *def);
 
-/* The root component's kind, for messages: "JobSet.jobset.x-k8s.io/v1alpha2". */
+/* A kind for messages, as Kubernetes prints a GroupVersionKind:
+ * "jobset.x-k8s.io/v1alpha2, Kind=JobSet" ("/v1, Kind=Pod" for the core group). */
 void wmap_gvk_format(char *buf, size_t len, const wmap_gvk *gvk);
 
 /* Index of a component by name, -1 when absent. */
