@@ -248,6 +248,89 @@ done:
 	json_decref(doc);
 }
 
+#define AGGREGATED_ACCEPT \
+	"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList," \
+	"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList," \
+	"application/json"
+
+/* One APIGroupDiscoveryList: versions are listed most preferred first. */
+static int add_aggregated(wmap_discovery *d, const json_t *list)
+{
+	size_t i, j, k, n;
+	json_t *g, *v, *r;
+	int rc;
+
+	json_array_foreach(json_object_get(list, "items"), i, g) {
+		const char *group = json_string_value(json_object_get(json_object_get(g, "metadata"), "name"));
+
+		json_array_foreach(json_object_get(g, "versions"), j, v) {
+			const char *ver = json_string_value(json_object_get(v, "version"));
+
+			if (!ver)
+				continue;
+			json_array_foreach(json_object_get(v, "resources"), k, r) {
+				const json_t *rk = json_object_get(r, "responseKind");
+				const char *scope = json_string_value(json_object_get(r, "scope"));
+				json_t *e = json_pack("{s:s?, s:s?, s:s?, s:b, s:O?}", "name",
+						      json_string_value(json_object_get(r, "resource")), "kind",
+						      json_string_value(json_object_get(rk, "kind")),
+						      "singularName",
+						      json_string_value(json_object_get(r, "singularResource")),
+						      "namespaced", scope && strcmp(scope, "Namespaced") == 0,
+						      "shortNames", json_object_get(r, "shortNames"));
+
+				if (!e)
+					return WMAP_ENOMEM;
+				rc = add_resource(d, group ? group : "", ver, e, j == 0);
+				json_decref(e);
+				if (rc != 0)
+					return rc;
+			}
+		}
+	}
+	n = d->n;
+	return n > 0 ? 0 : WMAP_ENOTFOUND;
+}
+
+static int is_aggregated(const json_t *v)
+{
+	const char *kind = json_string_value(json_object_get(v, "kind"));
+
+	return kind && strcmp(kind, "APIGroupDiscoveryList") == 0;
+}
+
+/* Aggregated discovery: 0 when the server serves it (d filled), 1 when it does not. */
+static int aggregated(wmap_discovery *d, wmap_kube_client *c, wmap_error *err)
+{
+	json_t *core = NULL, *apis = NULL;
+	int rc;
+
+	if ((rc = wmap_kube_get_as(&core, c, "/api", AGGREGATED_ACCEPT, err)) != 0)
+		goto done;
+	if (!is_aggregated(core)) {
+		rc = 1;
+		goto done;
+	}
+	if ((rc = wmap_kube_get_as(&apis, c, "/apis", AGGREGATED_ACCEPT, err)) != 0)
+		goto done;
+	if (!is_aggregated(apis)) {
+		rc = 1;
+		goto done;
+	}
+	if ((rc = add_aggregated(d, core)) == 0 || rc == WMAP_ENOTFOUND)
+		rc = add_aggregated(d, apis);
+	if (rc != 0) {
+		clear_all(d);
+		rc = wmap_error_set(err, rc, "discovery: %s",
+				    rc == WMAP_ELIMIT ? "too many resources" : "an empty or broken "
+				    "aggregated discovery document");
+	}
+done:
+	json_decref(core);
+	json_decref(apis);
+	return rc;
+}
+
 static int walk(wmap_discovery *d, wmap_kube_client *c, wmap_error *err)
 {
 	json_t *core = NULL, *groups = NULL, *list = NULL;
@@ -258,6 +341,12 @@ static int walk(wmap_discovery *d, wmap_kube_client *c, wmap_error *err)
 
 	clear_all(d);
 	d->cached = 0;
+	if ((rc = aggregated(d, c, err)) == 0) {
+		write_cache(d, wmap_kube_client_config(c)->server);
+		return 0;
+	}
+	if (rc != 1)
+		return rc;
 	if ((rc = wmap_kube_get(&core, c, "/api/v1", err)) != 0)
 		goto cleanup;
 	if ((rc = add_list(d, "", "v1", core, 1)) != 0)

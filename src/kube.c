@@ -616,9 +616,9 @@ static void sleep_ms(long ms)
 		;
 }
 
-int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const char *method,
-		      const char *path, const char *content_type, const char *body,
-		      wmap_error *err)
+static int request(json_t **out, long *status, wmap_kube_client *c, const char *method,
+		   const char *path, const char *accept, const char *content_type,
+		   const char *body, wmap_error *err)
 {
 	const wmap_kube_config *cfg = c->cfg;
 	char *url = NULL, auth[16384], ctype[256];
@@ -652,7 +652,8 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 		curl_easy_reset(h);
 		curl_slist_free_all(hdrs);
 		hdrs = NULL;
-		hdrs = curl_slist_append(hdrs, "Accept: application/json");
+		snprintf(ctype, sizeof(ctype), "Accept: %s", accept ? accept : "application/json");
+		hdrs = curl_slist_append(hdrs, ctype);
 		/* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
 		hdrs = curl_slist_append(hdrs, "Expect:");
 		if (content_type) {
@@ -791,6 +792,19 @@ cleanup:
 	free(resp.data);
 	free(url);
 	return rc;
+}
+
+int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const char *method,
+		      const char *path, const char *content_type, const char *body,
+		      wmap_error *err)
+{
+	return request(out, status, c, method, path, NULL, content_type, body, err);
+}
+
+int wmap_kube_get_as(json_t **out, wmap_kube_client *c, const char *path, const char *accept,
+		     wmap_error *err)
+{
+	return request(out, NULL, c, "GET", path, accept, NULL, NULL, err);
 }
 
 int wmap_kube_get(json_t **out, wmap_kube_client *c, const char *path, wmap_error *err)

@@ -116,6 +116,10 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 /* GET a path into *out. */
 int wmap_kube_get(json_t **out, wmap_kube_client *c, const char *path, wmap_error *err);
 
+/* The same with an Accept header of the caller's (aggregated discovery, Table, ...). */
+int wmap_kube_get_as(json_t **out, wmap_kube_client *c, const char *path, const char *accept,
+		     wmap_error *err);
+
 /* The Warning headers of the last response (texts; an array borrowed from the client,
  * valid until the next request). kubectl prints them as "Warning: <text>". */
 const json_t *wmap_kube_warnings(const wmap_kube_client *c);
@@ -147,8 +151,10 @@ typedef struct wmap_discovery wmap_discovery;
 
 /* Discovery of the API server behind c: read from the cache when it is younger than
  * ttl_seconds (0 = 6 hours; the folder is $WMAP_CACHE_DIR, else
- * ~/.kube/cache/wmap/discovery/<host_port>/), else walked (/api/v1, /apis, every
- * /apis/G/V) and written back. The caller owns *out. */
+ * ~/.kube/cache/wmap/discovery/<host_port>/), else read from the server and written back:
+ * aggregated discovery (KEP-3352: two requests, /api and /apis as APIGroupDiscoveryList)
+ * when the server serves it, else the walk of /api/v1, /apis and every /apis/G/V. The
+ * caller owns *out. */
 int wmap_discovery_load(wmap_discovery **out, wmap_kube_client *c, int ttl_seconds,
 			wmap_error *err);
 /* Walks the server again (ignoring the cache), after a type was not found. */

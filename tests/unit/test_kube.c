@@ -260,3 +260,48 @@ Test(kube, impersonation_headers)
 	json_decref(cfg.as_extra);
 	wmap_kube_client_free(c);
 }
+
+Test(kube, aggregated_discovery_in_two_requests)
+{
+	static const reply script[] = {
+		{ 200, NULL, "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"items\":["
+			     "{\"metadata\":{},\"versions\":[{\"version\":\"v1\",\"resources\":["
+			     "{\"resource\":\"pods\",\"responseKind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+			     "\"scope\":\"Namespaced\",\"singularResource\":\"pod\",\"shortNames\":[\"po\"]}]}]}]}", 0, 0 },
+		{ 200, NULL, "{\"kind\":\"APIGroupDiscoveryList\",\"apiVersion\":\"apidiscovery.k8s.io/v2\",\"items\":["
+			     "{\"metadata\":{\"name\":\"jobset.x-k8s.io\"},\"versions\":["
+			     "{\"version\":\"v1alpha2\",\"resources\":[{\"resource\":\"jobsets\",\"responseKind\":"
+			     "{\"group\":\"jobset.x-k8s.io\",\"version\":\"v1alpha2\",\"kind\":\"JobSet\"},"
+			     "\"scope\":\"Namespaced\",\"singularResource\":\"jobset\",\"shortNames\":[\"js\"]}]},"
+			     "{\"version\":\"v1alpha1\",\"resources\":[{\"resource\":\"jobsets\",\"responseKind\":"
+			     "{\"group\":\"jobset.x-k8s.io\",\"version\":\"v1alpha1\",\"kind\":\"JobSet\"},"
+			     "\"scope\":\"Namespaced\",\"singularResource\":\"jobset\"}]}]}]}", 0, 0 },
+	};
+	char dir[] = "/tmp/wmap-agg-XXXXXX", cmd[128];
+	const wmap_api_resource *r = NULL;
+	wmap_discovery *d = NULL;
+	wmap_kube_client *c;
+	wmap_error err = { 0 };
+
+	cr_assert_not_null(mkdtemp(dir));
+	setenv("WMAP_CACHE_DIR", dir, 1);
+	start(script, N(script));
+	c = client(0, 3, 0);
+	cr_assert_eq(wmap_discovery_load(&d, c, 0, &err), 0, "%s", err.message);
+	cr_expect_eq(S.requests, 2, "/api and /apis, nothing else");
+	cr_expect(strstr(S.last_head, "as=APIGroupDiscoveryList") != NULL, "%s", S.last_head);
+	cr_expect_eq(wmap_discovery_resolve(&r, d, "js", &err), 0, "%s", err.message);
+	cr_expect_str_eq(r->version, "v1alpha2", "the first version listed is preferred");
+	cr_expect_eq(wmap_discovery_resolve(&r, d, "po", &err), 0, "%s", err.message);
+	cr_expect(r->namespaced);
+	cr_expect_eq(wmap_discovery_resolve(&r, d, "jobsets.v1alpha1.jobset.x-k8s.io", &err), 0);
+	wmap_discovery_free(d);
+	/* Read back from the cache: no request. */
+	cr_assert_eq(wmap_discovery_load(&d, c, 0, &err), 0, "%s", err.message);
+	cr_expect(wmap_discovery_cached(d));
+	cr_expect_eq(S.requests, 2);
+	wmap_discovery_free(d);
+	wmap_kube_client_free(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
