@@ -158,47 +158,45 @@ static void load_scale(ctx *c, wmap_component *comp, const json_t *obj, const ch
 	free(p);
 }
 
-static void load_matcher(ctx *c, wmap_matcher *m, const json_t *o, const char *p)
+static void load_condition(ctx *c, const json_t *x, const char *ip, void *ud)
 {
-	static const char *const keys[] = {"byPhase", "byConditions", "byExpression", NULL};
 	static const char *const ckeys[] = {"type", "status", "reason", NULL};
+	wmap_matcher *m = ud;
+	struct wmap_cond_match *cm = &m->conditions[m->n_conditions++];
+	check_keys(c, x, ip, ckeys);
+	cm->type = get_string(c, x, ip, "type", 1);
+	cm->status = get_string(c, x, ip, "status", 0);
+	cm->reason = get_string(c, x, ip, "reason", 0);
+}
+
+/* Where for_each_item's callbacks append: an array sized beforehand and its count. */
+typedef struct matcher_list {
+	wmap_matcher *v;
+	size_t *n;
+} matcher_list;
+
+typedef struct action_list {
+	wmap_action *v;
+	size_t *n;
+} action_list;
+
+static void load_matcher(ctx *c, const json_t *o, const char *p, void *ud)
+{
+	matcher_list *l = ud;
+	wmap_matcher *m = &l->v[(*l->n)++];
+	static const char *const keys[] = {"byPhase", "byConditions", "byExpression", NULL};
 	static const char *const ekeys[] = {"expression", "expectedResult", NULL};
 
-	if (!json_is_object(o)) {
-		finding(c, p, "a status matcher must be an object");
-		return;
-	}
 	check_keys(c, o, p, keys);
 	m->by_phase = get_string(c, o, p, "byPhase", 0);
 	const json_t *conds = get_array(c, o, p, "byConditions");
 	if (conds && json_array_size(conds)) {
-		char *cp = child_ptr(c, p, "byConditions");
 		m->conditions = calloc(json_array_size(conds), sizeof(*m->conditions));
-		if (!m->conditions || !cp) {
+		if (!m->conditions) {
 			c->oom = 1;
-			free(cp);
 			return;
 		}
-		size_t i;
-		json_t *x;
-		json_array_foreach(conds, i, x) {
-			char *ip = wmap_pointer_append_index(cp, i);
-			if (!ip) {
-				c->oom = 1;
-				break;
-			}
-			if (!json_is_object(x)) {
-				finding(c, ip, "a condition matcher must be an object");
-			} else {
-				check_keys(c, x, ip, ckeys);
-				struct wmap_cond_match *cm = &m->conditions[m->n_conditions++];
-				cm->type = get_string(c, x, ip, "type", 1);
-				cm->status = get_string(c, x, ip, "status", 0);
-				cm->reason = get_string(c, x, ip, "reason", 0);
-			}
-			free(ip);
-		}
-		free(cp);
+		for_each_item(c, conds, p, "byConditions", "a condition matcher", load_condition, m);
 	}
 	const json_t *ex = get_object(c, o, p, "byExpression");
 	if (ex) {
@@ -283,25 +281,13 @@ static void load_status(ctx *c, wmap_component *comp, const json_t *obj, const c
 				const json_t *list = get_array(c, sm, mp, status_keys[s]);
 				if (!list || !json_array_size(list))
 					continue;
-				char *lp = child_ptr(c, mp, status_keys[s]);
 				st->matchers[s] = calloc(json_array_size(list), sizeof(wmap_matcher));
-				if (!st->matchers[s] || !lp) {
+				if (!st->matchers[s]) {
 					c->oom = 1;
-					free(lp);
 					break;
 				}
-				size_t i;
-				json_t *x;
-				json_array_foreach(list, i, x) {
-					char *ip = wmap_pointer_append_index(lp, i);
-					if (!ip) {
-						c->oom = 1;
-						break;
-					}
-					load_matcher(c, &st->matchers[s][st->n_matchers[s]++], x, ip);
-					free(ip);
-				}
-				free(lp);
+				matcher_list l = {st->matchers[s], &st->n_matchers[s]};
+				for_each_item(c, list, mp, status_keys[s], "a status matcher", load_matcher, &l);
 			}
 		}
 		free(mp);
@@ -309,51 +295,41 @@ static void load_status(ctx *c, wmap_component *comp, const json_t *obj, const c
 	free(p);
 }
 
+static void load_action(ctx *c, const json_t *x, const char *ip, void *ud)
+{
+	static const char *const keys[] = {"path", "value", NULL};
+	action_list *l = ud;
+	wmap_action *a = &l->v[(*l->n)++];
+	check_keys(c, x, ip, keys);
+	a->path = get_expr(c, x, ip, "path", 1, 1);
+	char *val = get_string(c, x, ip, "value", 1);
+	if (val) {
+		json_error_t je;
+		a->value = json_loads(val, JSON_DECODE_ANY, &je);
+		if (!a->value) {
+			char *vp = child_ptr(c, ip, "value");
+			finding(c, vp ? vp : ip, "value \"%s\" is not JSON: %s", val, je.text);
+			free(vp);
+		}
+		free(val);
+	}
+}
+
 static void load_actions(ctx *c, const json_t *sd, const char *p, const char *key,
 			 wmap_action **out, size_t *n)
 {
-	static const char *const keys[] = {"path", "value", NULL};
 	const json_t *list = get_array(c, sd, p, key);
 	if (!list || json_array_size(list) == 0) {
 		finding(c, p, "%s must have at least 1 item", key);
 		return;
 	}
-	char *lp = child_ptr(c, p, key);
 	*out = calloc(json_array_size(list), sizeof(**out));
-	if (!*out || !lp) {
+	if (!*out) {
 		c->oom = 1;
-		free(lp);
 		return;
 	}
-	size_t i;
-	json_t *x;
-	json_array_foreach(list, i, x) {
-		char *ip = wmap_pointer_append_index(lp, i);
-		if (!ip) {
-			c->oom = 1;
-			break;
-		}
-		if (!json_is_object(x)) {
-			finding(c, ip, "an action must be an object");
-		} else {
-			check_keys(c, x, ip, keys);
-			wmap_action *a = &(*out)[(*n)++];
-			a->path = get_expr(c, x, ip, "path", 1, 1);
-			char *val = get_string(c, x, ip, "value", 1);
-			if (val) {
-				json_error_t je;
-				a->value = json_loads(val, JSON_DECODE_ANY, &je);
-				if (!a->value) {
-					char *vp = child_ptr(c, ip, "value");
-					finding(c, vp ? vp : ip, "value \"%s\" is not JSON: %s", val, je.text);
-					free(vp);
-				}
-				free(val);
-			}
-		}
-		free(ip);
-	}
-	free(lp);
+	action_list l = {*out, n};
+	for_each_item(c, list, p, key, "an action", load_action, &l);
 }
 
 static void load_selector(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)

@@ -38,4 +38,10 @@ wmap_expr *get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key,
 		    int writable);
 void expr_free(wmap_expr *e);
 
+/* Calls each() for every element of list (found at ptr/key), with the element's pointer; an
+ * element that is not an object is a finding ("<what> must be an object"). */
+typedef void (*item_fn)(ctx *c, const json_t *item, const char *item_ptr, void *ud);
+void for_each_item(ctx *c, const json_t *list, const char *ptr, const char *key, const char *what,
+		   item_fn each, void *ud);
+
 #endif

@@ -213,3 +213,27 @@ fail:
 	return NULL;
 }
 
+
+void for_each_item(ctx *c, const json_t *list, const char *ptr, const char *key, const char *what,
+		   item_fn each, void *ud)
+{
+	char *lp = child_ptr(c, ptr, key);
+	size_t i;
+	json_t *x;
+
+	if (!lp)
+		return;
+	json_array_foreach(list, i, x) {
+		char *ip = wmap_pointer_append_index(lp, i);
+		if (!ip) {
+			c->oom = 1;
+			break;
+		}
+		if (!json_is_object(x))
+			finding(c, ip, "%s must be an object", what);
+		else
+			each(c, x, ip, ud);
+		free(ip);
+	}
+	free(lp);
+}
