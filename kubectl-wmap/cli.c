@@ -211,25 +211,30 @@ int cli_fail(const wmap_error *err)
 	return cli_exit_code(err->code ? err->code : WMAP_EINVAL);
 }
 
+/* The --definitions paths, over whatever catalog reg holds. */
+static int add_definitions(wmap_registry *reg, const cli_options *o, wmap_error *err)
+{
+	for (size_t i = 0; i < o->n_definitions; i++) {
+		int rc = wmap_registry_add_path(reg, o->definitions[i], WMAP_ORIGIN_FILE, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int cli_registry_load(wmap_registry **out, const cli_options *o, wmap_error *err)
 {
 	wmap_registry *reg = NULL;
-	size_t i;
 	int rc;
 
 	*out = NULL;
-	if ((rc = wmap_registry_new(&reg, err)) != 0)
-		goto cleanup;
-	if ((rc = wmap_registry_add_catalog(reg, err)) != 0)
-		goto cleanup;
-	for (i = 0; i < o->n_definitions; i++)
-		if ((rc = wmap_registry_add_path(reg, o->definitions[i], WMAP_ORIGIN_FILE, err)) != 0)
-			goto cleanup;
+	if ((rc = wmap_registry_new(&reg, err)) != 0 || (rc = wmap_registry_add_catalog(reg, err)) != 0 ||
+	    (rc = add_definitions(reg, o, err)) != 0) {
+		wmap_registry_free(reg);
+		return rc;
+	}
 	*out = reg;
-	reg = NULL;
-cleanup:
-	wmap_registry_free(reg);
-	return rc;
+	return 0;
 }
 
 int cli_registry_load_for(wmap_registry **out, const cli_options *o, const json_t *object,
@@ -240,7 +245,6 @@ int cli_registry_load_for(wmap_registry **out, const cli_options *o, const json_
 	const char *slash = api ? strchr(api, '/') : NULL;
 	wmap_registry *reg = NULL;
 	char group[256];
-	size_t i;
 	int rc;
 
 	/* Without a kind the whole catalog is loaded, so the error says what is missing. */
@@ -249,16 +253,13 @@ int cli_registry_load_for(wmap_registry **out, const cli_options *o, const json_
 	snprintf(group, sizeof(group), "%.*s", slash ? (int)(slash - api) : 0, api);
 	*out = NULL;
 	if ((rc = wmap_registry_new(&reg, err)) != 0 ||
-	    (rc = wmap_registry_add_catalog_kind(reg, group, kind, err)) != 0)
-		goto cleanup;
-	for (i = 0; i < o->n_definitions; i++)
-		if ((rc = wmap_registry_add_path(reg, o->definitions[i], WMAP_ORIGIN_FILE, err)) != 0)
-			goto cleanup;
+	    (rc = wmap_registry_add_catalog_kind(reg, group, kind, err)) != 0 ||
+	    (rc = add_definitions(reg, o, err)) != 0) {
+		wmap_registry_free(reg);
+		return rc;
+	}
 	*out = reg;
-	reg = NULL;
-cleanup:
-	wmap_registry_free(reg);
-	return rc;
+	return 0;
 }
 
 int cli_require_table(const cli_options *o, const cli_command *cmd)
