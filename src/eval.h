@@ -55,6 +55,9 @@ void wmap_input_release(wmap_input *in);
 int wmap_eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 	      const wmap_expr *e, wmap_input *in, int want_pointers, wmap_error *err);
 
+/* jq's name of a value's type: "object", "array", "string", "number", "boolean", "null". */
+const char *wmap_json_type_name(const json_t *v);
+
 /* A JSON Pointer token appended to a pointer, escaped (~ as ~0, / as ~1). New string. */
 char *wmap_pointer_append(const char *base, const char *token);
 char *wmap_pointer_append_index(const char *base, size_t index);

@@ -37,16 +37,8 @@ int jn_oom(ectx *c)
 
 const char *jn_type_name(const json_t *v)
 {
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "object";
-	case JSON_ARRAY: return "array";
-	case JSON_STRING: return "string";
-	case JSON_INTEGER:
-	case JSON_REAL: return "number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "boolean";
-	default: return "null";
-	}
+	return wmap_json_type_name(v);
+}
 }
 
 int jn_truthy(const json_t *v)

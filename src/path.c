@@ -166,7 +166,7 @@ fail:
 	return NULL;
 }
 
-static const char *type_name(const json_t *v)
+const char *wmap_json_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: return "object";
@@ -205,7 +205,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 		if (!isnull && !json_is_object(v)) {
 			if (st->optional)
 				return 0;
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with \"%s\"", type_name(v),
+			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap_json_type_name(v),
 					      st->key);
 		}
 		next = wmap_pointer_append(ptr, st->key);
@@ -217,7 +217,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 		if (!isnull && !json_is_array(v)) {
 			if (st->optional)
 				return 0;
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with number", type_name(v));
+			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with number", wmap_json_type_name(v));
 		}
 		long idx = st->index;
 		size_t size = isnull ? 0 : json_array_size(v);
@@ -259,7 +259,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 			}
 		} else if (!st->optional) {
 			return wmap_error_set(err, WMAP_EEVAL, "Cannot iterate over %s",
-					      isnull ? "null" : type_name(v));
+					      isnull ? "null" : wmap_json_type_name(v));
 		}
 		break;
 	}
