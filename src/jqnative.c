@@ -39,7 +39,6 @@ const char *jn_type_name(const json_t *v)
 {
 	return wmap_json_type_name(v);
 }
-}
 
 int jn_truthy(const json_t *v)
 {
