@@ -401,6 +401,7 @@ static void load_component(ctx *c, wmap_component *comp, const json_t *obj, cons
 	comp->parent = -1;
 	if (!json_is_object(obj)) {
 		finding(c, ptr, "a component must be an object");
+		comp->name = xstrdup(c, ""); /* validate() compares every component's name */
 		return;
 	}
 	check_keys(c, obj, ptr, keys);
