@@ -113,33 +113,20 @@ static void add_cluster_definitions(live_ctx *lc)
 
 	if (!items)
 		return;
-	if (!r && wmap_discovery_cached(lc->disc)) {
-		json_t *probe = NULL;
-		long status = 0;
-		int prc;
-
-		/* The cache may predate the CRD: one small request tells. */
-		prc = wmap_kube_request(&probe, &status, lc->client, "GET", "/apis/run.ai/v1alpha1",
-					NULL, NULL, &err);
-		json_decref(probe);
-		if (prc != 0 && status != 404) {
-			live_warn(lc, "cannot list kartas.run.ai: %s; showing built-in definitions only",
-				  err.message);
-			goto done;
-		}
-		if (prc == 0 && wmap_discovery_refresh(lc->disc, lc->client, &err) == 0)
-			r = wmap_discovery_find_kind(lc->disc, "run.ai", "v1alpha1", "Karta");
-		memset(&err, 0, sizeof(err));
-	}
-	if (!r) {
+	/* Not in a cached discovery: the CRD may be newer than the cache, so list at its
+	 * well-known path anyway (one request either way; 404 = not installed). */
+	if (!r && !wmap_discovery_cached(lc->disc)) {
 		live_warn(lc, "the kartas.run.ai CRD is not installed; showing built-in "
 			  "definitions only");
 		goto done;
 	}
-	if ((path = wmap_resource_path(r, NULL, NULL)) == NULL)
+	if ((path = r ? wmap_resource_path(r, NULL, NULL) : strdup("/apis/run.ai/v1alpha1/kartas")) == NULL)
 		goto done;
 	if (live_list(items, lc, path, 500, &err) != 0) {
-		if (strstr(err.message, "(Forbidden)"))
+		if (err.code == WMAP_ENOTFOUND && !r)
+			live_warn(lc, "the kartas.run.ai CRD is not installed; showing built-in "
+				  "definitions only");
+		else if (strstr(err.message, "(Forbidden)"))
 			live_warn(lc, "cannot list kartas.run.ai (forbidden); showing built-in "
 				  "definitions only");
 		else
