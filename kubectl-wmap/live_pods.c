@@ -82,7 +82,10 @@ static const json_t *owner_of(attrib *d, const json_t *ref, const char *ns)
 	if (r && (path = wmap_resource_path(r, ns, name)) != NULL) {
 		wmap_error e = { 0 };
 
-		if (wmap_kube_get(&obj, d->lc->client, path, &e) != 0)
+		/* Only metadata is needed (owner references, uid): ask for just that. */
+		if (wmap_kube_get_as(&obj, d->lc->client, path,
+				     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+				     "application/json", &e) != 0)
 			obj = NULL;
 		free(path);
 	}
