@@ -23,24 +23,28 @@ static int mul(i128 *v, i128 by)
 int wmap_quantity_parse_milli(int64_t *out, const char *s, wmap_error *err)
 {
 	const char *p = s;
-	int neg = 0, digits = 0, frac = 0, exp10 = 0, exp2 = 0;
+	int neg = 0, digits = 0, sig = 0, frac = 0, exp10 = 0, exp2 = 0;
 	i128 num = 0, den = 1;
 
 	if (!s || !*s)
 		return wmap_error_set(err, WMAP_EINVAL, "empty quantity");
 	if (*p == '+' || *p == '-')
 		neg = *p++ == '-';
+	/* sig counts significant digits (leading zeros are not): past 30 they only scale. */
 	for (; *p >= '0' && *p <= '9'; p++, digits++)
-		if (digits < 30)
+		if (sig < 30) {
 			num = num * 10 + (*p - '0');
-		else
-			exp10++; /* digits past 30 only scale the value */
+			sig += num != 0;
+		} else {
+			exp10++;
+		}
 	if (*p == '.') {
 		p++;
 		for (; *p >= '0' && *p <= '9'; p++, digits++)
-			if (digits < 30) {
+			if (sig < 30) {
 				num = num * 10 + (*p - '0');
 				frac++;
+				sig += num != 0;
 			}
 	}
 	if (digits == 0)
