@@ -1,7 +1,7 @@
 /* libFuzzer target: Kubernetes quantities (src/quantity.c). Properties, beyond no crash or
  * UB (signed overflow is UB and UBSan aborts on it): a parsed value prints and parses back
  * to itself (CPU as millicores, memory as bytes), whole units are the milli value rounded
- * up, and the formatters take any 64-bit value. */
+ * up, a leading zero changes nothing, and the formatters take any 64-bit value. */
 #include <inttypes.h>
 #include "fuzz.h"
 #include "wmap/quantity.h"
@@ -37,6 +37,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		FZ_CHECK(rc == WMAP_EINVAL || rc == WMAP_ELIMIT, "rc %d", rc);
 		FZ_CHECK(err.message[0], "no message");
+	}
+	/* A leading zero never changes a number ("08" is 8, "0.5" is "00.5"). */
+	if (size && data[0] >= '0' && data[0] <= '9') {
+		char *z = malloc(size + 2);
+		z[0] = '0';
+		memcpy(z + 1, s, size + 1);
+		int64_t m2 = 0;
+		int rz = wmap_quantity_parse_milli(&m2, z, &err);
+		FZ_CHECK(rz == rc && (rc != 0 || m2 == milli), "\"%s\" -> %" PRId64 " but \"%s\" -> %" PRId64,
+			 s, milli, z, m2);
+		free(z);
 	}
 	if (size >= 8) {
 		int64_t raw;
