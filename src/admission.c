@@ -372,25 +372,34 @@ static void stamp_identity(writer *wr, const target *t, const char *kind, const 
 /* YuniKorn's task-groups annotation: every pod template of the workload as a task group. */
 static json_t *yunikorn_task_groups(const wmap_gang_plan *plan)
 {
+	/* Every failed insert is counted: an annotation missing a field under memory pressure
+	 * would be sent as if complete. */
 	json_t *arr = json_array();
-	for (size_t m = 0; arr && m < plan->n_members; m++) {
+	int bad = !arr;
+	for (size_t m = 0; !bad && m < plan->n_members; m++) {
 		const wmap_gang_member *mem = &plan->members[m];
 		char cpu[32], mem_s[32];
 		json_t *res = json_object();
 		wmap_quantity_format_cpu(cpu, sizeof(cpu), mem->per_pod.cpu_milli);
 		wmap_quantity_format_bytes(mem_s, sizeof(mem_s), mem->per_pod.memory);
 		if (mem->per_pod.cpu_milli)
-			json_object_set_new(res, "cpu", json_string(cpu));
+			bad |= json_object_set_new(res, "cpu", json_string(cpu)) != 0;
 		if (mem->per_pod.memory)
-			json_object_set_new(res, "memory", json_string(mem_s));
+			bad |= json_object_set_new(res, "memory", json_string(mem_s)) != 0;
 		if (mem->per_pod.gpu) {
 			char g[32];
 			snprintf(g, sizeof(g), "%" PRId64, mem->per_pod.gpu);
-			json_object_set_new(res, "nvidia.com/gpu", json_string(g));
+			bad |= json_object_set_new(res, "nvidia.com/gpu", json_string(g)) != 0;
 		}
-		json_array_append_new(arr, json_pack("{s:s, s:I, s:o}", "name", mem->task_group,
-						     "minMember", (json_int_t)mem->task_min,
-						     "minResource", res));
+		json_t *tg = res ? json_pack("{s:s, s:I, s:O}", "name", mem->task_group,
+					     "minMember", (json_int_t)mem->task_min,
+					     "minResource", res) : NULL;
+		json_decref(res);
+		bad |= !tg || json_array_append_new(arr, tg) != 0;
+	}
+	if (bad) {
+		json_decref(arr);
+		return NULL;
 	}
 	return arr;
 }
@@ -622,7 +631,8 @@ static int prepare(prepared *pr, const char **reason, wmap_engine *eng,
 	}
 	if (!resolve)
 		return 0;
-	rc = wmap_workload_resolve(&pr->w, eng, object, pr->def, err);
+	/* admission reads structure only: an object being created has no status to evaluate */
+	rc = wmap_workload_resolve_ex(&pr->w, eng, object, pr->def, WMAP_RESOLVE_NO_STATUS, err);
 	if (rc) {
 		*reason = rc == WMAP_ENOMEM ? "internal" : "evaluation";
 		return rc;
@@ -732,8 +742,13 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 			}
 			if (g.scheduler == WMAP_GANG_YUNIKORN) {
 				json_t *tg = yunikorn_task_groups(plan);
-				g.task_groups = tg ? json_dumps(tg, JSON_COMPACT) : NULL;
+				g.task_groups = tg ? dump_exact(tg) : NULL;
 				json_decref(tg);
+				if (!g.task_groups) {
+					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+					why = "internal";
+					goto done;
+				}
 			}
 			if (g.scheduler == WMAP_GANG_NATIVE)
 				warn(*warnings, "gang: the native Workload API needs Workload objects "
