@@ -472,6 +472,10 @@ static void admit_body(wmap_engine *eng)
 			     "v1alpha2", "kind", "JobSet", "object", obj, "dryRun", 0);
 	cr_assert_not_null(a.review);
 	sweep("admission of a JobSet", s_admit, &a, 1);
+	/* YuniKorn writes a JSON annotation of every task group. */
+	a.cfg.scheduler = WMAP_GANG_YUNIKORN;
+	a.cfg.policies = NULL;
+	sweep("admission of a JobSet (yunikorn)", s_admit, &a, 1);
 	json_decref(a.review);
 	json_decref(obj);
 	wmap_policy_set_free(set);
