@@ -518,24 +518,28 @@ static int binop_rhs(ectx *c, void *ud, json_t *rhs, const char *ptr)
 	return jn_ev(c, b->x->a, b->in, NULL, b->e, binop_lhs, b);
 }
 
-typedef struct logic_ud {
+
+/* A node's evaluation paused on an operand: what to do with each of the operand's outputs
+ * (logic, bindings and if share it). */
+typedef struct cont {
 	const node *x;
 	json_t *in;
+	const char *ptr;
 	const env *e;
 	emit_fn k;
 	void *ud;
-} logic_ud;
+} cont;
 
 static int logic_rhs(ectx *c, void *ud, json_t *v, const char *ptr)
 {
-	logic_ud *l = ud;
+	cont *l = ud;
 	(void)ptr;
 	return l->k(c, l->ud, json_boolean(jn_truthy(v)), NULL);
 }
 
 static int logic_lhs(ectx *c, void *ud, json_t *v, const char *ptr)
 {
-	logic_ud *l = ud;
+	cont *l = ud;
 	(void)ptr;
 	int t = jn_truthy(v);
 	if (l->x->k == N_AND && !t)
@@ -545,35 +549,19 @@ static int logic_lhs(ectx *c, void *ud, json_t *v, const char *ptr)
 	return jn_ev(c, l->x->b, l->in, NULL, l->e, logic_rhs, l);
 }
 
-typedef struct bind_ud {
-	const node *x;
-	json_t *in;
-	const char *ptr;
-	const env *e;
-	emit_fn k;
-	void *ud;
-} bind_ud;
 
 static int bind_emit(ectx *c, void *ud, json_t *v, const char *ptr_unused)
 {
-	bind_ud *b = ud;
+	cont *b = ud;
 	env ne = {b->x->name, v, b->e};
 	(void)ptr_unused;
 	return jn_ev(c, b->x->b, b->in, b->ptr, &ne, b->k, b->ud);
 }
 
-typedef struct if_ud {
-	const node *x;
-	json_t *in;
-	const char *ptr;
-	const env *e;
-	emit_fn k;
-	void *ud;
-} if_ud;
 
 static int if_emit(ectx *c, void *ud, json_t *cond, const char *ptr_unused)
 {
-	if_ud *f = ud;
+	cont *f = ud;
 	(void)ptr_unused;
 	if (jn_truthy(cond))
 		return jn_ev(c, f->x->b, f->in, f->ptr, f->e, f->k, f->ud);
@@ -664,7 +652,7 @@ int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emi
 	}
 	case N_AND:
 	case N_OR: {
-		logic_ud l = {x, in, e, k, ud};
+		cont l = {x, in, NULL, e, k, ud};
 		return jn_ev(c, x->a, in, NULL, e, logic_lhs, &l);
 	}
 	case N_BINOP: {
@@ -710,11 +698,11 @@ int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emi
 				return k(c, ud, v->v, NULL);
 		return jn_err(c, "$%s is not defined", x->name);
 	case N_BIND: {
-		bind_ud b = {x, in, ptr, e, k, ud};
+		cont b = {x, in, ptr, e, k, ud};
 		return jn_ev(c, x->a, in, NULL, e, bind_emit, &b);
 	}
 	case N_IF: {
-		if_ud f = {x, in, ptr, e, k, ud};
+		cont f = {x, in, ptr, e, k, ud};
 		return jn_ev(c, x->a, in, NULL, e, if_emit, &f);
 	}
 	case N_TRY: {
