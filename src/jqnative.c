@@ -436,17 +436,9 @@ static int guard_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 	return rc;
 }
 
-typedef struct index_ud {
-	json_t *in;
-	const char *ptr;
-	int optional;
-	emit_fn k;
-	void *ud;
-} index_ud;
-
 static int index_emit(ectx *c, void *ud, json_t *idx, const char *ptr_unused)
 {
-	index_ud *x = ud;
+	cont *x = ud;
 	json_t *v;
 	char *p;
 	(void)ptr_unused;
@@ -473,7 +465,7 @@ static int target_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 	target_ud *t = ud;
 	if (t->x->k == N_ITER)
 		return jn_iterate(c, v, ptr, 0, t->k, t->ud);
-	index_ud iu = {v, ptr, 0, t->k, t->ud};
+	cont iu = {NULL, v, ptr, NULL, t->k, t->ud};
 	/* the index expression reads the original input, not the target */
 	return jn_ev(c, t->x->b, t->root, NULL, t->e, index_emit, &iu);
 }
@@ -518,17 +510,6 @@ static int binop_rhs(ectx *c, void *ud, json_t *rhs, const char *ptr)
 	return jn_ev(c, b->x->a, b->in, NULL, b->e, binop_lhs, b);
 }
 
-
-/* A node's evaluation paused on an operand: what to do with each of the operand's outputs
- * (logic, bindings and if share it). */
-typedef struct cont {
-	const node *x;
-	json_t *in;
-	const char *ptr;
-	const env *e;
-	emit_fn k;
-	void *ud;
-} cont;
 
 static int logic_rhs(ectx *c, void *ud, json_t *v, const char *ptr)
 {

@@ -134,16 +134,9 @@ static int anyall(ectx *c, const node *gen, const node *cond, json_t *in, const 
 	return k(c, ud, json_boolean(is_any ? a.f.stop : !a.f.stop), NULL);
 }
 
-typedef struct select_ud {
-	json_t *in;
-	const char *ptr;
-	emit_fn k;
-	void *ud;
-} select_ud;
-
 static int select_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 {
-	select_ud *s = ud;
+	cont *s = ud;
 	(void)ptr;
 	return jn_truthy(v) ? s->k(c, s->ud, s->in, s->ptr) : 0;
 }
@@ -799,7 +792,7 @@ int jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, e
 	if (x->n == 0)
 		return call0(c, x, in, ptr, k, ud);
 	if (is(x, "select", 1)) {
-		select_ud s = {in, ptr, k, ud};
+		cont s = {NULL, in, ptr, NULL, k, ud};
 		return jn_ev(c, x->args[0], in, NULL, e, select_emit, &s);
 	}
 	if (is(x, "map", 1) || is(x, "with_entries", 1)) {

@@ -45,6 +45,17 @@ typedef struct ectx {
 
 typedef int (*emit_fn)(ectx *c, void *ud, json_t *v, const char *ptr);
 
+/* A node's evaluation paused on an operand: what to do with each of the operand's outputs
+ * (logic, bindings, if, indexing and select share it; unused fields stay NULL). */
+typedef struct cont {
+	const node *x;
+	json_t *in;
+	const char *ptr;
+	const env *e;
+	emit_fn k;
+	void *ud;
+} cont;
+
 int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
 /* 1 when name/arity is a builtin the native evaluator implements. */
 int jn_known(const char *name, size_t arity);
