@@ -1,0 +1,22 @@
+/* wmap: compact JSON text that is never partial.
+ *
+ * jansson 2.14's json_dumps ignores a failed write of an object key and carries on, so an
+ * allocation failure can yield malformed JSON; an admission response or a patch must be
+ * whole or absent. jansson also escapes strings one code point at a time, which made the
+ * dump of a 64-job review's patch and response its largest single cost. This writer copies
+ * every run of characters that needs no escape at once. */
+#ifndef WMAP_JSON_TEXT_H
+#define WMAP_JSON_TEXT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The compact JSON text of v (any value, objects in their insertion order), byte for byte
+ * what json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes when it succeeds. A new
+ * NUL-terminated string owned by the caller, its length in *len (may be NULL); NULL when an
+ * allocation fails or v nests deeper than WMAP_JSON_TEXT_MAX_DEPTH (or loops). */
+char *wmap_json_text(const json_t *v, size_t *len);
+
+#define WMAP_JSON_TEXT_MAX_DEPTH 2048
+
+#endif
