@@ -5,13 +5,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "wmap/json_text.h"
 #include "wmap/patch.h"
+
+/* Where a pointer leads through the overlay (patch over document). */
+typedef struct walk {
+	int rc;           /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
+	int found;        /* the whole pointer resolved to a non-null value */
+	int in_patch;     /* value (or, when !found, parent) belongs to an op's value */
+	json_t *value;    /* found: the value; else the deepest existing ancestor */
+	size_t miss;      /* !found: offset in the pointer of the first missing token's '/' */
+} walk;
 
 struct wmap_patch {
 	const json_t *doc;
 	json_t *ops;      /* the operations, in order */
 	json_t *by_path;  /* pointer -> the `add` op that owns the whole value at that pointer */
 	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
+	/* The last successful walk: callers set several keys of one map in a row (a
+	 * template's labels), and each walk is one lookup per token of an 8-token pointer. */
+	char *last_ptr;
+	walk last;
 };
 
 /* ---- pointers ---------------------------------------------------------------------- */
@@ -102,6 +116,36 @@ static json_t *child(const json_t *cur, const char *tok)
 	return NULL;
 }
 
+/* The child named by the escaped token p[0..n) of cur, NULL when absent; *bad is set for a
+ * malformed escape, *oom when unescaping failed to allocate. Tokens without '~' (nearly
+ * all) are looked up in place, without a copy. */
+static json_t *child_n(const json_t *cur, const char *p, size_t n, int *bad, int *oom)
+{
+	if (!memchr(p, '~', n)) {
+		if (json_is_object(cur))
+			return json_object_getn(cur, p, n);
+		char idx[16];
+		size_t i;
+		if (!json_is_array(cur) || n >= sizeof(idx))
+			return NULL;
+		memcpy(idx, p, n);
+		idx[n] = '\0';
+		return parse_index(idx, &i) == 0 ? json_array_get(cur, i) : NULL;
+	}
+	if (!token_well_formed(p, n)) {
+		*bad = 1;
+		return NULL;
+	}
+	char *tok = token_dup(p, n);
+	if (!tok) {
+		*oom = 1;
+		return NULL;
+	}
+	json_t *c = child(cur, tok);
+	free(tok);
+	return c;
+}
+
 json_t *wmap_pointer_lookup(const json_t *doc, const char *pointer)
 {
 	json_t *cur = (json_t *)doc;
@@ -111,11 +155,8 @@ json_t *wmap_pointer_lookup(const json_t *doc, const char *pointer)
 	while (cur && *p == '/') {
 		const char *end = strchr(p + 1, '/');
 		size_t n = end ? (size_t)(end - p - 1) : strlen(p + 1);
-		char *tok = token_dup(p + 1, n);
-		if (!tok)
-			return NULL;
-		cur = child(cur, tok);
-		free(tok);
+		int bad = 0, oom = 0;
+		cur = child_n(cur, p + 1, n, &bad, &oom);
 		p += n + 1;
 	}
 	return cur;
@@ -148,12 +189,18 @@ void wmap_patch_free(wmap_patch *p)
 	json_decref(p->ops);
 	json_decref(p->by_path);
 	json_decref(p->appends);
+	free(p->last_ptr);
 	free(p);
 }
 
 const json_t *wmap_patch_ops(const wmap_patch *p)
 {
 	return p->ops;
+}
+
+json_t *wmap_patch_take_ops(const wmap_patch *p)
+{
+	return json_incref(p->ops);
 }
 
 size_t wmap_patch_len(const wmap_patch *p)
@@ -163,22 +210,10 @@ size_t wmap_patch_len(const wmap_patch *p)
 
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
 {
-	*out = json_dumps(p->ops, JSON_COMPACT);
-	if (!*out)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	if (out_len)
-		*out_len = strlen(*out);
-	return 0;
+	*out = wmap_json_text(p->ops, out_len);
+	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }
 
-/* Where a pointer leads through the overlay (patch over document). */
-typedef struct walk {
-	int rc;           /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
-	int found;        /* the whole pointer resolved to a non-null value */
-	int in_patch;     /* value (or, when !found, parent) belongs to an op's value */
-	json_t *value;    /* found: the value; else the deepest existing ancestor */
-	size_t miss;      /* !found: offset in the pointer of the first missing token's '/' */
-} walk;
 
 static walk walk_pointer(const wmap_patch *p, const char *pointer)
 {
@@ -190,34 +225,25 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 	}
 	size_t pos = 0, len = strlen(ptr);
 	while (pos < len) {
-		const char *end = strchr(ptr + pos + 1, '/');
+		const char *end = memchr(ptr + pos + 1, '/', len - pos - 1);
 		size_t stop = end ? (size_t)(end - ptr) : len;
 		json_t *next = NULL;
 		int from_op = 0;
 		if (!w.in_patch) {
 			/* An op that owns the whole value at this prefix shadows the document. */
-			char *prefix = strndup(ptr, stop);
-			if (!prefix) {
-				w.rc = WMAP_ENOMEM;
-				return w;
-			}
-			json_t *op = json_object_get(p->by_path, prefix);
-			free(prefix);
+			json_t *op = json_object_getn(p->by_path, ptr, stop);
 			if (op) {
 				next = json_object_get(op, "value");
 				from_op = 1;
 			}
 		}
 		if (!from_op) {
-			char *tok = token_dup(ptr + pos + 1, stop - pos - 1);
-			if (!tok) {
-				/* token_dup fails on a bad escape or on ENOMEM: tell them apart. */
-				w.rc = token_well_formed(ptr + pos + 1, stop - pos - 1) ? WMAP_ENOMEM
-											: WMAP_EINVAL;
+			int bad = 0, oom = 0;
+			next = child_n(w.value, ptr + pos + 1, stop - pos - 1, &bad, &oom);
+			if (bad || oom) {
+				w.rc = bad ? WMAP_EINVAL : WMAP_ENOMEM;
 				return w;
 			}
-			next = child(w.value, tok);
-			free(tok);
 		}
 		/* null counts as absent: an `add` there replaces it with the container. */
 		if (!next || json_is_null(next)) {
@@ -232,24 +258,55 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 	return w;
 }
 
+static void forget_walk(wmap_patch *p)
+{
+	free(p->last_ptr);
+	p->last_ptr = NULL;
+}
+
+/* walk_pointer, remembered for the next call. Afterwards the remembered walk is this one or
+ * none, so a change made at pointer + "/" + key (which leaves the node at pointer the same
+ * node) keeps it valid; every other change forgets it. */
+static walk walk_cached(wmap_patch *p, const char *pointer)
+{
+	if (p->last_ptr && strcmp(p->last_ptr, pointer) == 0)
+		return p->last;
+	forget_walk(p);
+	walk w = walk_pointer(p, pointer);
+	if (w.rc == 0 && (p->last_ptr = strdup(pointer)) != NULL)   /* no memory: no shortcut */
+		p->last = w;
+	return w;
+}
+
 const json_t *wmap_patch_get(const wmap_patch *p, const char *pointer)
 {
 	walk w = walk_pointer(p, pointer);
 	return (w.rc == 0 && w.found) ? w.value : NULL;
 }
 
+static int is_ascii(const char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s >= 0x80)
+			return 0;
+	}
+	return 1;
+}
+
 static int add_op(wmap_patch *p, const char *path, json_t *value, int own_path, wmap_error *err)
 {
 	/* Built by hand: json_pack leaves an "o" argument unconsumed when it fails before
-	 * reaching it, and value (stolen) would leak. */
+	 * reaching it, and value (stolen) would leak. A path that is not plain ASCII keeps
+	 * jansson's UTF-8 check: it may come from a command line. */
 	json_t *op = json_object();
-	if (!op || json_object_set_new(op, "op", json_string("add")) ||
-	    json_object_set_new(op, "path", json_string(path))) {
+	if (!op || json_object_set_new_nocheck(op, "op", json_string_nocheck("add")) ||
+	    json_object_set_new_nocheck(op, "path", is_ascii(path) ? json_string_nocheck(path)
+								   : json_string(path))) {
 		json_decref(op);
 		json_decref(value);
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
-	if (json_object_set_new(op, "value", value) != 0) {
+	if (json_object_set_new_nocheck(op, "value", value) != 0) {
 		json_decref(op);
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
@@ -315,7 +372,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 		*changed = 0;
 	if (!value)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	walk w = walk_pointer(p, parent);
+	walk w = walk_cached(p, parent);
 	if (w.rc) {
 		rc = w.rc == WMAP_ENOMEM ? wmap_error_set(err, w.rc, "out of memory")
 					 : wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", parent);
@@ -381,6 +438,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 	}
 	if (changed)
 		*changed = 1;
+	forget_walk(p);   /* a container on the way to parent is created */
 	if (w.in_patch) {
 		char *tok = token_dup(tok_start, tok_len);
 		if (!tok || json_object_set_new(w.value, tok, nested) != 0)
@@ -483,6 +541,7 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	}
 	if (changed)
 		*changed = 1;
+	forget_walk(p);   /* the array at pointer grows */
 	if (w.in_patch)
 		return json_array_append_new(w.value, value)
 			? wmap_error_set(err, WMAP_ENOMEM, "out of memory") : 0;

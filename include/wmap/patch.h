@@ -55,6 +55,11 @@ const json_t *wmap_patch_get(const wmap_patch *p, const char *pointer);
 const json_t *wmap_patch_ops(const wmap_patch *p);
 size_t wmap_patch_len(const wmap_patch *p);
 
+/* The operations as a new reference (json_decref it), valid after wmap_patch_free. The
+ * array and its values are shared with the builder while it lives: read them, do not
+ * change them. */
+json_t *wmap_patch_take_ops(const wmap_patch *p);
+
 /* Compact JSON text of the operations ("[]" when empty), a new string owned by the caller. */
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err);
 

@@ -291,3 +291,45 @@ Test(patch, label_keys)
 	cr_expect_not(wmap_label_key_valid(""));
 	cr_expect_not(wmap_label_key_valid("-x"));
 }
+
+/* The builder remembers its last walk (several keys of one map in a row): a map replaced
+ * above it, or created on the way to it, must be seen by the next key. */
+Test(patch, sees_changes_made_above_a_map_it_just_wrote_to)
+{
+	json_t *doc = parse("{\"a\":{\"b\":{}}}");
+	wmap_patch *pb;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/a/b", "k", json_integer(1), WMAP_PATCH_DEFAULT, NULL,
+				    &err), 0);
+	/* /a/b itself is replaced: later keys of /a/b go into the new value, not after it. */
+	cr_assert_eq(wmap_patch_set(pb, "/a", "b", parse("{\"new\":true}"), WMAP_PATCH_OVERRIDE,
+				    NULL, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/a/b", "k2", json_integer(2), WMAP_PATCH_DEFAULT, NULL,
+				    &err), 0);
+	json_t *ops = ops_of(pb);
+	expect_json(ops, "[{\"op\":\"add\",\"path\":\"/a/b/k\",\"value\":1},"
+			 "{\"op\":\"add\",\"path\":\"/a/b\",\"value\":{\"new\":true,\"k2\":2}}]");
+	json_decref(ops);
+	wmap_patch_free(pb);
+
+	/* A missing map created by the first key, then filled, then a sibling set above it. */
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/a/x/y", "k1", json_integer(1), WMAP_PATCH_DEFAULT, NULL,
+				    &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/a/x/y", "k2", json_integer(2), WMAP_PATCH_DEFAULT, NULL,
+				    &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/a/x", "s", json_integer(3), WMAP_PATCH_DEFAULT, NULL,
+				    &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/a/x/y", "k3", json_integer(4), WMAP_PATCH_DEFAULT, NULL,
+				    &err), 0);
+	ops = ops_of(pb);
+	expect_json(ops, "[{\"op\":\"add\",\"path\":\"/a/x\","
+			 "\"value\":{\"y\":{\"k1\":1,\"k2\":2,\"k3\":4},\"s\":3}}]");
+	json_decref(ops);
+	json_t *out = applied(doc, pb);
+	expect_json(out, "{\"a\":{\"b\":{},\"x\":{\"y\":{\"k1\":1,\"k2\":2,\"k3\":4},\"s\":3}}}");
+	json_decref(out);
+	wmap_patch_free(pb);
+	json_decref(doc);
+}
