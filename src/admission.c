@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "wmap/admission.h"
+#include "wmap/json_text.h"
 #include "wmap/patch.h"
 #include "wmap/quantity.h"
 #include "wmap/workload.h"
@@ -48,21 +49,6 @@ char *wmap_base64(const unsigned char *data, size_t len)
 	}
 	*o = '\0';
 	return out;
-}
-
-/* Compact JSON text that is never partial: jansson 2.14's json_dumps ignores a failed write
- * of an object key and carries on, so an allocation failure can yield malformed JSON.
- * json_dumpb into a buffer sized by a first pass allocates nothing while writing. */
-static char *dump_exact(const json_t *v)
-{
-	size_t n = json_dumpb(v, NULL, 0, JSON_COMPACT);
-	char *s = n ? malloc(n + 1) : NULL;
-	if (!s || json_dumpb(v, s, n, JSON_COMPACT) != n) {
-		free(s);
-		return NULL;
-	}
-	s[n] = '\0';
-	return s;
 }
 
 static void copy_str(char *buf, size_t len, const char *s)
@@ -616,7 +602,8 @@ typedef struct prepared {
 
 /* Finds the definition and resolves object; negative when wmap cannot process it. */
 static int prepare(prepared *pr, const char **reason, wmap_engine *eng,
-		   const wmap_admission_config *cfg, json_t *object, int resolve, wmap_error *err)
+		   const wmap_admission_config *cfg, json_t *object, unsigned resolve_flags,
+		   wmap_error *err)
 {
 	int depth = cfg->max_depth > 0 ? cfg->max_depth : WMAP_ADMISSION_MAX_DEPTH;
 	if (too_deep(object, depth)) {
@@ -629,10 +616,9 @@ static int prepare(prepared *pr, const char **reason, wmap_engine *eng,
 		*reason = rc == WMAP_ENODEF ? "no-definition" : "evaluation";
 		return rc;
 	}
-	if (!resolve)
-		return 0;
-	/* admission reads structure only: an object being created has no status to evaluate */
-	rc = wmap_workload_resolve_ex(&pr->w, eng, object, pr->def, WMAP_RESOLVE_NO_STATUS, err);
+	/* Admission reads structure only: an object being created has no status to evaluate. */
+	rc = wmap_workload_resolve_ex(&pr->w, eng, object, pr->def,
+				      WMAP_RESOLVE_NO_STATUS | resolve_flags, err);
 	if (rc) {
 		*reason = rc == WMAP_ENOMEM ? "internal" : "evaluation";
 		return rc;
@@ -699,15 +685,6 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	if (!wanted)
 		return 0;
 
-	if ((rc = prepare(&pr, &why, eng, cfg, object, 1, err)))
-		goto done;
-	wmap_workload *w = pr.w;
-	if ((rc = wmap_patch_new(&pb, object, err))) {
-		why = "internal";
-		goto done;
-	}
-	writer wr = { pb, *warnings, NULL, NULL, 0, err };
-
 	/* Gang settings: the first matching policy that gives them wins over the flags. */
 	g.scheduler = cfg->scheduler;
 	g.queue = cfg->queue;
@@ -725,6 +702,18 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 			have_queue = 1;
 		}
 	}
+	/* Only YuniKorn's task groups carry per-pod resources (minResource). */
+	int need_resources = pr.op == WMAP_POLICY_OP_CREATE && g.scheduler == WMAP_GANG_YUNIKORN;
+	if ((rc = prepare(&pr, &why, eng, cfg, object,
+			  need_resources ? 0 : WMAP_RESOLVE_NO_RESOURCES, err)))
+		goto done;
+	wmap_workload *w = pr.w;
+	if ((rc = wmap_patch_new(&pb, object, err))) {
+		why = "internal";
+		goto done;
+	}
+	writer wr = { pb, *warnings, NULL, NULL, 0, err };
+
 	g.name = w->name;
 	if (pr.op == WMAP_POLICY_OP_CREATE) {
 		if (!w->name)
@@ -742,7 +731,7 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 			}
 			if (g.scheduler == WMAP_GANG_YUNIKORN) {
 				json_t *tg = yunikorn_task_groups(plan);
-				g.task_groups = tg ? dump_exact(tg) : NULL;
+				g.task_groups = tg ? wmap_json_text(tg, NULL) : NULL;
 				json_decref(tg);
 				if (!g.task_groups) {
 					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -799,12 +788,7 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 		goto done;
 	}
 	json_decref(*patch);
-	*patch = json_deep_copy(wmap_patch_ops(pb));
-	if (!*patch) {
-		*patch = json_array();
-		why = "internal";
-		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	}
+	*patch = wmap_patch_take_ops(pb);
 done:
 	if (rc)
 		json_array_clear(*patch);
@@ -844,7 +828,7 @@ int wmap_admission_validate(json_t **violations, json_t **warnings, const char *
 			 policy_applies(&cfg->policies->policies[i], &pr);
 	if (!wanted)
 		return 0;
-	if ((rc = prepare(&pr, &why, eng, cfg, object, 1, err)))
+	if ((rc = prepare(&pr, &why, eng, cfg, object, WMAP_RESOLVE_NO_RESOURCES, err)))
 		goto done;
 	for (size_t p = 0; p < cfg->policies->n && rc == 0; p++) {
 		const wmap_policy *pol = &cfg->policies->policies[p];
@@ -955,9 +939,11 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	/* dryRun is treated exactly as a real request: the webhook has no side effects. */
 	if (mode == WMAP_ADMISSION_MUTATE)
 		rc = wmap_admission_mutate(&patch, &warnings, &reason, eng, cfg, object, op, ns, &e);
-	else
+	else if (mode == WMAP_ADMISSION_VALIDATE)
 		rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object, op,
 					     ns, &e);
+	else
+		rc = 0;   /* WMAP_ADMISSION_ALLOW */
 	info->result = "allowed";
 	if (rc && mode == WMAP_ADMISSION_VALIDATE && rc != WMAP_ENODEF) {
 		/* An enforced policy matched (validation stops earlier otherwise) but the object
@@ -998,10 +984,13 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 				    json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status",
 					      "Failure", "reason", "Forbidden", "message", msg));
 	} else if (patch && json_array_size(patch) > 0) {
-		char *text = dump_exact(patch);
-		char *b64 = text ? wmap_base64((const unsigned char *)text, strlen(text)) : NULL;
+		size_t text_len = 0;
+		char *text = wmap_json_text(patch, &text_len);
+		char *b64 = text ? wmap_base64((const unsigned char *)text, text_len) : NULL;
+		/* base64 is ASCII by construction: no UTF-8 check of tens of kilobytes. */
 		if (!b64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
-		    json_object_set_new(resp, "patch", json_string(b64))) {
+		    json_object_set_new(resp, "patch",
+					json_stringn_nocheck(b64, strlen(b64)))) {
 			free(b64);
 			free(text);
 			json_decref(resp);
@@ -1012,7 +1001,7 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		}
 		info->result = "patched";
 		info->patch_ops = json_array_size(patch);
-		info->patch_bytes = strlen(text);
+		info->patch_bytes = text_len;
 		free(text);
 		free(b64);
 	}

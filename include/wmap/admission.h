@@ -32,6 +32,10 @@ typedef struct wmap_admission_config {
 typedef enum wmap_admission_mode {
 	WMAP_ADMISSION_MUTATE,
 	WMAP_ADMISSION_VALIDATE,
+	/* The envelope is checked as for the others, then the review is allowed unchanged
+	 * without a look at its object: the floor that benchmarks measure wmap's own work
+	 * against (wmap-webhook --null-admission). Never for a real cluster. */
+	WMAP_ADMISSION_ALLOW,
 } wmap_admission_mode;
 
 /* What happened, for the log line and the metrics. Strings are truncated copies. */
