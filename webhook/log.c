@@ -7,6 +7,7 @@
 #include <sys/time.h>
 #include <time.h>
 #include "webhook.h"
+#include "wmap/json_text.h"
 
 void wh_log(const char *level, const char *msg, const json_t *extra)
 {
@@ -20,9 +21,12 @@ void wh_log(const char *level, const char *msg, const json_t *extra)
 	json_t *line = json_pack("{s:s, s:s, s:s}", "time", ts, "level", level, "msg", msg);
 	if (!line)
 		return;
-	if (extra)
-		json_object_update(line, (json_t *)extra);
-	char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (extra && json_object_update(line, (json_t *)extra) != 0) {
+		json_decref(line);
+		return;
+	}
+	/* Whole or not at all: a line cut by an allocation failure would break log parsers. */
+	char *text = wmap_json_text(line, NULL);
 	json_decref(line);
 	if (!text)
 		return;

@@ -39,6 +39,9 @@ static void usage(FILE *f)
 		"  --reload-interval-ms MS    how often files are checked for changes (1000)\n"
 		"  --drain-timeout SEC        longest wait for in-flight requests on SIGTERM (25)\n"
 		"  --tls-priorities STRING    GnuTLS priority string\n"
+		"  --null-admission           for benchmarks only: allow every review unchanged after\n"
+		"                             parsing and checking it (the floor wmap's work is\n"
+		"                             measured against); refused with --policy\n"
 		"  --help, --version\n");
 }
 
@@ -165,7 +168,7 @@ int main(int argc, char **argv)
 
 	enum { O_CERT = 256, O_KEY, O_PORT, O_DEFS, O_POLICY, O_GANG, O_QUEUE, O_THREADS,
 	       O_BODY, O_INFLIGHT, O_CONNS, O_CTIMEOUT, O_BUDGET, O_RELOAD, O_DRAIN, O_PRIO,
-	       O_READY, O_HELP, O_VERSION };
+	       O_READY, O_HELP, O_VERSION, O_NULL };
 	static const struct option longopts[] = {
 		{ "tls-cert", required_argument, NULL, O_CERT },
 		{ "tls-key", required_argument, NULL, O_KEY },
@@ -186,6 +189,7 @@ int main(int argc, char **argv)
 		{ "ready-file", required_argument, NULL, O_READY },
 		{ "help", no_argument, NULL, O_HELP },
 		{ "version", no_argument, NULL, O_VERSION },
+		{ "null-admission", no_argument, NULL, O_NULL },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -202,6 +206,7 @@ int main(int argc, char **argv)
 		case O_QUEUE: o->queue = optarg; break;
 		case O_PRIO: o->tls_priorities = optarg; break;
 		case O_READY: ready_file = optarg; break;
+		case O_NULL: o->null_admission = 1; break;
 		case O_GANG:
 			if (wmap_gang_scheduler_parse(&o->scheduler, optarg, &err)) {
 				fprintf(stderr, "wmap-webhook: --gang-scheduler: %s\n", err.message);
@@ -255,6 +260,11 @@ int main(int argc, char **argv)
 	if (optind < argc || !o->cert || !o->key) {
 		fprintf(stderr, "wmap-webhook: --tls-cert and --tls-key are required\n");
 		usage(stderr);
+		return 2;
+	}
+	if (o->null_admission && o->policy) {
+		fprintf(stderr, "wmap-webhook: --null-admission allows everything and is for "
+				"benchmarks only; it cannot be combined with --policy\n");
 		return 2;
 	}
 	if (o->max_inflight_bytes < o->max_body + 1)
@@ -330,6 +340,9 @@ int main(int argc, char **argv)
 				      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	wh_log("info", "ready", f);
 	json_decref(f);
+	if (o->null_admission)
+		wh_logf("warn", "--null-admission: every review is allowed unchanged (benchmarks "
+			"only)");
 	if (ready_file && write_ready_file(ready_file, o->port) != 0)
 		wh_logf("warn", "cannot write %s", ready_file);
 

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "webhook.h"
+#include "wmap/json_text.h"
 
 typedef struct request {
 	wh_endpoint ep;
@@ -139,11 +140,11 @@ static enum MHD_Result reply_status(struct MHD_Connection *c, request *r, unsign
 {
 	json_t *st = json_pack("{s:s, s:s, s:s, s:i, s:s}", "apiVersion", "v1", "kind", "Status",
 			       "status", "Failure", "code", (int)status, "message", message);
-	char *body = st ? json_dumps(st, JSON_COMPACT) : NULL;
+	size_t n = 0;
+	char *body = st ? wmap_json_text(st, &n) : NULL;
 	json_decref(st);
 	if (!body)
 		return MHD_NO;
-	size_t n = strlen(body);
 	char *nl = realloc(body, n + 2);
 	if (nl) {
 		body = nl;
@@ -258,10 +259,10 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	json_t *out = NULL;
 	enum MHD_Result ret;
 	wmap_engine *eng = engine_for_thread(s);
-	int rc = eng ? wmap_admission_review(&out, eng, &cfg,
-					     r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
-								   : WMAP_ADMISSION_VALIDATE,
-					     review, &info, &err)
+	wmap_admission_mode mode = s->opt.null_admission ? WMAP_ADMISSION_ALLOW
+				 : r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
+							 : WMAP_ADMISSION_VALIDATE;
+	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
 	policy_release(s, pol);
 	json_decref(review);
@@ -276,11 +277,15 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 		log_review(r, NULL, err.message);
 		return ret;
 	}
-	char *body = json_dumps(out, JSON_COMPACT);
+	size_t body_len = 0;
+	char *body = wmap_json_text(out, &body_len);
 	json_decref(out);
-	if (!body)
-		return MHD_NO;
-	ret = reply(c, r, MHD_HTTP_OK, "application/json", body, strlen(body));
+	if (!body) {
+		ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+		log_review(r, NULL, "out of memory writing the response");
+		return ret;
+	}
+	ret = reply(c, r, MHD_HTTP_OK, "application/json", body, body_len);
 	wh_metrics_request(r->ep, info.kind, info.operation, info.result, info.reason,
 			   info.patch_ops, info.patch_bytes);
 	log_review(r, &info, NULL);

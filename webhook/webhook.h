@@ -30,6 +30,7 @@ typedef struct wh_options {
 	unsigned reload_ms;              /* how often files are checked */
 	unsigned drain_s;                /* longest wait for in-flight requests on SIGTERM */
 	const char *tls_priorities;
+	int null_admission;              /* benchmarks: allow every review after parsing it */
 } wh_options;
 
 /* ---- log.c: one JSON object per line on stderr ---- */

@@ -56,15 +56,16 @@ def free_port():
 
 
 class Server:
-    def __init__(self, binary, workdir, extra=()):
+    def __init__(self, binary, workdir, extra=(), policy=True):
         self.binary = binary
         self.dir = workdir
         self.port = free_port()
         self.log = open(os.path.join(workdir, "webhook-%d.log" % self.port), "w+")
         args = [binary, "--tls-cert", os.path.join(workdir, "tls.crt"),
-                "--tls-key", os.path.join(workdir, "tls.key"),
-                "--port", str(self.port), "--policy", os.path.join(workdir, "policy.yaml"),
+                "--tls-key", os.path.join(workdir, "tls.key"), "--port", str(self.port),
                 "--threads", "2", "--reload-interval-ms", "200"] + list(extra)
+        if policy:
+            args += ["--policy", os.path.join(workdir, "policy.yaml")]
         self.proc = subprocess.Popen(args, stderr=self.log, stdout=self.log)
 
     def url(self, path):
@@ -533,6 +534,37 @@ def check_definitions(binary, workdir):
            log[-300:])
 
 
+def check_null_admission(binary, workdir):
+    """The benchmarks' floor: same server, same parsing, no wmap work."""
+    bad = Server(binary, workdir, ["--null-admission"])
+    rc = bad.proc.wait(timeout=30)
+    result(rc == 2 and "--policy" in bad.log_text(),
+           "--null-admission with --policy: refused, exit 2", bad.log_text()[-200:])
+    srv = Server(binary, workdir, ["--null-admission"], policy=False)
+    try:
+        if not result(srv.wait_ready(), "--null-admission: server starts"):
+            return
+        obj = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                        "leader-workers.yaml"))
+        rev = review(obj, uid="null-1")
+        for path in ("/mutate", "/validate"):
+            code, resp = post_review(srv, rev, path)
+            r = resp.get("response", {})
+            result(code == 200 and r.get("uid") == "null-1" and r.get("allowed") is True and
+                   "patch" not in r and "warnings" not in r,
+                   "--null-admission %s: a JobSet is allowed unchanged" % path,
+                   json.dumps(resp)[:300])
+        code, resp = post_review(srv, {"apiVersion": "admission.k8s.io/v1",
+                                       "kind": "AdmissionReview", "request": {}})
+        result(code == 400, "--null-admission: a review without a uid is still a 400",
+               "%d %s" % (code, resp))
+        result('"result":"allowed"' in srv.log_text() and "benchmarks only" in srv.log_text(),
+               "--null-admission: logs each review as allowed and warns at start-up")
+    finally:
+        srv.proc.terminate()
+        srv.proc.wait()
+
+
 def check_metrics(srv):
     code, body = curl(srv, "GET", "/metrics")
     text = body.decode()
@@ -775,6 +807,7 @@ def main():
         check_malformed(srv)
         check_limits(srv, binary, workdir)
         check_definitions(binary, workdir)
+        check_null_admission(binary, workdir)
         check_metrics(srv)
         check_timeouts(srv)
         check_reloads(srv, workdir, gen)
