@@ -41,11 +41,11 @@ profile() {
 }
 
 profile admit-small 200 run_admit "$TOOL" admit "$SMALL" --calls 200
-profile admit-small-floor 200 run_admit "$TOOL" admit "$SMALL" --nodef --calls 200
+profile admit-small-floor 200 run_admit "$TOOL" admit "$SMALL" --null --calls 200
 profile admit-jobset64 20 run_admit "$TOOL" admit jobset:64 --calls 20
-profile admit-jobset64-floor 20 run_admit "$TOOL" admit jobset:64 --nodef --calls 20
+profile admit-jobset64-floor 20 run_admit "$TOOL" admit jobset:64 --null --calls 20
 profile admit-ray128 10 run_admit "$TOOL" admit raycluster:128 --calls 10
-profile admit-ray128-floor 10 run_admit "$TOOL" admit raycluster:128 --nodef --calls 10
+profile admit-ray128-floor 10 run_admit "$TOOL" admit raycluster:128 --null --calls 10
 profile resolve-jobset100-nostatus 20 run_resolve "$TOOL" resolve jobset:100 --no-status --calls 20
 profile resolve-jobset1000-nostatus 2 run_resolve "$TOOL" resolve jobset:1000 --no-status --calls 2
 profile resolve-jobset100-status 5 run_resolve "$TOOL" resolve jobset:100 --calls 5

@@ -648,7 +648,7 @@ def bench_admit(a, R):
     raw = {}
     for name, spec, _ in WEBHOOK_INPUTS:
         w = wmap_bench(a, ["admit", spec, "--samples", str(a.scale_samples), "--sample-ms", "20"])
-        f = wmap_bench(a, ["admit", spec, "--nodef", "--samples", str(a.scale_samples), "--sample-ms", "20"])
+        f = wmap_bench(a, ["admit", spec, "--null", "--samples", str(a.scale_samples), "--sample-ms", "20"])
         raw[name] = {"wmap": w, "floor": f}
         if "error" in w or "error" in f:
             R.add("in-process", "%s: admission review" % name, None, "ms",
@@ -657,7 +657,7 @@ def bench_admit(a, R):
         R.add("in-process", "%s: parse + review + dump, wmap / floor" % name,
               "%s / %s ms (%sx)" % (fmt(w["median_us"] / 1000), fmt(f["median_us"] / 1000),
                                     fmt(w["median_us"] / f["median_us"])), "",
-              cmd="%s admit %s [--nodef]" % (a.tool, spec))
+              cmd="%s admit %s [--null]" % (a.tool, spec))
     R.raw["in_process"] = raw
 
 
@@ -686,12 +686,12 @@ def bench_instructions(a, R):
     for name, spec, calls in cases:
         w = callgrind(a, "admit-%s" % name, "run_admit", [a.tool, "admit", spec, "--calls", str(calls)])
         f = callgrind(a, "admit-%s-floor" % name, "run_admit",
-                      [a.tool, "admit", spec, "--nodef", "--calls", str(calls)])
+                      [a.tool, "admit", spec, "--null", "--calls", str(calls)])
         raw["admit " + name] = {"wmap": w and w / calls, "floor": f and f / calls}
         if w and f:
             R.add("instructions", "%s review, in-process: wmap / floor" % name, (w / calls) / (f / calls), "x",
                   None, None,
-                  "valgrind --tool=callgrind --toggle-collect=run_admit %s admit %s [--nodef] --calls %d" % (a.tool, spec, calls),
+                  "valgrind --tool=callgrind --toggle-collect=run_admit %s admit %s [--null] --calls %d" % (a.tool, spec, calls),
                   note="%.2f M / %.2f M instructions per review" % (w / calls / 1e6, f / calls / 1e6))
     for fam, sizes, unit_name, status in (("jobset", (1, 100, 1000), "replicated job", False),
                                           ("jobset", (1, 100, 1000), "replicated job", True),

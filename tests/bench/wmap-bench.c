@@ -8,9 +8,11 @@
  *                                      times wmap_workload_resolve of the parsed object
  *                                      (--no-status: WMAP_RESOLVE_NO_STATUS, what admission
  *                                      asks for)
- *   wmap-bench admit SPEC [--nodef] [--samples N] [--sample-ms MS]
+ *   wmap-bench admit SPEC [--null|--nodef] [--samples N] [--sample-ms MS]
  *                                      times what the webhook does per review, minus HTTP:
- *                                      json_loadb + wmap_admission_review + json_dumps
+ *                                      json_loadb + wmap_admission_review + wmap_json_text;
+ *                                      --null: WMAP_ADMISSION_ALLOW, what
+ *                                      wmap-webhook --null-admission does (the floor)
  *
  * SPEC is one of
  *   file:PATH        a YAML or JSON object (a tests/fixtures file)
@@ -30,6 +32,8 @@
 #include <time.h>
 #include <jansson.h>
 #include "wmap/admission.h"
+#include "wmap/json_text.h"
+#include "wmap/json_text.h"
 #include "wmap/error.h"
 #include "wmap/registry.h"
 #include "wmap/workload.h"
@@ -274,6 +278,7 @@ typedef struct timed {
 	char *body;           /* admit */
 	size_t body_len;
 	unsigned flags;       /* resolve: WMAP_RESOLVE_* */
+	wmap_admission_mode mode;   /* admit */
 	const char *result;   /* admit: what the review did (patched, failopen, ...) */
 	char reason[96];
 	size_t patch_ops;
@@ -300,13 +305,13 @@ static void run_admit(timed *t)
 	wmap_admission_info info;
 	wmap_error err;
 	json_t *out = NULL;
-	if (wmap_admission_review(&out, t->eng, &cfg, WMAP_ADMISSION_MUTATE, review, &info, &err))
+	if (wmap_admission_review(&out, t->eng, &cfg, t->mode, review, &info, &err))
 		die("admission: %s%s", err.message, "");
 	json_decref(review);
 	t->result = info.result;
 	t->patch_ops = info.patch_ops;
 	snprintf(t->reason, sizeof(t->reason), "%s", info.reason ? info.reason : "");
-	char *text = json_dumps(out, JSON_COMPACT);
+	char *text = wmap_json_text(out, NULL);   /* as webhook/server.c writes it */
 	t->ok += text != NULL;
 	free(text);
 	json_decref(out);
@@ -316,17 +321,19 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr, "usage: wmap-bench object|review|resolve|admit SPEC [--nodef] "
-				"[--samples N] [--sample-ms MS]\n");
+				"[--null] [--samples N] [--sample-ms MS]\n");
 		return 2;
 	}
 	const char *cmd = argv[1], *spec = argv[2];
-	int nodef = 0, samples = 15;
+	int nodef = 0, null_mode = 0, samples = 15;
 	long fixed_calls = 0;
 	unsigned flags = 0;
 	double sample_ms = 20;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--nodef"))
 			nodef = 1;
+		else if (!strcmp(argv[i], "--null"))
+			null_mode = 1;
 		else if (!strcmp(argv[i], "--no-status"))
 			flags |= WMAP_RESOLVE_NO_STATUS;
 		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
@@ -360,7 +367,8 @@ int main(int argc, char **argv)
 	if (wmap_registry_new(&reg, &err) || wmap_registry_add_catalog(reg, &err) ||
 	    wmap_engine_new(&eng, reg, &err) || wmap_engine_prepare(eng, &err))
 		die("engine: %s%s", err.message, "");
-	timed t = { .eng = eng, .flags = flags };
+	timed t = { .eng = eng, .flags = flags,
+		    .mode = null_mode ? WMAP_ADMISSION_ALLOW : WMAP_ADMISSION_MUTATE };
 	size_t bytes;
 	if (resolve) {
 		t.object = obj;
@@ -402,10 +410,10 @@ int main(int argc, char **argv)
 	qsort(per, (size_t)samples, sizeof(double), cmp_double);
 	double median = samples % 2 ? per[samples / 2]
 				    : (per[samples / 2 - 1] + per[samples / 2]) / 2;
-	printf("{\"mode\":\"%s\",\"spec\":\"%s\",\"nodef\":%s,\"no_status\":%s,\"bytes\":%zu,\"samples\":%d,"
+	printf("{\"mode\":\"%s\",\"spec\":\"%s\",\"nodef\":%s,\"null\":%s,\"no_status\":%s,\"bytes\":%zu,\"samples\":%d,"
 	       "\"calls\":%ld,\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,"
 	       "\"jq_compiles\":%u,\"result\":\"%s\",\"reason\":\"%s\",\"patch_ops\":%zu}\n",
-	       cmd, spec, nodef ? "true" : "false", flags & WMAP_RESOLVE_NO_STATUS ? "true" : "false", bytes, samples, calls, median, per[0],
+	       cmd, spec, nodef ? "true" : "false", null_mode ? "true" : "false", flags & WMAP_RESOLVE_NO_STATUS ? "true" : "false", bytes, samples, calls, median, per[0],
 	       per[samples - 1], wmap_engine_compiles(eng), t.result ? t.result : "",
 	       t.reason, t.patch_ops);
 	free(per);
