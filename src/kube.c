@@ -447,6 +447,73 @@ static int setup_server_name(wmap_kube_client *c, wmap_error *err)
 	return 0;
 }
 
+#define PEM_FILE_MAX (1u << 20)
+
+/* Whether PEM text holds a block of the kind (a certificate, or any private key). */
+static int pem_has(const char *data, size_t len, int key)
+{
+	const char *p = data, *end = data + len;
+
+	while (p < end && (p = memmem(p, (size_t)(end - p), "-----BEGIN ", 11)) != NULL) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t n = eol ? (size_t)(eol - p) : (size_t)(end - p);
+
+		if (key ? memmem(p, n, "PRIVATE KEY-----", 16) != NULL
+			: (n >= 27 && memcmp(p, "-----BEGIN CERTIFICATE-----", 27) == 0))
+			return 1;
+		p += 11;
+	}
+	return 0;
+}
+
+/* client-go reads the CA and the client certificate and key when it builds its transport,
+ * so a wrong path or a file of the wrong kind fails before any request, naming the file
+ * (never its content). data/len: the kubeconfig's *-data instead of a file. */
+static int check_pem(const char *what, const char *file, const char *data, size_t len,
+		     int key, wmap_error *err)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	int ok;
+	FILE *f;
+
+	if (!file && !data)
+		return 0;
+	if (file) {
+		if ((f = fopen(file, "rb")) == NULL)
+			return wmap_error_set(err, WMAP_EIO, "unable to read %s %s: %s", what, file,
+					      strerror(errno));
+		if ((buf = malloc(PEM_FILE_MAX)) == NULL) {
+			fclose(f);
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		}
+		n = fread(buf, 1, PEM_FILE_MAX, f);
+		if (ferror(f)) {
+			int e = errno;
+
+			fclose(f);
+			free(buf);
+			return wmap_error_set(err, WMAP_EIO, "unable to read %s %s: %s", what, file,
+					      strerror(e ? e : EIO));
+		}
+		fclose(f);
+		data = buf;
+		len = n;
+	}
+	ok = pem_has(data, len, key);
+	if (buf) {
+		memset(buf, 0, n);
+		free(buf);
+	}
+	if (ok)
+		return 0;
+	if (file)
+		return wmap_error_set(err, WMAP_EINVAL, "%s %s holds no PEM %s", what, file,
+				      key ? "private key" : "certificate");
+	return wmap_error_set(err, WMAP_EINVAL, "%s-data holds no PEM %s", what,
+			      key ? "private key" : "certificate");
+}
+
 int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 			 const wmap_kube_opts *opts, wmap_error *err)
 {
@@ -457,6 +524,13 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	*out = NULL;
 	if (!opts)
 		opts = &none;
+	if ((rc = check_pem("certificate-authority", cfg->ca_file, cfg->ca_data, cfg->ca_data_len,
+			    0, err)) != 0 ||
+	    (rc = check_pem("client-certificate", cfg->cert_file, cfg->cert_data,
+			    cfg->cert_data_len, 0, err)) != 0 ||
+	    (rc = check_pem("client-key", cfg->key_file, cfg->key_data, cfg->key_data_len, 1,
+			    err)) != 0)
+		return rc;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return wmap_error_set(err, WMAP_EIO, "libcurl could not be initialised");
 	if ((c = calloc(1, sizeof(*c))) == NULL)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -332,53 +333,140 @@ static int set_exec(wmap_kube_config *c, const json_t *ex, const json_t *cluster
 		: wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }
 
+static int given(const char *s)
+{
+	return s && s[0];
+}
+
+/* The server as client-go reads it: a URL with scheme http or https, or host:port (https
+ * when TLS settings are given, else http, as rest.DefaultServerURL decides). The query and
+ * fragment are dropped and so are trailing slashes ("https://h:6443/" is "https://h:6443").
+ * what names where it came from, for the message. */
+static int normalize_server(char **out, const char *in, int tls, const char *what,
+			    wmap_error *err)
+{
+	const char *sep = strstr(in, "://"), *host, *p, *port = NULL;
+	size_t host_len, len;
+	char *s;
+
+	*out = NULL;
+	for (p = in; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return wmap_error_set(err, WMAP_EINVAL,
+					      "invalid %s: a server URL has no spaces or control "
+					      "characters", what);
+	if (sep && !((sep - in == 5 && strncasecmp(in, "https", 5) == 0) ||
+		     (sep - in == 4 && strncasecmp(in, "http", 4) == 0)))
+		return wmap_error_set(err, WMAP_EINVAL,
+				      "invalid %s \"%s\": unsupported scheme \"%.*s\" (use https:// "
+				      "or http://)", what, in, (int)(sep - in), in);
+	host = sep ? sep + 3 : in;
+	host_len = strcspn(host, "/?#");
+	if (host_len == 0 || host[0] == ':')
+		return wmap_error_set(err, WMAP_EINVAL,
+				      "invalid %s \"%s\": host must be a URL or a host:port pair",
+				      what, in);
+	if (memchr(host, '@', host_len))
+		return wmap_error_set(err, WMAP_EINVAL,
+				      "invalid %s: credentials in the server URL are not supported",
+				      what);
+	if (host[0] == '[') {
+		const char *rb = memchr(host, ']', host_len);
+
+		if (!rb || (rb + 1 < host + host_len && rb[1] != ':'))
+			return wmap_error_set(err, WMAP_EINVAL,
+					      "invalid %s \"%s\": malformed IPv6 address", what, in);
+		if (rb + 1 < host + host_len)
+			port = rb + 2;
+	} else if ((p = memchr(host, ':', host_len)) != NULL) {
+		port = p + 1;
+	}
+	if (port) {
+		size_t n = (size_t)(host + host_len - port);
+		long v = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (port[i] < '0' || port[i] > '9' || v > 65535) {
+				v = -1;
+				break;
+			}
+			v = v * 10 + (port[i] - '0');
+		}
+		if (n == 0 || v < 1 || v > 65535)
+			return wmap_error_set(err, WMAP_EINVAL, "invalid %s \"%s\": invalid port \"%.*s\"",
+					      what, in, (int)n, port);
+	}
+	len = strlen(in) + 9;
+	if ((s = malloc(len)) == NULL)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	snprintf(s, len, "%s%s", sep ? "" : tls ? "https://" : "http://", in);
+	s[strcspn(s + 8, "?#") + 8] = '\0';
+	while (strlen(s) > 8 && s[strlen(s) - 1] == '/')
+		s[strlen(s) - 1] = '\0';
+	*out = s;
+	return 0;
+}
+
+/* Replaces *dst by a copy of v (NULL clears it). */
+static int set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = v ? strdup(v) : NULL;
+	return v && !*dst ? WMAP_ENOMEM : 0;
+}
+
+/* The kubeconfig's cluster and user for the context, with the flag overrides on top, in the
+ * order client-go's DirectClientConfig uses (getContext, getCluster, getAuthInfo), then the
+ * checks kubectl makes before any request (ConfirmUsable, tlsConfigFor). */
 int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const char *dir,
 			      const char *source, const wmap_kube_overrides *ov, wmap_error *err)
 {
 	static const wmap_kube_overrides none = { 0 };
-	const json_t *ctx_e, *ctx, *cl_e, *cl, *us_e, *us = NULL;
+	const json_t *ctx_e = NULL, *ctx, *cl_e = NULL, *cl, *us_e, *us = NULL, *ex = NULL, *ap = NULL;
 	const char *ctx_name, *cl_name, *us_name, *ns, *cl_dir, *us_dir;
+	char what[300];
 	wmap_kube_config *c;
-	int rc = 0, methods = 0;
+	int rc = 0, methods = 0, has_cert;
 
 	*out = NULL;
 	if (!ov)
 		ov = &none;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	c->source = strdup(source ? source : "kubeconfig");
-	ctx_name = ov->context && ov->context[0] ? ov->context : str_of(doc, "current-context");
-	if (!ctx_name || !ctx_name[0]) {
-		/* kubectl also works without a context when --cluster and --user are given. */
-		if (!(ov->cluster && ov->user)) {
-			rc = wmap_error_set(err, WMAP_ENOTFOUND,
-					    "%s: no current-context is set; use --context",
-					    c->source);
-			goto cleanup;
-		}
-		ctx_e = NULL;
-	} else if ((ctx_e = find_named(doc, "contexts", ctx_name)) == NULL) {
+	c->source = strdup(given(source) ? source : "kubeconfig");
+	ctx_name = given(ov->context) ? ov->context : str_of(doc, "current-context");
+	if (given(ctx_name) && (ctx_e = find_named(doc, "contexts", ctx_name)) == NULL) {
 		rc = wmap_error_set(err, WMAP_ENOTFOUND,
 				    "%s: context \"%s\" does not exist", c->source, ctx_name);
 		goto cleanup;
 	}
+	/* Without a context, kubectl still works from --cluster and --user, or from --server. */
+	if (!ctx_e && !(given(ov->cluster) && given(ov->user)) && !given(ov->server)) {
+		rc = wmap_error_set(err, WMAP_ENOTFOUND,
+				    "%s: no current-context is set; use --context (or --server)",
+				    c->source);
+		goto cleanup;
+	}
 	ctx = json_object_get(ctx_e, "context");
-	c->context = xstrdup(ctx_name);
-	cl_name = ov->cluster && ov->cluster[0] ? ov->cluster : str_of(ctx, "cluster");
-	us_name = ov->user && ov->user[0] ? ov->user : str_of(ctx, "user");
-	if (!cl_name || (cl_e = find_named(doc, "clusters", cl_name)) == NULL) {
+	c->context = xstrdup(given(ctx_name) ? ctx_name : "");
+	cl_name = given(ov->cluster) ? ov->cluster : str_of(ctx, "cluster");
+	us_name = given(ov->user) ? ov->user : str_of(ctx, "user");
+	/* A cluster named by --cluster must exist; the context's may be missing when --server
+	 * gives the server (client-go only requires what a flag names). */
+	if ((!given(cl_name) || (cl_e = find_named(doc, "clusters", cl_name)) == NULL) &&
+	    (given(ov->cluster) || !given(ov->server))) {
 		rc = wmap_error_set(err, WMAP_ENOTFOUND,
 				    "%s: context \"%s\": cluster \"%s\" does not exist", c->source,
-				    ctx_name ? ctx_name : "", cl_name ? cl_name : "");
+				    given(ctx_name) ? ctx_name : "", cl_name ? cl_name : "");
 		goto cleanup;
 	}
 	cl = json_object_get(cl_e, "cluster");
 	cl_dir = str_of(cl_e, DIR_KEY) ? str_of(cl_e, DIR_KEY) : dir;
-	if (us_name && us_name[0]) {
+	if (given(us_name)) {
 		if ((us_e = find_named(doc, "users", us_name)) == NULL) {
 			rc = wmap_error_set(err, WMAP_ENOTFOUND,
 					    "%s: context \"%s\": user \"%s\" does not exist",
-					    c->source, ctx_name ? ctx_name : "", us_name);
+					    c->source, given(ctx_name) ? ctx_name : "", us_name);
 			goto cleanup;
 		}
 		us = json_object_get(us_e, "user");
@@ -386,21 +474,18 @@ int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const c
 	} else {
 		us_dir = dir;
 	}
-	c->cluster_name = xstrdup(cl_name);
+	c->cluster_name = xstrdup(cl_name ? cl_name : "");
 	c->user_name = xstrdup(us_name ? us_name : "");
-	ns = ov->namespace_ && ov->namespace_[0] ? ov->namespace_ : str_of(ctx, "namespace");
-	c->namespace_explicit = ns && ns[0];
-	c->namespace_ = strdup(ns && ns[0] ? ns : "default");
+	ns = given(ov->namespace_) ? ov->namespace_ : str_of(ctx, "namespace");
+	c->namespace_explicit = given(ns);
+	c->namespace_ = strdup(given(ns) ? ns : "default");
 
-	if (!str_of(cl, "server") || !str_of(cl, "server")[0]) {
+	/* The cluster, then the flags over it (clientcmd getCluster). */
+	if (!given(ov->server) && !given(str_of(cl, "server"))) {
 		rc = wmap_error_set(err, WMAP_EINVAL, "%s: cluster \"%s\" has no server", c->source,
 				    cl_name);
 		goto cleanup;
 	}
-	c->server = strdup(str_of(cl, "server"));
-	/* "https://host:6443/" and "https://host:6443" are the same server. */
-	while (strlen(c->server) > 8 && c->server[strlen(c->server) - 1] == '/')
-		c->server[strlen(c->server) - 1] = '\0';
 	c->ca_file = abs_path(str_of(cl, "certificate-authority"), cl_dir);
 	c->insecure = json_is_true(json_object_get(cl, "insecure-skip-tls-verify"));
 	c->tls_server_name = xstrdup(str_of(cl, "tls-server-name"));
@@ -409,10 +494,30 @@ int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const c
 	if ((rc = decode_field(&c->ca_data, &c->ca_data_len, cl, "certificate-authority-data",
 			       cl_name, c->source, err)) != 0)
 		goto cleanup;
-	if (us) {
-		const json_t *ex = json_object_get(us, "exec");
-		const json_t *ap = json_object_get(us, "auth-provider");
+	/* --insecure-skip-tls-verify or --certificate-authority replaces the CA setting whole,
+	 * so that a kubeconfig CA does not make the insecure flag an error. */
+	if (ov->insecure || given(ov->ca_file)) {
+		c->insecure = ov->insecure;
+		free(c->ca_data);
+		c->ca_data = NULL;
+		c->ca_data_len = 0;
+		if (set_str(&c->ca_file, given(ov->ca_file) ? ov->ca_file : NULL))
+			goto oom;
+	}
+	/* --server clears the kubeconfig's tls-server-name unless --tls-server-name is given:
+	 * the name belonged to the other address. */
+	if ((given(ov->tls_server_name) || given(ov->server)) &&
+	    set_str(&c->tls_server_name, given(ov->tls_server_name) ? ov->tls_server_name : NULL))
+		goto oom;
 
+	/* The user, then the flags over it (clientcmd getAuthInfo). */
+	if (us) {
+		ex = json_object_get(us, "exec");
+		ap = json_object_get(us, "auth-provider");
+		if (json_is_null(ex))
+			ex = NULL;
+		if (json_is_null(ap))
+			ap = NULL;
 		c->cert_file = abs_path(str_of(us, "client-certificate"), us_dir);
 		c->key_file = abs_path(str_of(us, "client-key"), us_dir);
 		if ((rc = decode_field(&c->cert_data, &c->cert_data_len, us,
@@ -420,56 +525,148 @@ int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const c
 		    (rc = decode_field(&c->key_data, &c->key_data_len, us, "client-key-data",
 				       us_name, c->source, err)))
 			goto cleanup;
-		c->token = xstrdup(str_of(us, "token"));
+		if (given(str_of(us, "token")))
+			c->token = xstrdup(str_of(us, "token"));
 		c->token_file = abs_path(str_of(us, "tokenFile"), us_dir);
-		if (c->token && !c->token[0]) {
-			free(c->token);
-			c->token = NULL;
-		}
-		methods = (c->token || c->token_file) + (ex && !json_is_null(ex)) +
-			  (ap && !json_is_null(ap));
-		if (methods > 1) {
+		methods = (c->token || c->token_file) + (ex != NULL) + (ap != NULL);
+		/* wmap refuses a user with two ways of getting a token, unless --token settles it. */
+		if (methods > 1 && !given(ov->token)) {
 			rc = wmap_error_set(err, WMAP_EINVAL,
 					    "%s: user \"%s\" sets more than one of token, exec and "
 					    "auth-provider", c->source, us_name);
 			goto cleanup;
 		}
-		if (ap && !json_is_null(ap)) {
-			const char *name = str_of(ap, "name");
-			const char *idt = str_of(json_object_get(ap, "config"), "id-token");
-
-			if (name && strcmp(name, "oidc") == 0 && idt && idt[0]) {
-				c->token = strdup(idt);
-			} else {
-				rc = wmap_error_set(err, WMAP_EINVAL,
-						    "%s: user \"%s\": auth-provider \"%s\" is not "
-						    "supported; use an exec credential plugin",
-						    c->source, us_name, name ? name : "");
-				goto cleanup;
-			}
-		}
-		if (ex && !json_is_null(ex) &&
-		    (rc = set_exec(c, ex, cl, us_dir, c->source, err)) != 0)
-			goto cleanup;
 		c->as_user = xstrdup(str_of(us, "as"));
 		c->as_uid = xstrdup(str_of(us, "as-uid"));
 		if (json_is_array(json_object_get(us, "as-groups")))
 			c->as_groups = json_deep_copy(json_object_get(us, "as-groups"));
 		if (json_is_object(json_object_get(us, "as-user-extra")))
 			c->as_extra = json_deep_copy(json_object_get(us, "as-user-extra"));
-		if ((c->cert_file || c->cert_data) != (c->key_file || c->key_data) && !ex) {
+	}
+	if (given(ov->token) && set_str(&c->token, ov->token))
+		goto oom;
+	if (given(ov->cert_file)) {
+		free(c->cert_data);
+		c->cert_data = NULL;
+		c->cert_data_len = 0;
+		if (set_str(&c->cert_file, ov->cert_file))
+			goto oom;
+	}
+	if (given(ov->key_file)) {
+		if (c->key_data) {
+			memset(c->key_data, 0, c->key_data_len);
+			free(c->key_data);
+		}
+		c->key_data = NULL;
+		c->key_data_len = 0;
+		if (set_str(&c->key_file, ov->key_file))
+			goto oom;
+	}
+	if (given(ov->as_user) && set_str(&c->as_user, ov->as_user))
+		goto oom;
+	if (given(ov->as_uid) && set_str(&c->as_uid, ov->as_uid))
+		goto oom;
+	if (ov->n_as_groups > 0) {
+		json_decref(c->as_groups);
+		if ((c->as_groups = json_array()) == NULL)
+			goto oom;
+		for (size_t i = 0; i < ov->n_as_groups; i++)
+			if (given(ov->as_groups[i]) &&
+			    json_array_append_new(c->as_groups, json_string(ov->as_groups[i])) != 0)
+				goto oom;
+	}
+
+	/* What kubectl checks before any request (validateAuthInfo, validateClusterInfo,
+	 * tlsConfigFor). */
+	if (c->cert_file && c->cert_data) {
+		rc = wmap_error_set(err, WMAP_EINVAL, "%s: user \"%s\" sets both client-certificate "
+				    "and client-certificate-data", c->source, us_name);
+		goto cleanup;
+	}
+	if (c->key_file && c->key_data) {
+		rc = wmap_error_set(err, WMAP_EINVAL, "%s: user \"%s\" sets both client-key and "
+				    "client-key-data", c->source, us_name);
+		goto cleanup;
+	}
+	if ((c->cert_file || c->cert_data) && !(c->key_file || c->key_data)) {
+		rc = given(us_name)
+			? wmap_error_set(err, WMAP_EINVAL,
+					 "user \"%s\" has a client certificate but no client key "
+					 "(client-key, client-key-data or --client-key)", us_name)
+			: wmap_error_set(err, WMAP_EINVAL,
+					 "--client-certificate needs --client-key");
+		goto cleanup;
+	}
+	if (!(c->cert_file || c->cert_data) && (c->key_file || c->key_data)) {
+		/* A key without a certificate authenticates nothing; client-go ignores it. */
+		free(c->key_file);
+		c->key_file = NULL;
+		if (c->key_data)
+			memset(c->key_data, 0, c->key_data_len);
+		free(c->key_data);
+		c->key_data = NULL;
+		c->key_data_len = 0;
+	}
+	if ((c->as_uid || json_array_size(c->as_groups) > 0 || json_object_size(c->as_extra) > 0) &&
+	    !given(c->as_user)) {
+		rc = given(us_name)
+			? wmap_error_set(err, WMAP_EINVAL,
+					 "user \"%s\": requesting uid, groups or user-extra without "
+					 "impersonating a user (as, or --as)", us_name)
+			: wmap_error_set(err, WMAP_EINVAL,
+					 "requesting uid or groups without impersonating a user: "
+					 "--as-uid and --as-group need --as");
+		goto cleanup;
+	}
+	if (c->ca_file && c->ca_data) {
+		rc = wmap_error_set(err, WMAP_EINVAL, "%s: cluster \"%s\" sets both "
+				    "certificate-authority and certificate-authority-data",
+				    c->source, cl_name);
+		goto cleanup;
+	}
+	if (c->insecure && (c->ca_file || c->ca_data)) {
+		rc = wmap_error_set(err, WMAP_EINVAL,
+				    "specifying a root certificates file with the insecure flag is "
+				    "not allowed");
+		goto cleanup;
+	}
+	if (given(ov->server))
+		snprintf(what, sizeof(what), "--server");
+	else
+		snprintf(what, sizeof(what), "server of cluster \"%s\"", cl_name ? cl_name : "");
+	has_cert = (c->cert_file || c->cert_data) && (c->key_file || c->key_data);
+	if ((rc = normalize_server(&c->server, given(ov->server) ? ov->server : str_of(cl, "server"),
+				   c->ca_file || c->ca_data || c->insecure || has_cert, what,
+				   err)) != 0)
+		goto cleanup;
+
+	/* Credential plugins: client-go does not run them when a token or a client certificate
+	 * is there (from the kubeconfig or the flags). */
+	if (ap && !given(ov->token)) {
+		const char *name = str_of(ap, "name");
+		const char *idt = str_of(json_object_get(ap, "config"), "id-token");
+
+		if (name && strcmp(name, "oidc") == 0 && given(idt)) {
+			if (set_str(&c->token, idt))
+				goto oom;
+		} else {
 			rc = wmap_error_set(err, WMAP_EINVAL,
-					    "%s: user \"%s\" gives a client certificate without its "
-					    "key, or a key without its certificate", c->source, us_name);
+					    "%s: user \"%s\": auth-provider \"%s\" is not "
+					    "supported; use an exec credential plugin",
+					    c->source, us_name, name ? name : "");
 			goto cleanup;
 		}
 	}
-	if (!c->source || !c->server || !c->namespace_) {
-		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (ex && !c->token && !c->token_file && !has_cert &&
+	    (rc = set_exec(c, ex, cl, us_dir, c->source, err)) != 0)
 		goto cleanup;
-	}
+	if (!c->source || !c->namespace_ || !c->context || !c->cluster_name || !c->user_name)
+		goto oom;
 	*out = c;
 	c = NULL;
+	goto cleanup;
+oom:
+	rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 cleanup:
 	wmap_kubeconfig_free(c);
 	return rc;
@@ -508,6 +705,24 @@ static int in_cluster(wmap_kube_config **out, const wmap_kube_overrides *ov, wma
 	c->token_file = strdup(token);
 	if (access(ca, R_OK) == 0)
 		c->ca_file = strdup(ca);
+	/* client-go's in-cluster config takes only these three flags. */
+	if (ov && given(ov->server)) {
+		free(c->server);
+		c->server = NULL;
+		if (normalize_server(&c->server, ov->server, 1, "--server", err) != 0) {
+			wmap_kubeconfig_free(c);
+			return err ? err->code : WMAP_EINVAL;
+		}
+	}
+	if (ov && given(ov->token)) {
+		free(c->token_file);
+		c->token_file = NULL;
+		c->token = strdup(ov->token);
+	}
+	if (ov && given(ov->ca_file)) {
+		free(c->ca_file);
+		c->ca_file = strdup(ov->ca_file);
+	}
 	if (ov && ov->namespace_ && ov->namespace_[0])
 		c->namespace_ = strdup(ov->namespace_);
 	else if (getenv("POD_NAMESPACE") && getenv("POD_NAMESPACE")[0])
@@ -583,10 +798,11 @@ int wmap_kubeconfig_load(wmap_kube_config **out, const wmap_kube_overrides *ov,
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	/* An empty config falls back to the service account, as client-go does. */
+	/* An empty config falls back to the service account, as client-go does; --server makes
+	 * the flags a config of their own (client-go's config is then not the default one). */
 	if (json_array_size(json_object_get(merged, "contexts")) == 0 &&
 	    json_array_size(json_object_get(merged, "clusters")) == 0 &&
-	    !(ov->context && ov->context[0])) {
+	    !given(ov->context) && !given(ov->server) && !(given(ov->cluster) && given(ov->user))) {
 		rc = in_cluster(out, ov, err);
 		if (rc == WMAP_ENOTFOUND)
 			rc = wmap_error_set(err, WMAP_ENOTFOUND,

@@ -12,13 +12,33 @@
 
 /* ---- kubeconfig ------------------------------------------------------------------- */
 
-/* What the command line overrides (kubectl's flags); NULL = not given. */
+/* What the command line overrides (kubectl's flags); NULL or "" = not given. They combine
+ * with the kubeconfig as client-go clientcmd's ConfigOverrides do: each given value replaces
+ * the kubeconfig's; --insecure-skip-tls-verify or --certificate-authority replaces the
+ * cluster's whole CA setting (file, data, insecure); --server or --tls-server-name replaces
+ * its tls-server-name; --client-certificate replaces the user's certificate (file and data),
+ * --client-key its key; --token its token (a kubeconfig tokenFile still wins, as in
+ * client-go, which re-reads the file on every request); a token or a client certificate and
+ * key means the user's exec plugin or auth-provider is not used. */
 typedef struct wmap_kube_overrides {
 	const char *kubeconfig;   /* --kubeconfig: only that file, no merging */
 	const char *context;
 	const char *cluster;
 	const char *user;
 	const char *namespace_;   /* -n */
+
+	const char *server;       /* -s/--server: URL, or host:port */
+	const char *ca_file;      /* --certificate-authority */
+	int insecure;             /* --insecure-skip-tls-verify (only true overrides) */
+	const char *tls_server_name;
+
+	const char *token;        /* --token (secret) */
+	const char *cert_file;    /* --client-certificate */
+	const char *key_file;     /* --client-key */
+	const char *as_user;      /* --as */
+	const char *as_uid;       /* --as-uid */
+	const char *const *as_groups;  /* --as-group, repeatable: n_as_groups of them */
+	size_t n_as_groups;
 } wmap_kube_overrides;
 
 /* The connection settings of one context, resolved. Every string is owned by the config. */
@@ -62,9 +82,14 @@ typedef struct wmap_kube_config {
 /* Loads the connection settings as kubectl does: --kubeconfig, else $KUBECONFIG (files
  * merged, the first to set a value or map key wins, missing files skipped), else
  * ~/.kube/config; the context (--context or current-context), its cluster and user
- * (overridable), the namespace. With no kubeconfig at all, the in-cluster service account
- * config is used when KUBERNETES_SERVICE_HOST is set. A malformed file is WMAP_EINVAL
- * naming file:line:col; no usable config at all is WMAP_ENOTFOUND. The caller owns *out. */
+ * (overridable), the namespace, then the flag overrides of ov. With no kubeconfig at all,
+ * --server (with --token, ...) is enough; without it the in-cluster service account config
+ * is used when KUBERNETES_SERVICE_HOST is set (--server, --token and
+ * --certificate-authority apply to it, as in client-go). A malformed file is WMAP_EINVAL
+ * naming file:line:col; settings kubectl refuses (insecure with a CA, a client certificate
+ * without its key, --as-group without --as, a malformed server URL) are WMAP_EINVAL; no
+ * usable config at all is WMAP_ENOTFOUND. Messages never carry a token. The caller owns
+ * *out. */
 int wmap_kubeconfig_load(wmap_kube_config **out, const wmap_kube_overrides *ov,
 			 wmap_error *err);
 
@@ -90,7 +115,10 @@ typedef struct wmap_kube_opts {
 } wmap_kube_opts;
 
 /* A client for cfg (borrowed; must outlive the client). One curl handle is reused, so
- * connections are kept alive between requests. The caller owns *out. */
+ * connections are kept alive between requests. The certificate-authority, client-certificate
+ * and client-key files (and data) are read first, as client-go does when it builds its
+ * transport: one that cannot be read or holds no PEM block of its kind is WMAP_EIO or
+ * WMAP_EINVAL naming the file, never its content. The caller owns *out. */
 int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 			 const wmap_kube_opts *opts, wmap_error *err);
 void wmap_kube_client_free(wmap_kube_client *c);

@@ -305,3 +305,54 @@ Test(kube, aggregated_discovery_in_two_requests)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/* The CA, client certificate and key are read when the client is made (as client-go builds
+ * its transport): a missing file or one of the wrong kind fails before any request, naming
+ * the file and never its content. */
+Test(kube, certificate_files_checked_before_any_request)
+{
+	char dir[] = "/tmp/wmap-pem-XXXXXX", crt[64], key[64], cmd[128];
+	static const char cert_pem[] = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+	static const char key_pem[] = "-----BEGIN EC PRIVATE KEY-----\nsekret-key-material\n-----END EC PRIVATE KEY-----\n";
+	wmap_kube_config k = { .server = "https://127.0.0.1:1" };
+	wmap_kube_client *c = NULL;
+	wmap_error err = { 0 };
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(crt, sizeof(crt), "%s/c.pem", dir);
+	snprintf(key, sizeof(key), "%s/k.pem", dir);
+	cr_assert_not_null(f = fopen(crt, "w"));
+	fputs(cert_pem, f);
+	fclose(f);
+	cr_assert_not_null(f = fopen(key, "w"));
+	fputs(key_pem, f);
+	fclose(f);
+
+	k.ca_file = "/nonexistent/ca.crt";
+	cr_expect_eq(wmap_kube_client_new(&c, &k, NULL, &err), WMAP_EIO);
+	cr_expect(strstr(err.message, "unable to read certificate-authority /nonexistent/ca.crt") != NULL,
+		  "%s", err.message);
+	k.ca_file = key;
+	cr_expect_eq(wmap_kube_client_new(&c, &k, NULL, &err), WMAP_EINVAL);
+	cr_expect(strstr(err.message, "holds no PEM certificate") != NULL, "%s", err.message);
+	cr_expect(strstr(err.message, "sekret") == NULL, "%s", err.message);
+	k.ca_file = crt;
+	k.cert_file = crt;
+	k.key_file = crt;
+	cr_expect_eq(wmap_kube_client_new(&c, &k, NULL, &err), WMAP_EINVAL);
+	cr_expect(strstr(err.message, "client-key") != NULL && strstr(err.message, "holds no PEM private key") != NULL,
+		  "%s", err.message);
+	k.key_file = key;
+	cr_expect_eq(wmap_kube_client_new(&c, &k, NULL, &err), 0, "%s", err.message);
+	wmap_kube_client_free(c);
+	c = NULL;
+	k.ca_file = NULL;
+	k.ca_data = "not a certificate";
+	k.ca_data_len = strlen(k.ca_data);
+	cr_expect_eq(wmap_kube_client_new(&c, &k, NULL, &err), WMAP_EINVAL);
+	cr_expect(strstr(err.message, "certificate-authority-data holds no PEM certificate") != NULL,
+		  "%s", err.message);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
