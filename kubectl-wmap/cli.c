@@ -112,7 +112,7 @@ static void print_flags(FILE *out, const cli_flag *f)
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", f->name, f->arg ? " " : "",
 				 f->arg ? f->arg : "");
-		fprintf(out, "  %-30s %s\n", left, f->help);
+		fprintf(out, "  %-33s %s\n", left, f->help);
 	}
 }
 

@@ -65,6 +65,17 @@ int live_open(live_ctx *lc, const cli_options *o)
 	ov.cluster = o->kube.cluster;
 	ov.user = o->kube.user;
 	ov.namespace_ = o->kube.namespace_;
+	ov.server = o->kube.server;
+	ov.token = o->kube.token;
+	ov.as_user = o->kube.as_user;
+	ov.as_uid = o->kube.as_uid;
+	ov.as_groups = o->kube.as_groups;
+	ov.n_as_groups = o->kube.n_as_groups;
+	ov.ca_file = o->kube.certificate_authority;
+	ov.cert_file = o->kube.client_certificate;
+	ov.key_file = o->kube.client_key;
+	ov.insecure = o->kube.insecure_skip_tls_verify;
+	ov.tls_server_name = o->kube.tls_server_name;
 	ko.timeout_ms = live_timeout_ms(o);
 	if (ko.timeout_ms < 0) {
 		fprintf(stderr, "error: invalid --request-timeout \"%s\" (use e.g. 30s, 1m, 0)\n",

@@ -19,6 +19,19 @@ const cli_flag cli_global_flags[] = {
 	{ "context", NULL, 0, "NAME", "kubeconfig context to use (live commands)" },
 	{ "cluster", NULL, 0, "NAME", "kubeconfig cluster to use (live commands)" },
 	{ "user", NULL, 0, "NAME", "kubeconfig user to use (live commands)" },
+	{ "server", NULL, 's', "URL", "the API server's address, over the kubeconfig's (live commands)" },
+	{ "token", NULL, 0, "TOKEN", "bearer token for the API server (live commands)" },
+	{ "as", NULL, 0, "USER", "impersonate this user (live commands)" },
+	{ "as-group", NULL, 0, "GROUP", "impersonate this group, with --as (repeatable; live commands)" },
+	{ "as-uid", NULL, 0, "UID", "impersonate this UID, with --as (live commands)" },
+	{ "certificate-authority", NULL, 0, "FILE",
+	  "CA certificate file to check the server with (live commands)" },
+	{ "client-certificate", NULL, 0, "FILE", "client certificate file for TLS (live commands)" },
+	{ "client-key", NULL, 0, "FILE", "client key file for TLS (live commands)" },
+	{ "insecure-skip-tls-verify", NULL, 0, NULL,
+	  "do not check the server's certificate: insecure (live commands)" },
+	{ "tls-server-name", NULL, 0, "NAME",
+	  "server name to check the certificate against, instead of the host (live commands)" },
 	{ "namespace", NULL, 'n', "NAMESPACE", "namespace of the workload (live commands)" },
 	{ "request-timeout", NULL, 0, "DURATION",
 	  "how long to wait for the API server, e.g. 30s (live commands)" },
@@ -157,6 +170,14 @@ static int set_global(cli_options *o, const cli_flag *f, const char *value)
 		return parse_bool(&o->help, value);
 	if (strcmp(n, "all-namespaces") == 0)
 		return parse_bool(&o->kube.all_namespaces, value);
+	if (strcmp(n, "insecure-skip-tls-verify") == 0)
+		return parse_bool(&o->kube.insecure_skip_tls_verify, value);
+	if (strcmp(n, "as-group") == 0) {
+		if (o->kube.n_as_groups == CLI_MAX_AS_GROUPS)
+			return usage(o, "too many --as-group (at most %d)", CLI_MAX_AS_GROUPS);
+		o->kube.as_groups[o->kube.n_as_groups++] = value;
+		return 0;
+	}
 	if (strcmp(n, "definitions") == 0) {
 		if (value[0] == '\0')
 			return usage(o, "flag --definitions needs a file or directory");
@@ -190,6 +211,22 @@ static int set_global(cli_options *o, const cli_flag *f, const char *value)
 		o->kube.namespace_ = value;
 	else if (strcmp(n, "request-timeout") == 0)
 		o->kube.request_timeout = value;
+	else if (strcmp(n, "server") == 0)
+		o->kube.server = value;
+	else if (strcmp(n, "token") == 0)
+		o->kube.token = value;
+	else if (strcmp(n, "as") == 0)
+		o->kube.as_user = value;
+	else if (strcmp(n, "as-uid") == 0)
+		o->kube.as_uid = value;
+	else if (strcmp(n, "certificate-authority") == 0)
+		o->kube.certificate_authority = value;
+	else if (strcmp(n, "client-certificate") == 0)
+		o->kube.client_certificate = value;
+	else if (strcmp(n, "client-key") == 0)
+		o->kube.client_key = value;
+	else if (strcmp(n, "tls-server-name") == 0)
+		o->kube.tls_server_name = value;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #define CLI_MAX_DEFINITIONS 32  /* --definitions FILE|DIR, repeatable */
 #define CLI_MAX_VALUES 64       /* values of command flags, in command-line order */
 #define CLI_MESSAGE_MAX 512
+#define CLI_MAX_AS_GROUPS 32    /* --as-group GROUP, repeatable */
 
 typedef enum cli_output {
 	CLI_OUTPUT_TABLE,
@@ -45,6 +46,18 @@ typedef struct cli_kube_options {
 	const char *namespace_;
 	const char *request_timeout;
 	int all_namespaces;
+	/* over the kubeconfig's cluster and user, as kubectl's flags of the same names */
+	const char *server;
+	const char *token;          /* secret: never printed */
+	const char *as_user;
+	const char *as_uid;
+	size_t n_as_groups;
+	const char *as_groups[CLI_MAX_AS_GROUPS];
+	const char *certificate_authority;
+	const char *client_certificate;
+	const char *client_key;
+	int insecure_skip_tls_verify;
+	const char *tls_server_name;
 } cli_kube_options;
 
 typedef struct cli_options {
