@@ -1,6 +1,8 @@
 /* Authentication: static bearer tokens (an admin and a read-only viewer), or a client
  * certificate signed by the simulator's client CA (the user is the certificate's CN, groups its
- * O values, as kube-apiserver's x509 authenticator does). Anything else is 401. */
+ * O values, as kube-apiserver's x509 authenticator does). Anything else is 401.
+ * Impersonation: Impersonate-User (with -Group, -Uid) makes an admin's request act as that
+ * user, as kube-apiserver's impersonation filter does once RBAC allows it. */
 #include "sim.h"
 
 #include <gnutls/gnutls.h>
@@ -8,6 +10,7 @@
 #include <microhttpd.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static int cert_user(void *conn, struct sim_user *u)
 {
@@ -81,5 +84,64 @@ int sim_authenticate(struct sim *s, void *conn, const char *authz, struct sim_us
     }
     if (u->n_groups < 4)
         snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "system:authenticated");
+    return 0;
+}
+
+struct imp_headers {
+    const char *user, *uid;
+    const char *groups[8];
+    int n_groups, n_extra;
+};
+
+static enum MHD_Result imp_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    struct imp_headers *h = cls;
+    (void)kind;
+    if (!key || !value)
+        return MHD_YES;
+    if (!strcasecmp(key, "Impersonate-User"))
+        h->user = value;
+    else if (!strcasecmp(key, "Impersonate-Uid"))
+        h->uid = value;
+    else if (!strcasecmp(key, "Impersonate-Group") && h->n_groups < 7)
+        h->groups[h->n_groups++] = value;
+    else if (!strncasecmp(key, "Impersonate-Extra-", 18))
+        h->n_extra++;
+    return MHD_YES;
+}
+
+int sim_impersonate(void *conn, struct sim_user *u, struct sim_err *err)
+{
+    struct imp_headers h;
+    memset(&h, 0, sizeof(h));
+    MHD_get_connection_values((struct MHD_Connection *)conn, MHD_HEADER_KIND, imp_header, &h);
+    if (!h.user && !h.uid && !h.n_groups && !h.n_extra)
+        return 0;
+    if (!h.user || !h.user[0]) {
+        /* kube-apiserver answers this with an internal error too. */
+        sim_err_set(err, 500, "InternalError",
+                    "Internal error occurred: requested groups, uid or extra without impersonating a user");
+        return -1;
+    }
+    /* Only the admin (or a system:masters certificate) may impersonate: the viewer gets RBAC's
+     * message for the "impersonate" verb on users. */
+    if (u->read_only) {
+        sim_err_set(err, 403, "Forbidden",
+                    "users \"%s\" is forbidden: User \"%s\" cannot impersonate resource \"users\" in API "
+                    "group \"\" at the cluster scope", h.user, u->name);
+        return -1;
+    }
+    memset(u, 0, sizeof(*u));
+    u->impersonated = true;
+    snprintf(u->name, sizeof(u->name), "%s", h.user);
+    snprintf(u->uid, sizeof(u->uid), "%s", h.uid ? h.uid : "");
+    for (int i = 0; i < h.n_groups; i++)
+        snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "%.127s", h.groups[i]);
+    snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "system:authenticated");
+    /* Authorized as who it now is: the viewer's name or group is read-only. */
+    u->read_only = !strcmp(u->name, "sim-viewer");
+    for (int i = 0; i < u->n_groups; i++)
+        if (!strcmp(u->groups[i], "sim:viewers"))
+            u->read_only = true;
     return 0;
 }

@@ -20,17 +20,30 @@ struct conn_state {
     struct timespec t0;
 };
 
-void sim_log_request(struct sim *s, const char *method, const char *url, int code, double ms)
+void sim_log_request_as(struct sim *s, const char *method, const char *url, int code, double ms,
+                        const struct sim_user *u)
 {
     FILE *f = s->log;
-    char ts[40];
+    char ts[40], as[1400] = "";
     if (!f)
         return;
     sim_now_rfc3339(ts, sizeof(ts));
+    if (u && u->impersonated) {
+        size_t n = (size_t)snprintf(as, sizeof(as), " as=%s groups=", u->name);
+        for (int i = 0; i < u->n_groups && n < sizeof(as); i++)
+            n += (size_t)snprintf(as + n, sizeof(as) - n, "%s%s", i ? "," : "", u->groups[i]);
+        if (n < sizeof(as))
+            snprintf(as + n, sizeof(as) - n, " uid=%s", u->uid);
+    }
     pthread_mutex_lock(&s->log_lock);
-    fprintf(f, "%s %s %s %d %.1fms\n", ts, method, url, code, ms);
+    fprintf(f, "%s %s %s %d %.1fms%s\n", ts, method, url, code, ms, as);
     fflush(f);
     pthread_mutex_unlock(&s->log_lock);
+}
+
+void sim_log_request(struct sim *s, const char *method, const char *url, int code, double ms)
+{
+    sim_log_request_as(s, method, url, code, ms, NULL);
 }
 
 static void *uri_log(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -197,6 +210,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     } else if (sim_authenticate(s, conn, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"),
                                 &r.user) < 0) {
         sim_err_set(&r.err, 401, "Unauthorized", "Unauthorized");
+    } else if (sim_impersonate(conn, &r.user, &r.err) < 0) {
+        /* r.err says why */
     } else {
         pthread_mutex_lock(&s->lock);
         if (!sim_discovery_handle(s, &r) && !r.err.code)
@@ -207,8 +222,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
     }
     ret = respond(conn, &r);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    sim_log_request(s, method, st->uri, r.status,
-                    (double)(t1.tv_sec - st->t0.tv_sec) * 1000.0 + (double)(t1.tv_nsec - st->t0.tv_nsec) / 1e6);
+    sim_log_request_as(s, method, st->uri, r.status,
+                       (double)(t1.tv_sec - st->t0.tv_sec) * 1000.0 + (double)(t1.tv_nsec - st->t0.tv_nsec) / 1e6,
+                       &r.user);
     json_decref(r.resp);
     sim_err_clear(&r.err);
     return ret;

@@ -75,8 +75,10 @@ struct sim {
 struct sim_user {
     bool read_only;       /* may only get, list and watch */
     char name[256];
-    char groups[4][128];
+    char groups[8][128];
     int n_groups;
+    bool impersonated;    /* name, groups and uid come from Impersonate-* headers */
+    char uid[128];
 };
 
 /* An API error, turned into a Status body by the HTTP layer. */
@@ -181,6 +183,8 @@ int sim_admit(struct sim *s, struct sim_req *r, struct sim_resource *res, const 
 
 /* auth.c */
 int sim_authenticate(struct sim *s, void *conn, const char *authz, struct sim_user *u);
+/* Impersonate-User/-Group/-Uid headers: 0 (u replaced when present), or -1 with err set. */
+int sim_impersonate(void *conn, struct sim_user *u, struct sim_err *err);
 
 /* certs.c */
 int sim_certs_init(struct sim *s, char *errbuf, size_t n);
@@ -208,5 +212,8 @@ void sim_watch_shutdown(void);
 void *sim_http_start(struct sim *s, int *port, char *err, size_t n);
 void sim_http_stop(void *daemon);
 void sim_log_request(struct sim *s, const char *method, const char *url, int code, double ms);
+/* The same, with " as=NAME groups=G1,G2 uid=UID" appended when u was impersonated. */
+void sim_log_request_as(struct sim *s, const char *method, const char *url, int code, double ms,
+                        const struct sim_user *u);
 
 #endif
