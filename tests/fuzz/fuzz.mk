@@ -4,7 +4,7 @@
 #   make fuzz [FUZZ_SECONDS=60]   every fuzz target for FUZZ_SECONDS each (clang, libFuzzer,
 #                                 ASan+UBSan; core sources rebuilt into build-fuzz/)
 #   make fuzz-smoke               the same for ~10 s each (part of make check)
-#   make fuzz-<target>            one target (yaml, definition, admission, patch, quantity, policy,
+#   make fuzz-<target>            one target (yaml, definition, admission, patch, quantity, policy, json,
 #                                 kubeconfig)
 #   make allocfail                the allocation-failure sweep (tests/unit/test_allocfail.c)
 #   make hostile                  hostile and broken clients against build/wmap-webhook
@@ -14,7 +14,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_FLAGS   ?=
-FUZZ_TARGETS := yaml definition admission patch quantity policy kubeconfig
+FUZZ_TARGETS := yaml definition admission patch quantity policy kubeconfig json
 FUZZ_DEB     := clang libclang-rt-14-dev
 
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

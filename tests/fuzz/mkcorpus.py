@@ -68,6 +68,8 @@ def main():
             continue
         ns = ["team-a", "prod", None][i % 3]
         put("admission", json.dumps(review(obj, ns=ns), separators=(",", ":")))
+        if i % 8 == 0:
+            put("json", json.dumps(obj, indent=1 if i % 16 else None, ensure_ascii=i % 3 == 0))
         if i % 4 == 0:
             put("admission", json.dumps(review(obj, "UPDATE", ns), separators=(",", ":")))
         # The patch target: the object, a NUL, then a script of builder calls.
@@ -96,6 +98,12 @@ def main():
               '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":null},"spec":{"containers":[]}}}}',
               "[" * 300 + "]" * 300]:
         put("admission", h)
+    # JSON text: escapes, surrogate pairs, numbers at the edges of json_int_t and double.
+    for j in ['{"a":[1,2.5,-3e-2,true,false,null,"x\\u00e9\\ud83d\\ude00\\n"]}',
+              '[{"k":{"n":[[],{}]}},"\\"\\\\/\\b\\f\\r\\t",9223372036854775807,-0.0]',
+              '[-9223372036854775808,1e308,4.9e-324,0.1,1E+2,-0]', '{"a":1,"a":2}',
+              '["caf\u00e9 \U0001F680"]', "[" * 300 + "]" * 300, '{"k":"\\u0000"}']:
+        put("json", j)
     for q in ["250m", "1.5Gi", "4", "1e3", "-1", "0.1", "1E-2", "+2k", "8Ei", "9223372036854775807",
               "0.000000000000000000000000000000001", "1e40", "1Ki", "12.", ".5", "1e", "m", "5Mi"]:
         put("quantity", q)
