@@ -3,7 +3,7 @@
  * The handler runs on MHD's poll threads. Each poll thread takes one prepared wmap_engine
  * the first time it serves a review and keeps it (libjq is not thread-safe, and compiling
  * costs ~25 ms, so no compile ever happens on the request path). The body is copied into
- * one buffer with a hard cap and parsed once with jansson. */
+ * one buffer with a hard cap and parsed once (wmap_json_parse) into jansson values. */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -221,7 +221,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 		return ret;
 	}
 	json_error_t jerr;
-	json_t *review = r->len ? json_loadb(r->body, r->len, 0, &jerr) : NULL;
+	json_t *review = r->len ? wmap_json_parse(r->body, r->len, &jerr) : NULL;
 	if (!review) {
 		char msg[300];
 		if (!r->len)

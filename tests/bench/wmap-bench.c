@@ -10,7 +10,8 @@
  *                                      asks for)
  *   wmap-bench admit SPEC [--null|--nodef] [--samples N] [--sample-ms MS]
  *                                      times what the webhook does per review, minus HTTP:
- *                                      json_loadb + wmap_admission_review + wmap_json_text;
+ *                                      wmap_json_parse + wmap_admission_review +
+ *                                      wmap_json_text;
  *                                      --null: WMAP_ADMISSION_ALLOW, what
  *                                      wmap-webhook --null-admission does (the floor)
  *
@@ -298,7 +299,7 @@ static void run_resolve(timed *t)
 static void run_admit(timed *t)
 {
 	json_error_t jerr;
-	json_t *review = json_loadb(t->body, t->body_len, 0, &jerr);
+	json_t *review = wmap_json_parse(t->body, t->body_len, &jerr);   /* as the server */
 	if (!review)
 		die("review: %s%s", jerr.text, "");
 	wmap_admission_config cfg = { 0 };
