@@ -673,10 +673,11 @@ def tls_policy(srv, d):
     result(not legacy, "tls: no RC4, 3DES, NULL, export or anonymous suite", ",".join(legacy))
     cbc = [c for c in ("ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA", "ECDHE-ECDSA-AES128-SHA256")
            if s_client("-tls1_2", "-cipher", c)[0]]
-    if cbc:
-        warn("tls: CBC suites accepted on TLS 1.2",
-             "%s (GnuTLS NORMAL); a stricter --tls-priorities would add "
-             "-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD" % ",".join(cbc))
+    result(not cbc, "tls: no CBC suite on TLS 1.2 (AEAD only)", ",".join(cbc))
+    aead = [c for c in ("ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+                        "ECDHE-ECDSA-CHACHA20-POLY1305") if s_client("-tls1_2", "-cipher", c)[0]]
+    result(len(aead) == 3, "tls: TLS 1.2 AES-GCM and ChaCha20-Poly1305 suites accepted",
+           ",".join(aead))
 
     # Plaintext on the TLS port gets no HTTP answer; the process listens on one port only.
     s = socket.create_connection(("127.0.0.1", srv.port), 5)
