@@ -20,6 +20,21 @@ char *wmap_json_text(const json_t *v, size_t *len);
 
 #define WMAP_JSON_TEXT_MAX_DEPTH 2048
 
+/* The same writer in pieces, for text assembled from several parts (a JSON Patch written
+ * from the builder's operations). Start from a zeroed writer; each call appends; finish
+ * returns the NUL-terminated text (owned by the caller) or NULL when any step failed, and
+ * resets the writer. */
+typedef struct wmap_json_writer {
+	char *p;
+	size_t n, cap;
+	int failed;   /* an allocation failed, or a value was too deep: no text */
+} wmap_json_writer;
+
+void wmap_json_write_raw(wmap_json_writer *w, const char *s, size_t n);    /* as it is */
+void wmap_json_write_string(wmap_json_writer *w, const char *s, size_t n); /* quoted */
+void wmap_json_write_value(wmap_json_writer *w, const json_t *v);
+char *wmap_json_writer_finish(wmap_json_writer *w, size_t *len);
+
 /* In: parses one JSON text (an object or an array) of len bytes into a new value owned by
  * the caller, with json_loadb(text, len, 0, err)'s rules: strict RFC 8259, valid UTF-8 only,
  * no \u0000, integers that fit json_int_t, reals that do not overflow, a repeated key keeps
