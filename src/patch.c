@@ -17,11 +17,32 @@ typedef struct walk {
 	size_t miss;      /* !found: offset in the pointer of the first missing token's '/' */
 } walk;
 
+/* One `add` operation. */
+typedef struct patch_op {
+	char *path;       /* escaped JSON pointer */
+	size_t path_len;
+	json_t *value;    /* a reference; NULL once the op is dropped */
+} patch_op;
+
+#define NO_OP SIZE_MAX
+
+/* A slot of the path index: open addressing, linear probing, never deleted from (a dropped
+ * op stays until the next rehash and is skipped). */
+typedef struct slot {
+	uint64_t hash;
+	size_t op;        /* index into ops, NO_OP when the slot is free */
+} slot;
+
+/* Operations are kept as plain records and written as text directly (wmap_patch_dump): a
+ * jansson object per operation was a third of a 64-job review's mutation. */
 struct wmap_patch {
 	const json_t *doc;
-	json_t *ops;      /* the operations, in order */
-	json_t *by_path;  /* pointer -> the `add` op that owns the whole value at that pointer */
-	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
+	patch_op *ops;        /* in order; dropped ones are skipped */
+	size_t n_ops, cap_ops, n_live;
+	slot *slots;          /* path -> the op that owns the whole value at that path */
+	size_t n_slots, n_used;
+	json_t *appends;      /* array pointer -> values appended to it with "/-" so far */
+	json_t *ops_json;     /* wmap_patch_ops' array, built on demand, dropped on change */
 	/* The last successful walk: callers set several keys of one map in a row (a
 	 * template's labels), and each walk is one lookup per token of an 8-token pointer. */
 	char *last_ptr;
@@ -171,10 +192,8 @@ int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err)
 	if (!p)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	p->doc = doc;
-	p->ops = json_array();
-	p->by_path = json_object();
 	p->appends = json_object();
-	if (!p->ops || !p->by_path || !p->appends) {
+	if (!p->appends) {
 		wmap_patch_free(p);
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
@@ -186,34 +205,160 @@ void wmap_patch_free(wmap_patch *p)
 {
 	if (!p)
 		return;
-	json_decref(p->ops);
-	json_decref(p->by_path);
+	for (size_t i = 0; i < p->n_ops; i++) {
+		free(p->ops[i].path);
+		json_decref(p->ops[i].value);
+	}
+	free(p->ops);
+	free(p->slots);
 	json_decref(p->appends);
+	json_decref(p->ops_json);
 	free(p->last_ptr);
 	free(p);
 }
 
-const json_t *wmap_patch_ops(const wmap_patch *p)
+/* FNV-1a over the escaped pointer. */
+static uint64_t path_hash(const char *s, size_t n)
 {
-	return p->ops;
+	uint64_t h = 14695981039346656037u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+	return h;
 }
 
-json_t *wmap_patch_take_ops(const wmap_patch *p)
+/* The live op that owns the whole value at path[0..n), or NULL. */
+static patch_op *owner(const wmap_patch *p, const char *path, size_t n)
 {
-	return json_incref(p->ops);
+	if (!p->n_slots)
+		return NULL;
+	uint64_t h = path_hash(path, n);
+	for (size_t i = h & (p->n_slots - 1);; i = (i + 1) & (p->n_slots - 1)) {
+		const slot *sl = &p->slots[i];
+		if (sl->op == NO_OP)
+			return NULL;
+		patch_op *o = &p->ops[sl->op];
+		if (sl->hash == h && o->value && o->path_len == n && memcmp(o->path, path, n) == 0)
+			return o;
+	}
+}
+
+static void slot_put(slot *slots, size_t n_slots, uint64_t h, size_t op_index)
+{
+	size_t i = h & (n_slots - 1);
+	while (slots[i].op != NO_OP)
+		i = (i + 1) & (n_slots - 1);
+	slots[i].hash = h;
+	slots[i].op = op_index;
+}
+
+/* Makes ops[op_index] the owner of its path; -1 on ENOMEM. */
+static int own(wmap_patch *p, size_t op_index)
+{
+	if ((p->n_used + 1) * 2 > p->n_slots) {
+		size_t n = p->n_slots ? p->n_slots * 2 : 64;
+		slot *ns = malloc(n * sizeof(*ns));
+		if (!ns)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			ns[i].op = NO_OP;
+		size_t used = 0;
+		for (size_t i = 0; i < p->n_slots; i++) {
+			const slot *sl = &p->slots[i];
+			if (sl->op != NO_OP && p->ops[sl->op].value) {   /* dropped ops go */
+				slot_put(ns, n, sl->hash, sl->op);
+				used++;
+			}
+		}
+		free(p->slots);
+		p->slots = ns;
+		p->n_slots = n;
+		p->n_used = used;
+	}
+	const patch_op *o = &p->ops[op_index];
+	uint64_t h = path_hash(o->path, o->path_len);
+	/* A later op at the same path (a whole value set over a null one) takes over. */
+	size_t mask = p->n_slots - 1;
+	for (size_t i = h & mask; p->slots[i].op != NO_OP; i = (i + 1) & mask) {
+		slot *sl = &p->slots[i];
+		const patch_op *x = &p->ops[sl->op];
+		if (sl->hash == h && x->value && x->path_len == o->path_len &&
+		    memcmp(x->path, o->path, o->path_len) == 0) {
+			sl->op = op_index;
+			return 0;
+		}
+	}
+	slot_put(p->slots, p->n_slots, h, op_index);
+	p->n_used++;
+	return 0;
+}
+
+/* The operations changed: the JSON array handed out by wmap_patch_ops is out of date. */
+static void ops_changed(wmap_patch *p)
+{
+	json_decref(p->ops_json);
+	p->ops_json = NULL;
+}
+
+static json_t *op_json(const patch_op *o)
+{
+	json_t *j = json_object();
+	if (!j || json_object_set_new_nocheck(j, "op", json_string_nocheck("add")) ||
+	    json_object_set_new_nocheck(j, "path", json_stringn_nocheck(o->path, o->path_len)) ||
+	    json_object_set_nocheck(j, "value", o->value)) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+const json_t *wmap_patch_ops(wmap_patch *p)
+{
+	if (p->ops_json)
+		return p->ops_json;
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < p->n_ops; i++) {
+		if (p->ops[i].value && json_array_append_new(arr, op_json(&p->ops[i])) != 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	p->ops_json = arr;
+	return arr;
+}
+
+json_t *wmap_patch_take_ops(wmap_patch *p)
+{
+	return json_incref((json_t *)wmap_patch_ops(p));
 }
 
 size_t wmap_patch_len(const wmap_patch *p)
 {
-	return json_array_size(p->ops);
+	return p->n_live;
 }
 
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
 {
-	*out = wmap_json_text(p->ops, out_len);
+	static const char head[] = "{\"op\":\"add\",\"path\":", mid[] = ",\"value\":";
+	wmap_json_writer w = { 0 };
+	int first = 1;
+	wmap_json_write_raw(&w, "[", 1);
+	for (size_t i = 0; i < p->n_ops; i++) {
+		const patch_op *o = &p->ops[i];
+		if (!o->value)
+			continue;
+		if (!first)
+			wmap_json_write_raw(&w, ",", 1);
+		first = 0;
+		wmap_json_write_raw(&w, head, sizeof(head) - 1);
+		wmap_json_write_string(&w, o->path, o->path_len);
+		wmap_json_write_raw(&w, mid, sizeof(mid) - 1);
+		wmap_json_write_value(&w, o->value);
+		wmap_json_write_raw(&w, "}", 1);
+	}
+	wmap_json_write_raw(&w, "]", 1);
+	*out = wmap_json_writer_finish(&w, out_len);
 	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }
-
 
 static walk walk_pointer(const wmap_patch *p, const char *pointer)
 {
@@ -231,9 +376,9 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 		int from_op = 0;
 		if (!w.in_patch) {
 			/* An op that owns the whole value at this prefix shadows the document. */
-			json_t *op = json_object_getn(p->by_path, ptr, stop);
-			if (op) {
-				next = json_object_get(op, "value");
+			const patch_op *o = owner(p, ptr, stop);
+			if (o) {
+				next = o->value;
 				from_op = 1;
 			}
 		}
@@ -293,41 +438,50 @@ static int is_ascii(const char *s)
 	return 1;
 }
 
-static int add_op(wmap_patch *p, const char *path, json_t *value, int own_path, wmap_error *err)
+/* Appends `add` path value; takes path (malloc'ed) and value, also on failure. With
+ * own_path, the op owns the whole value at path (later walks go through it). */
+static int add_op(wmap_patch *p, char *path, json_t *value, int own_path, wmap_error *err)
 {
-	/* Built by hand: json_pack leaves an "o" argument unconsumed when it fails before
-	 * reaching it, and value (stolen) would leak. A path that is not plain ASCII keeps
-	 * jansson's UTF-8 check: it may come from a command line. */
-	json_t *op = json_object();
-	if (!op || json_object_set_new_nocheck(op, "op", json_string_nocheck("add")) ||
-	    json_object_set_new_nocheck(op, "path", is_ascii(path) ? json_string_nocheck(path)
-								   : json_string(path))) {
-		json_decref(op);
-		json_decref(value);
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	/* A path that is not plain ASCII may come from a command line: it must be UTF-8, or
+	 * the patch would not be JSON. */
+	if (!is_ascii(path)) {
+		json_t *check = json_string(path);
+		if (!check) {
+			int rc = wmap_error_set(err, WMAP_EINVAL, "JSON pointer is not valid UTF-8");
+			free(path);
+			json_decref(value);
+			return rc;
+		}
+		json_decref(check);
 	}
-	if (json_object_set_new_nocheck(op, "value", value) != 0) {
-		json_decref(op);
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (p->n_ops == p->cap_ops) {
+		size_t cap = p->cap_ops ? p->cap_ops * 2 : 16;
+		patch_op *v = realloc(p->ops, cap * sizeof(*v));
+		if (!v) {
+			free(path);
+			json_decref(value);
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		}
+		p->ops = v;
+		p->cap_ops = cap;
 	}
-	if (json_array_append_new(p->ops, op) != 0)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	if (own_path && json_object_set(p->by_path, path, op) != 0)
+	patch_op *o = &p->ops[p->n_ops++];
+	o->path = path;
+	o->path_len = strlen(path);
+	o->value = value;
+	p->n_live++;
+	ops_changed(p);
+	if (own_path && own(p, p->n_ops - 1) != 0)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	return 0;
 }
 
-static void drop_op(wmap_patch *p, const char *path, const json_t *op)
+static void drop_op(wmap_patch *p, patch_op *o)
 {
-	size_t i;
-	json_t *e;
-	json_array_foreach(p->ops, i, e) {
-		if (e == op) {
-			json_array_remove(p->ops, i);
-			break;
-		}
-	}
-	json_object_del(p->by_path, path);
+	json_decref(o->value);
+	o->value = NULL;
+	p->n_live--;
+	ops_changed(p);
 }
 
 /* Builds {t1: {t2: ... {key: value}}} from the escaped tokens in rest ("/t1/t2" or "").
@@ -384,14 +538,14 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 			goto done;
 		}
 		json_t *existing = json_object_get(w.value, key);
-		json_t *op = NULL;
+		patch_op *o = NULL;
 		if (!w.in_patch) {
 			if (!(full = wmap_pointer_join(parent, key))) {
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				goto done;
 			}
-			if ((op = json_object_get(p->by_path, full)))
-				existing = json_object_get(op, "value");
+			if ((o = owner(p, full, strlen(full))))
+				existing = o->value;
 		}
 		/* An equal value is already in force, null included: no operation. */
 		if (existing && (json_equal(existing, value) ||
@@ -400,21 +554,25 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 		if (changed)
 			*changed = 1;
 		if (w.in_patch) {
+			ops_changed(p);   /* an op's value changes in place */
 			rc = json_object_set_new(w.value, key, value) ? WMAP_ENOMEM : 0;
 			value = NULL;
-		} else if (op) {
+		} else if (o) {
 			json_t *orig = json_object_get(w.value, key);
 			if (orig && json_equal(orig, value)) {
 				/* Back to what the document holds: the op is dropped, not kept as a
 				 * no-op, so a second pass stays empty. */
-				drop_op(p, full, op);
+				drop_op(p, o);
 			} else {
-				rc = json_object_set_new(op, "value", value) ? WMAP_ENOMEM : 0;
+				json_decref(o->value);
+				o->value = value;
 				value = NULL;
+				ops_changed(p);
 			}
 		} else {
 			/* `add` on an existing member replaces it; on a new one it creates it. */
 			rc = add_op(p, full, value, 1, err);
+			full = NULL;
 			value = NULL;
 		}
 		if (rc == WMAP_ENOMEM)
@@ -441,6 +599,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 	forget_walk(p);   /* a container on the way to parent is created */
 	if (w.in_patch) {
 		char *tok = token_dup(tok_start, tok_len);
+		ops_changed(p);   /* an op's value changes in place */
 		if (!tok || json_object_set_new(w.value, tok, nested) != 0)
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		free(tok);
@@ -451,6 +610,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 			goto done;
 		}
 		rc = add_op(p, full, nested, 1, err);
+		full = NULL;
 	}
 done:
 	json_decref(value);
@@ -542,9 +702,11 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	if (changed)
 		*changed = 1;
 	forget_walk(p);   /* the array at pointer grows */
-	if (w.in_patch)
+	if (w.in_patch) {
+		ops_changed(p);   /* an op's value changes in place */
 		return json_array_append_new(w.value, value)
 			? wmap_error_set(err, WMAP_ENOMEM, "out of memory") : 0;
+	}
 	if (!pending) {
 		pending = json_array();
 		if (!pending || json_object_set_new(p->appends, pointer, pending) != 0) {
@@ -562,9 +724,7 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
 	/* "/-" appends after whatever the document holds: no index is guessed. */
-	int rc = add_op(p, path, value, 0, err);
-	free(path);
-	return rc;
+	return add_op(p, path, value, 0, err);
 }
 
 /* ---- applier ----------------------------------------------------------------------- */
@@ -697,6 +857,11 @@ void wmap_label_value(char *buf, size_t len, const char *value)
 	if (len == 0)
 		return;
 	if (wmap_label_value_valid(value)) {
+		size_t n = strlen(value);   /* at most 63 */
+		if (n < len) {
+			memcpy(buf, value, n + 1);
+			return;
+		}
 		snprintf(buf, len, "%s", value);
 		return;
 	}

@@ -51,16 +51,18 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
  * call on p), NULL when absent. Appends to arrays of the document are not reflected. */
 const json_t *wmap_patch_get(const wmap_patch *p, const char *pointer);
 
-/* The operations so far: a JSON array borrowed from p (lives until the next call on p). */
-const json_t *wmap_patch_ops(const wmap_patch *p);
+/* The operations so far: a JSON array borrowed from p, built on first use (it lives until
+ * the next call on p), NULL when memory runs out. */
+const json_t *wmap_patch_ops(wmap_patch *p);
 size_t wmap_patch_len(const wmap_patch *p);
 
-/* The operations as a new reference (json_decref it), valid after wmap_patch_free. The
- * array and its values are shared with the builder while it lives: read them, do not
- * change them. */
-json_t *wmap_patch_take_ops(const wmap_patch *p);
+/* The operations as a new reference (json_decref it), valid after wmap_patch_free; NULL when
+ * memory runs out. Its values are shared with the builder: read them, and make no further
+ * change through p while the array is in use. */
+json_t *wmap_patch_take_ops(wmap_patch *p);
 
-/* Compact JSON text of the operations ("[]" when empty), a new string owned by the caller. */
+/* Compact JSON text of the operations ("[]" when empty), a new string owned by the caller,
+ * written straight from the builder (no JSON objects are made for it). */
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err);
 
 /* Applies an RFC 6902 patch (add, remove, replace, move, copy, test) to *doc in place.

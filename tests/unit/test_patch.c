@@ -15,13 +15,13 @@ static json_t *parse(const char *text)
 	return v;
 }
 
-static json_t *ops_of(const wmap_patch *p)
+static json_t *ops_of(wmap_patch *p)
 {
 	return json_deep_copy(wmap_patch_ops(p));
 }
 
 /* Applies the builder's patch to a copy of doc and returns the result. */
-static json_t *applied(const json_t *doc, const wmap_patch *p)
+static json_t *applied(const json_t *doc, wmap_patch *p)
 {
 	wmap_error err = { 0 };
 	json_t *copy = json_deep_copy(doc);
@@ -330,6 +330,32 @@ Test(patch, sees_changes_made_above_a_map_it_just_wrote_to)
 	json_t *out = applied(doc, pb);
 	expect_json(out, "{\"a\":{\"b\":{},\"x\":{\"y\":{\"k1\":1,\"k2\":2,\"k3\":4},\"s\":3}}}");
 	json_decref(out);
+	wmap_patch_free(pb);
+	json_decref(doc);
+}
+
+/* A member set to null and then filled: null counts as absent, so the second call creates
+ * the map whole at the same path, and that later op is the one the overlay reads. */
+Test(patch, a_whole_value_over_a_null_one_is_what_later_calls_see)
+{
+	json_t *doc = parse("{\"a\":{}}");
+	wmap_patch *pb;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/a", "m", json_null(), WMAP_PATCH_DEFAULT, NULL, &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/a/m", "k", json_integer(1), WMAP_PATCH_DEFAULT, NULL,
+				    &err), 0);
+	cr_assert_eq(wmap_patch_set(pb, "/a/m", "j", json_integer(2), WMAP_PATCH_DEFAULT, NULL,
+				    &err), 0);
+	cr_expect_eq(json_integer_value(wmap_patch_get(pb, "/a/m/j")), 2);
+	json_t *out = applied(doc, pb);
+	expect_json(out, "{\"a\":{\"m\":{\"k\":1,\"j\":2}}}");
+	json_decref(out);
+	char *text = NULL;
+	cr_assert_eq(wmap_patch_dump(&text, NULL, pb, &err), 0);
+	cr_expect_str_eq(text, "[{\"op\":\"add\",\"path\":\"/a/m\",\"value\":null},"
+			       "{\"op\":\"add\",\"path\":\"/a/m\",\"value\":{\"k\":1,\"j\":2}}]");
+	free(text);
 	wmap_patch_free(pb);
 	json_decref(doc);
 }
