@@ -136,6 +136,7 @@ typedef struct target {
 	char *scheduler;        /* pointer of schedulerName */
 	char *priority;         /* pointer of priorityClassName */
 	size_t node, instance_index;
+	int owner;              /* writes the identity at its location (mark_owners) */
 } target;
 
 static void target_clear(target *t)
@@ -561,32 +562,51 @@ static void targets_free(target *v, size_t n)
 	free(v);
 }
 
-static int same_ptr(const char *a, const char *b)
+typedef struct located {
+	const char *loc;
+	size_t index;
+} located;
+
+static int by_location(const void *a, const void *b)
 {
-	return a && b && strcmp(a, b) == 0;
+	const located *x = a, *y = b;
+	int c = strcmp(x->loc, y->loc);
+	return c ? c : (x->index > y->index) - (x->index < y->index);
 }
 
 /* Some definitions describe alternatives at one location (NIMService's single-node
  * Deployment and multi-node leader both read .spec.labels). The identity written there
  * is the first such template with replicas, else the first: never one per template, which
- * would flip on every pass. */
-static int owns_location(const wmap_workload *w, const target *v, size_t n, size_t j)
+ * would flip on every pass. Sorted by location, so a 1000-group workload costs n log n
+ * comparisons, not n squared. */
+static int mark_owners(const wmap_workload *w, target *v, size_t n)
 {
-	const char *loc = v[j].labels ? v[j].labels : v[j].annotations;
-	size_t first = j, first_live = n;
-	if (!loc)
-		return 1;
-	for (size_t o = 0; o < n; o++) {
-		const char *ol = v[o].labels ? v[o].labels : v[o].annotations;
-		if (!same_ptr(loc, ol))
-			continue;
-		if (o < first)
-			first = o;
-		const wmap_instance *in = &w->nodes[v[o].node].instances[v[o].instance_index];
-		if (first_live == n && in->desired > 0)
-			first_live = o;
+	located *l = n ? malloc(n * sizeof(*l)) : NULL;
+	size_t m = 0;
+	if (n && !l)
+		return WMAP_ENOMEM;
+	for (size_t j = 0; j < n; j++) {
+		const char *loc = v[j].labels ? v[j].labels : v[j].annotations;
+		v[j].owner = loc == NULL;
+		if (loc)
+			l[m++] = (located){ loc, j };
 	}
-	return j == (first_live < n ? first_live : first);
+	if (m)
+		qsort(l, m, sizeof(*l), by_location);
+	for (size_t a = 0, b; a < m; a = b) {
+		size_t pick = l[a].index;
+		int live = 0;
+		for (b = a; b < m && strcmp(l[b].loc, l[a].loc) == 0; b++) {
+			const target *t = &v[l[b].index];
+			if (!live && w->nodes[t->node].instances[t->instance_index].desired > 0) {
+				pick = l[b].index;
+				live = 1;
+			}
+		}
+		v[pick].owner = 1;
+	}
+	free(l);
+	return 0;
 }
 
 /* ---- one object -------------------------------------------------------------------- */
@@ -650,9 +670,12 @@ static int policy_applies(const wmap_policy *p, const prepared *pr)
 	return wmap_policy_matches(p, pr->kind, pr->ns, pr->labels, pr->op);
 }
 
-int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason,
-			  wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
-			  const char *operation, const char *ns, wmap_error *err)
+/* The mutation of object as a patch builder in *out (NULL when there is nothing to write),
+ * its warnings appended to warnings. Negative when wmap cannot process the object (*reason says
+ * why, see wmap_admission_info). */
+static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_engine *eng,
+		  const wmap_admission_config *cfg, json_t *object, const char *operation,
+		  const char *ns, wmap_error *err)
 {
 	prepared pr = { 0 };
 	wmap_patch *pb = NULL;
@@ -662,12 +685,8 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	size_t n_targets = 0;
 	int rc = 0;
 	const char *why = NULL;
-	*patch = json_array();
-	*warnings = json_array();
-	if (reason)
-		*reason = NULL;
-	if (!*patch || !*warnings)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	*out = NULL;
+	*reason = NULL;
 	json_t *meta = json_object_get(object, "metadata");
 	pr.op = wmap_policy_operation(operation);
 	pr.ns = ns && *ns ? ns : json_string_value(json_object_get(meta, "namespace"));
@@ -712,12 +731,12 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 		why = "internal";
 		goto done;
 	}
-	writer wr = { pb, *warnings, NULL, NULL, 0, err };
+	writer wr = { pb, warnings, NULL, NULL, 0, err };
 
 	g.name = w->name;
 	if (pr.op == WMAP_POLICY_OP_CREATE) {
 		if (!w->name)
-			warn(*warnings, "%s has only generateName: no workload-name label and no "
+			warn(warnings, "%s has only generateName: no workload-name label and no "
 			     "name-based gang hints", pr.kind);
 		if (g.scheduler != WMAP_GANG_NONE) {
 			if ((rc = wmap_gang_plan_build(&plan, w, w->name, err))) {
@@ -727,7 +746,7 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 			g.plan = plan;
 			for (size_t i = 0; i < plan->n_notes; i++) {
 				if (w->name)
-					warn(*warnings, "gang: %s", plan->notes[i]);
+					warn(warnings, "gang: %s", plan->notes[i]);
 			}
 			if (g.scheduler == WMAP_GANG_YUNIKORN) {
 				json_t *tg = yunikorn_task_groups(plan);
@@ -740,24 +759,25 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 				}
 			}
 			if (g.scheduler == WMAP_GANG_NATIVE)
-				warn(*warnings, "gang: the native Workload API needs Workload objects "
+				warn(warnings, "gang: the native Workload API needs Workload objects "
 				     "(a side effect); only wmap.io annotations written");
 			if (g.scheduler == WMAP_GANG_KUEUE && !g.queue)
-				warn(*warnings, "gang: kueue selected but no queue given; no "
+				warn(warnings, "gang: kueue selected but no queue given; no "
 				     "queue-name label written");
 		}
 		for (size_t i = 0; i < w->n_warnings; i++)
-			warn(*warnings, "%s", w->warnings[i]);
+			warn(warnings, "%s", w->warnings[i]);
 	}
 
-	if ((rc = collect_targets(&targets, &n_targets, w, *warnings))) {
+	if ((rc = collect_targets(&targets, &n_targets, w, warnings)) ||
+	    (rc = mark_owners(w, targets, n_targets))) {
 		why = "internal";
 		wmap_error_set(err, rc, "out of memory");
 		goto done;
 	}
 	for (size_t j = 0; j < n_targets && !wr.failed; j++) {
 		target *t = &targets[j];
-		if (pr.op == WMAP_POLICY_OP_CREATE && owns_location(w, targets, n_targets, j)) {
+		if (pr.op == WMAP_POLICY_OP_CREATE && t->owner) {
 			stamp_identity(&wr, t, pr.kind, w->name);
 			if (g.plan)
 				stamp_gang(&wr, t, &g);
@@ -787,18 +807,37 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 		rc = wmap_error_set(err, WMAP_ELIMIT, "request time budget exceeded");
 		goto done;
 	}
-	json_decref(*patch);
-	*patch = wmap_patch_take_ops(pb);
+	*out = pb;
+	pb = NULL;
 done:
-	if (rc)
-		json_array_clear(*patch);
-	if (reason)
-		*reason = why;
+	*reason = why;
 	free(g.task_groups);
 	targets_free(targets, n_targets);
 	wmap_gang_plan_free(plan);
 	wmap_patch_free(pb);
 	wmap_workload_free(pr.w);
+	return rc;
+}
+
+int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason,
+			  wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
+			  const char *operation, const char *ns, wmap_error *err)
+{
+	wmap_patch *pb = NULL;
+	const char *why = NULL;
+	*warnings = json_array();
+	int rc = *warnings ? mutate(&pb, *warnings, &why, eng, cfg, object, operation, ns, err)
+			   : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	*patch = pb ? wmap_patch_take_ops(pb) : json_array();
+	if (!*patch && rc == 0) {
+		why = "internal";
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	if (rc && *patch)
+		json_array_clear(*patch);
+	wmap_patch_free(pb);   /* the taken array keeps what it needs */
+	if (reason)
+		*reason = why;
 	return rc;
 }
 
@@ -929,7 +968,8 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	}
 
 	json_t *resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", 1);
-	json_t *patch = NULL, *warnings = NULL, *violations = NULL;
+	wmap_patch *pb = NULL;
+	json_t *warnings = NULL, *violations = NULL;
 	const char *reason = NULL;
 	wmap_error e;
 	wmap_error_clear(&e);
@@ -938,7 +978,9 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	/* dryRun is treated exactly as a real request: the webhook has no side effects. */
 	if (mode == WMAP_ADMISSION_MUTATE)
-		rc = wmap_admission_mutate(&patch, &warnings, &reason, eng, cfg, object, op, ns, &e);
+		rc = (warnings = json_array())
+			     ? mutate(&pb, warnings, &reason, eng, cfg, object, op, ns, &e)
+			     : wmap_error_set(&e, WMAP_ENOMEM, "out of memory");
 	else if (mode == WMAP_ADMISSION_VALIDATE)
 		rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object, op,
 					     ns, &e);
@@ -983,9 +1025,10 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		json_object_set_new(resp, "status",
 				    json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status",
 					      "Failure", "reason", "Forbidden", "message", msg));
-	} else if (patch && json_array_size(patch) > 0) {
+	} else if (pb && wmap_patch_len(pb) > 0) {
 		size_t text_len = 0;
-		char *text = wmap_json_text(patch, &text_len);
+		char *text = NULL;
+		wmap_patch_dump(&text, &text_len, pb, &e);
 		char *b64 = text ? wmap_base64((const unsigned char *)text, text_len) : NULL;
 		/* base64 is ASCII by construction: no UTF-8 check of tens of kilobytes. */
 		if (!b64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
@@ -994,20 +1037,20 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 			free(b64);
 			free(text);
 			json_decref(resp);
-			json_decref(patch);
+			wmap_patch_free(pb);
 			json_decref(warnings);
 			json_decref(violations);
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		}
 		info->result = "patched";
-		info->patch_ops = json_array_size(patch);
+		info->patch_ops = wmap_patch_len(pb);
 		info->patch_bytes = text_len;
 		free(text);
 		free(b64);
 	}
 	if (warnings && json_array_size(warnings) > 0)
 		json_object_set(resp, "warnings", warnings);
-	json_decref(patch);
+	wmap_patch_free(pb);
 	json_decref(warnings);
 	json_decref(violations);
 	*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind", "AdmissionReview",
