@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -286,6 +287,12 @@ int main(int argc, char **argv)
 
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Keep freed memory for the next review. By default glibc hands the pages of each
+	 * review's tree back to the kernel and faults them in again for the next one: measured
+	 * 0.2 ms of system time per 64-job review, a quarter of its cost. Memory stays bounded
+	 * by the largest reviews in flight at once (--max-inflight-bytes). */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_MMAP_THRESHOLD, 16 << 20);
 	wh_metrics_init();
 	pthread_mutex_init(&srv.lock, NULL);
 	char msg[512];

@@ -27,13 +27,13 @@
  * samples, each sample being the mean of as many calls as fit in --sample-ms (at least 1).
  * The engine is prepared (every jq program compiled) and warmed up before timing. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <jansson.h>
 #include "wmap/admission.h"
-#include "wmap/json_text.h"
 #include "wmap/json_text.h"
 #include "wmap/error.h"
 #include "wmap/registry.h"
@@ -326,6 +326,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1], *spec = argv[2];
+	/* The allocator settings of wmap-webhook (webhook/main.c): freed memory is kept. */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_MMAP_THRESHOLD, 16 << 20);
 	int nodef = 0, null_mode = 0, samples = 15;
 	long fixed_calls = 0;
 	unsigned flags = 0;
