@@ -350,6 +350,31 @@ static int literal(reader *r, const char *word)
 
 static json_t *read_value(reader *r, int depth);
 
+/* The opening bracket at r->s is consumed: 1 when the container is empty (its closing
+ * bracket consumed too), 0 when items follow. */
+static int open_container(reader *r, char close)
+{
+	r->s++;
+	skip_space(r);
+	if (r->s < r->end && *r->s == close) {
+		r->s++;
+		return 1;
+	}
+	return 0;
+}
+
+/* After an item: 1 when a ',' says another follows, 0 when close ends the container, -1
+ * (and failed) for anything else. */
+static int next_item(reader *r, char close)
+{
+	skip_space(r);
+	if (r->s < r->end && (*r->s == ',' || *r->s == close))
+		return *r->s++ == ',';
+	fail_at(r, r->s, r->s >= r->end ? "premature end of input"
+			: close == '}' ? "',' or '}' expected" : "',' or ']' expected");
+	return -1;
+}
+
 static json_t *read_object(reader *r, int depth)
 {
 	json_t *obj = json_object();
@@ -357,12 +382,8 @@ static json_t *read_object(reader *r, int depth)
 		fail_at(r, r->s, "out of memory");
 		return NULL;
 	}
-	r->s++;   /* '{' */
-	skip_space(r);
-	if (r->s < r->end && *r->s == '}') {
-		r->s++;
+	if (open_container(r, '}'))
 		return obj;
-	}
 	for (;;) {
 		skip_space(r);
 		if (r->s >= r->end || *r->s != '"') {
@@ -381,14 +402,8 @@ static json_t *read_object(reader *r, int depth)
 			fail_at(r, r->s, "out of memory");
 			goto bad;
 		}
-		memcpy(k, key, key_len);
+		memcpy(k, key, key_len);   /* no NUL inside: read_string refuses \u0000 */
 		k[key_len] = '\0';
-		if (memchr(k, '\0', key_len)) {
-			fail_at(r, r->s, "NUL byte in object key not supported");
-			if (k != kbuf)
-				free(k);
-			goto bad;
-		}
 		skip_space(r);
 		if (r->s >= r->end || *r->s != ':') {
 			fail_at(r, r->s, "':' expected");
@@ -407,17 +422,11 @@ static json_t *read_object(reader *r, int depth)
 				fail_at(r, r->s, "out of memory");
 			goto bad;
 		}
-		skip_space(r);
-		if (r->s < r->end && *r->s == ',') {
-			r->s++;
-			continue;
-		}
-		if (r->s < r->end && *r->s == '}') {
-			r->s++;
+		int more = next_item(r, '}');
+		if (more < 0)
+			goto bad;
+		if (!more)
 			return obj;
-		}
-		fail_at(r, r->s, r->s >= r->end ? "premature end of input" : "'}' expected");
-		goto bad;
 	}
 bad:
 	json_decref(obj);
@@ -431,12 +440,8 @@ static json_t *read_array(reader *r, int depth)
 		fail_at(r, r->s, "out of memory");
 		return NULL;
 	}
-	r->s++;   /* '[' */
-	skip_space(r);
-	if (r->s < r->end && *r->s == ']') {
-		r->s++;
+	if (open_container(r, ']'))
 		return arr;
-	}
 	for (;;) {
 		json_t *v = read_value(r, depth + 1);
 		if (!v)
@@ -445,17 +450,11 @@ static json_t *read_array(reader *r, int depth)
 			fail_at(r, r->s, "out of memory");
 			goto bad;
 		}
-		skip_space(r);
-		if (r->s < r->end && *r->s == ',') {
-			r->s++;
-			continue;
-		}
-		if (r->s < r->end && *r->s == ']') {
-			r->s++;
+		int more = next_item(r, ']');
+		if (more < 0)
+			goto bad;
+		if (!more)
 			return arr;
-		}
-		fail_at(r, r->s, r->s >= r->end ? "premature end of input" : "']' expected");
-		goto bad;
 	}
 bad:
 	json_decref(arr);
