@@ -112,3 +112,43 @@ void t_free_list(char **list, size_t n)
 		free(list[i]);
 	free(list);
 }
+
+void t_catalog_engine(wmap_registry **reg, wmap_engine **eng)
+{
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_registry_new(reg, &err), 0);
+	cr_assert_eq(wmap_registry_add_catalog(*reg, &err), 0, "%s", err.message);
+	cr_assert_eq(wmap_engine_new(eng, *reg, &err), 0);
+}
+
+void t_catalog_engine_free(wmap_registry *reg, wmap_engine *eng)
+{
+	wmap_engine_free(eng);
+	wmap_registry_free(reg);
+}
+
+void t_temp_dir(char *dir, size_t len, const char *prefix)
+{
+	snprintf(dir, len, "/tmp/%s-XXXXXX", prefix);
+	cr_assert_not_null(mkdtemp(dir), "mkdtemp %s", dir);
+}
+
+void t_remove_dir(const char *dir)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+const char *t_write_file(const char *dir, const char *name, const char *text)
+{
+	static char path[8][512];
+	static int k;
+	char *p = path[k++ % 8];
+	snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	cr_assert_not_null(f, "cannot write %s", p);
+	fputs(text, f);
+	fclose(f);
+	return p;
+}

@@ -20,4 +20,16 @@ int t_header(const char *path, const char *key, char *buf, size_t len);
 char **t_glob(const char *pattern, size_t *n);
 void t_free_list(char **list, size_t n);
 
+/* A registry with the whole embedded catalog and an engine over it; fails the test on error. */
+void t_catalog_engine(wmap_registry **reg, wmap_engine **eng);
+void t_catalog_engine_free(wmap_registry *reg, wmap_engine *eng);
+
+/* A new empty folder /tmp/PREFIX-XXXXXX in dir (at least 64 bytes); fails the test on error. */
+void t_temp_dir(char *dir, size_t len, const char *prefix);
+/* Removes the folder and everything in it. */
+void t_remove_dir(const char *dir);
+/* Writes text to dir/name; returns the path (one of 8 rotating buffers, so a test can hold a
+ * few at once). */
+const char *t_write_file(const char *dir, const char *name, const char *text);
+
 #endif

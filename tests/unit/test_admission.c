@@ -16,16 +16,12 @@ static wmap_engine *eng;
 
 static void setup(void)
 {
-	wmap_error err = { 0 };
-	cr_assert_eq(wmap_registry_new(&reg, &err), 0);
-	cr_assert_eq(wmap_registry_add_catalog(reg, &err), 0, "%s", err.message);
-	cr_assert_eq(wmap_engine_new(&eng, reg, &err), 0);
+	t_catalog_engine(&reg, &eng);
 }
 
 static void teardown(void)
 {
-	wmap_engine_free(eng);
-	wmap_registry_free(reg);
+	t_catalog_engine_free(reg, eng);
 }
 
 TestSuite(admission, .init = setup, .fini = teardown);

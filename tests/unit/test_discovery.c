@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "wmap/kube.h"
 
 static char dir[256];
@@ -21,8 +22,7 @@ static void setup(void)
 	FILE *f;
 	wmap_error err = { 0 };
 
-	snprintf(dir, sizeof(dir), "/tmp/wmap-disc-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	t_temp_dir(dir, sizeof(dir), "wmap-disc");
 	setenv("WMAP_CACHE_DIR", dir, 1);
 	snprintf(sub, sizeof(sub), "%s/example.test_6443", dir);
 	mkdir(sub, 0700);
@@ -50,12 +50,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[400];
-
 	wmap_discovery_free(disc);
 	wmap_kube_client_free(client);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
+	t_remove_dir(dir);
 }
 
 TestSuite(discovery, .init = setup, .fini = teardown);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "wmap/kube.h"
 
 typedef struct reply {
@@ -277,13 +278,13 @@ Test(kube, aggregated_discovery_in_two_requests)
 			     "{\"group\":\"jobset.x-k8s.io\",\"version\":\"v1alpha1\",\"kind\":\"JobSet\"},"
 			     "\"scope\":\"Namespaced\",\"singularResource\":\"jobset\"}]}]}]}", 0, 0 },
 	};
-	char dir[] = "/tmp/wmap-agg-XXXXXX", cmd[128];
+	char dir[64];
 	const wmap_api_resource *r = NULL;
 	wmap_discovery *d = NULL;
 	wmap_kube_client *c;
 	wmap_error err = { 0 };
 
-	cr_assert_not_null(mkdtemp(dir));
+	t_temp_dir(dir, sizeof(dir), "wmap-agg");
 	setenv("WMAP_CACHE_DIR", dir, 1);
 	start(script, N(script));
 	c = client(0, 3, 0);
@@ -302,8 +303,7 @@ Test(kube, aggregated_discovery_in_two_requests)
 	cr_expect_eq(S.requests, 2);
 	wmap_discovery_free(d);
 	wmap_kube_client_free(c);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
+	t_remove_dir(dir);
 }
 
 /* The CA, client certificate and key are read when the client is made (as client-go builds
@@ -311,23 +311,16 @@ Test(kube, aggregated_discovery_in_two_requests)
  * the file and never its content. */
 Test(kube, certificate_files_checked_before_any_request)
 {
-	char dir[] = "/tmp/wmap-pem-XXXXXX", crt[64], key[64], cmd[128];
+	char dir[64], crt[128], key[128];
 	static const char cert_pem[] = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 	static const char key_pem[] = "-----BEGIN EC PRIVATE KEY-----\nsekret-key-material\n-----END EC PRIVATE KEY-----\n";
 	wmap_kube_config k = { .server = "https://127.0.0.1:1" };
 	wmap_kube_client *c = NULL;
 	wmap_error err = { 0 };
-	FILE *f;
 
-	cr_assert_not_null(mkdtemp(dir));
-	snprintf(crt, sizeof(crt), "%s/c.pem", dir);
-	snprintf(key, sizeof(key), "%s/k.pem", dir);
-	cr_assert_not_null(f = fopen(crt, "w"));
-	fputs(cert_pem, f);
-	fclose(f);
-	cr_assert_not_null(f = fopen(key, "w"));
-	fputs(key_pem, f);
-	fclose(f);
+	t_temp_dir(dir, sizeof(dir), "wmap-pem");
+	snprintf(crt, sizeof(crt), "%s", t_write_file(dir, "c.pem", cert_pem));
+	snprintf(key, sizeof(key), "%s", t_write_file(dir, "k.pem", key_pem));
 
 	k.ca_file = "/nonexistent/ca.crt";
 	cr_expect_eq(wmap_kube_client_new(&c, &k, NULL, &err), WMAP_EIO);
@@ -353,6 +346,5 @@ Test(kube, certificate_files_checked_before_any_request)
 	cr_expect_eq(wmap_kube_client_new(&c, &k, NULL, &err), WMAP_EINVAL);
 	cr_expect(strstr(err.message, "certificate-authority-data holds no PEM certificate") != NULL,
 		  "%s", err.message);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
+	t_remove_dir(dir);
 }

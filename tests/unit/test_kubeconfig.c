@@ -7,14 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "wmap/kube.h"
 
 static char dir[256];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/wmap-kc-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	t_temp_dir(dir, sizeof(dir), "wmap-kc");
 	unsetenv("KUBECONFIG");
 	unsetenv("KUBERNETES_SERVICE_HOST");
 	setenv("HOME", dir, 1);
@@ -22,25 +22,12 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[400];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
+	t_remove_dir(dir);
 }
 
 static const char *write_file(const char *name, const char *text)
 {
-	static char path[8][512];
-	static int k;
-	char *p = path[k++ % 8];
-	FILE *f;
-
-	snprintf(p, 512, "%s/%s", dir, name);
-	f = fopen(p, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
-	return p;
+	return t_write_file(dir, name, text);
 }
 
 #define BASE \

@@ -10,14 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "wmap/kube.h"
 
 static char dir[256];
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/wmap-kco-XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	t_temp_dir(dir, sizeof(dir), "wmap-kco");
 	unsetenv("KUBECONFIG");
 	unsetenv("KUBERNETES_SERVICE_HOST");
 	unsetenv("KUBERNETES_SERVICE_PORT");
@@ -27,23 +27,12 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[400];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
+	t_remove_dir(dir);
 }
 
 static const char *write_file(const char *name, const char *text)
 {
-	static char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
-	return path;
+	return t_write_file(dir, name, text);
 }
 
 static const char KUBECONFIG[] =
