@@ -4,7 +4,10 @@ sim_start
 cm() { printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\n' "$1"; }
 run_ok kc create -f - < <(cm w1)
 # (Background helpers are waited for by pid: a bare `wait` would wait for the simulator too.)
-(sleep 0.5; kc delete cm w1 >/dev/null) &
+# The deletion waits for kubectl's watch request: on a loaded machine kubectl can take longer
+# than any fixed sleep to start, and `wait --for=delete` of an object already gone prints nothing.
+(wait_until 10 grep -q 'configmaps?.*fieldSelector=metadata.name%3Dw1.*watch=true' "$E2E_TMP/requests.log"
+ kc delete cm w1 >/dev/null) &
 bg=$!
 run_ok kc wait --for=delete cm/w1 --timeout=10s
 wait "$bg"
