@@ -43,14 +43,16 @@ PLUGIN_SRC := $(wildcard kubectl-wmap/*.c)
 PLUGIN_OBJ := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_OBJ  := $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+COMPAT_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/compat/*.c) tests/unit/helpers.c)
 CATALOG   := $(sort $(wildcard catalog/*.yaml))
 
 CONFORMANCE := $(BUILD)/conformance
 LIBWMAP   := $(BUILD)/libwmap.a
 PLUGIN    := $(BUILD)/kubectl-wmap
 UNIT      := $(BUILD)/unit-tests
+COMPAT    := $(BUILD)/compat-tests
 
-.PHONY: all deps demo check unit golden conformance e2e install uninstall clean valgrind
+.PHONY: all deps demo check unit compat golden conformance e2e install uninstall clean valgrind
 .DEFAULT_GOAL := all
 
 all: $(LIBWMAP) $(PLUGIN)
@@ -92,6 +94,9 @@ $(PLUGIN): $(PLUGIN_OBJ) $(LIBWMAP)
 $(UNIT): $(UNIT_OBJ) $(LIBWMAP)
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBWMAP) $(CORE_LIBS) -lcriterion
 
+$(COMPAT): $(COMPAT_OBJ) $(LIBWMAP)
+	$(CC) $(LDFLAGS) -o $@ $(COMPAT_OBJ) $(LIBWMAP) $(CORE_LIBS) -lcriterion
+
 $(CONFORMANCE): $(BUILD)/obj/tests/conformance/compare.o $(LIBWMAP)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBWMAP) $(CORE_LIBS)
 
@@ -99,24 +104,32 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@sh tests/demo.sh $(PLUGIN)
 
-# Unit tests run from the repository root; they read tests/fixtures, catalog/ and $(SHARED).
+# Unit tests run from the repository root; they read tests/fixtures and catalog/.
 unit: $(UNIT)
-	WMAP_SHARED=$(SHARED) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(UNIT) --jobs 2
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(UNIT) --jobs 2
+
+# Compatibility with upstream's own definitions and recordings, in $(SHARED)/interop. A clone
+# without it skips them with one line; `make check SHARED=/some/empty/dir` shows that path.
+compat: $(COMPAT)
+	@if [ -d "$(SHARED)/interop" ]; then \
+	  WMAP_SHARED=$(SHARED) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(COMPAT) --jobs 2; \
+	else \
+	  echo "compat: skipped: upstream's definitions and recordings are not here ($(SHARED)/interop is absent; set SHARED=DIR)"; \
+	fi
 
 golden: $(PLUGIN)
 	sh tests/golden/run.sh $(PLUGIN)
 
-# Our catalog next to upstream's on upstream's objects (skipped, exit 77, without ../shared).
+# Our catalog next to upstream's on upstream's objects (skipped, exit 77, without $(SHARED)/interop).
 conformance: $(CONFORMANCE)
 	@$(CONFORMANCE) $(SHARED) $(BUILD)/conformance.md; rc=$$?; [ $$rc = 0 ] || [ $$rc = 77 ]
 
 check: deps
-	@$(MAKE) --no-print-directory all $(UNIT) $(CONFORMANCE)
-	@$(MAKE) --no-print-directory unit golden conformance e2e
+	@$(MAKE) --no-print-directory all $(UNIT) $(COMPAT) $(CONFORMANCE)
+	@$(MAKE) --no-print-directory unit compat golden conformance e2e
 
 valgrind: all $(UNIT)
-	WMAP_SHARED=$(SHARED) valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
-	  $(UNIT) --jobs 1
+	valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite $(UNIT) --jobs 1
 	sh tests/golden/run.sh "valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite $(PLUGIN)"
 
 install: $(PLUGIN)

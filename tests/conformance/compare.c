@@ -110,8 +110,9 @@ int main(int argc, char **argv)
 	wmap_error err = {0};
 	glob_t g;
 
-	if (stat(shared, &st) != 0) {
-		printf("conformance: skipped, %s is absent\n", shared);
+	snprintf(pattern, sizeof(pattern), "%s/interop", shared);
+	if (stat(pattern, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		printf("conformance: skipped: upstream's catalog and samples are not here (%s is absent)\n", pattern);
 		return 77;
 	}
 	if (load_differences("tests/conformance/differences.txt")) {

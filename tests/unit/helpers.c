@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "helpers.h"
+#include "wmap/workload.h"
 #include "wmap/yaml.h"
 
 json_t *t_yaml(const char *text)
@@ -54,10 +55,25 @@ wmap_definition *t_definition(const char *text, char *msg, size_t len)
 const char *t_shared(void)
 {
 	const char *s = getenv("WMAP_SHARED");
+	char interop[1024];
 	struct stat st;
-	if (!s)
+	if (!s || !*s)
 		s = "../shared";
-	return stat(s, &st) == 0 && S_ISDIR(st.st_mode) ? s : NULL;
+	snprintf(interop, sizeof(interop), "%s/interop", s);
+	return stat(interop, &st) == 0 && S_ISDIR(st.st_mode) ? s : NULL;
+}
+
+unsigned t_parse_statuses(const char *s)
+{
+	unsigned bits = 0;
+	char buf[256];
+	char *save = NULL;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+		for (int k = 0; k < WMAP_STATUS_COUNT; k++)
+			if (strcmp(tok, wmap_status_name(k)) == 0)
+				bits |= 1u << k;
+	return bits;
 }
 
 int t_header(const char *path, const char *key, char *buf, size_t len)

@@ -12,8 +12,11 @@ json_t *t_yaml(const char *text);
 json_t *t_load_file(const char *path, char *err, size_t len);
 /* Loads a definition from YAML text; NULL and the message in msg on error. */
 wmap_definition *t_definition(const char *text, char *msg, size_t len);
-/* The folder of the shared material (WMAP_SHARED, default ../shared), or NULL when absent. */
+/* The folder of the shared material (WMAP_SHARED, default ../shared), or NULL when it has no
+ * interop/ folder. */
 const char *t_shared(void);
+/* The status bits named in a list like "Running, Degraded" (names as wmap_status_name). */
+unsigned t_parse_statuses(const char *s);
 /* The value of a "# key: value" header line of a file, into buf; 0 when found. */
 int t_header(const char *path, const char *key, char *buf, size_t len);
 /* Paths matching a glob, sorted; the caller frees with t_free_list. */

@@ -177,52 +177,6 @@ Test(definition, every_shipped_definition_loads_and_compiles)
 	t_free_list(files, n);
 }
 
-Test(definition, every_upstream_definition_validates)
-{
-	const char *shared = t_shared();
-	if (!shared) {
-		cr_log_warn("skipped: ../shared is absent (set WMAP_SHARED)");
-		cr_skip_test("../shared is absent");
-	}
-	char pattern[1024];
-	size_t n;
-	snprintf(pattern, sizeof(pattern), "%s/interop/upstream-catalog/*.yaml", shared);
-	char **files = t_glob(pattern, &n);
-	cr_assert_gt(n, 0);
-	wmap_registry *reg;
-	wmap_error err = {0};
-	cr_assert_eq(wmap_registry_new(&reg, &err), 0);
-	for (size_t i = 0; i < n; i++) {
-		cr_expect_eq(wmap_registry_add_path(reg, files[i], WMAP_ORIGIN_FILE, &err), 0, "%s", err.message);
-	}
-	for (size_t i = 0; i < wmap_registry_count(reg); i++)
-		cr_expect_eq(wmap_definition_check_jq(wmap_registry_get(reg, i), &err), 0, "%s", err.message);
-	cr_expect_eq(wmap_registry_count(reg), n);
-	wmap_registry_free(reg);
-	t_free_list(files, n);
-}
-
-Test(definition, reads_upstreams_old_examples_and_names_their_broken_one)
-{
-	const char *shared = t_shared();
-	if (!shared)
-		cr_skip_test("../shared is absent");
-	char path[1024];
-	wmap_registry *reg;
-	wmap_error err = {0};
-	cr_assert_eq(wmap_registry_new(&reg, &err), 0);
-	const char *const ok[] = {"jobset", "pytorch", "lws", "dynamo", "kserve"};
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		snprintf(path, sizeof(path), "%s/interop/upstream-samples/%s.yaml", shared, ok[i]);
-		cr_expect_eq(wmap_registry_add_path(reg, path, WMAP_ORIGIN_FILE, &err), 0, "%s", err.message);
-	}
-	/* upstream's mpijob.yaml lacks a line break at line 25 */
-	snprintf(path, sizeof(path), "%s/interop/upstream-samples/mpijob.yaml", shared);
-	cr_expect_eq(wmap_registry_add_path(reg, path, WMAP_ORIGIN_FILE, &err), WMAP_EINVAL);
-	cr_expect(strstr(err.message, "mpijob.yaml:25:") != NULL, "%s", err.message);
-	wmap_registry_free(reg);
-}
-
 Test(definition, file_definitions_override_the_catalog)
 {
 	wmap_registry *reg;

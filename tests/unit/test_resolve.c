@@ -70,18 +70,6 @@ Test(resolve, a_jobset_describe_compiles_jq_at_most_once)
 	cr_expect_leq(wmap_engine_compiles(eng), 1);
 }
 
-static unsigned parse_statuses(const char *s)
-{
-	unsigned bits = 0;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *tok = strtok(buf, ", "); tok; tok = strtok(NULL, ", "))
-		for (int k = 0; k < WMAP_STATUS_COUNT; k++)
-			if (strcmp(tok, wmap_status_name(k)) == 0)
-				bits |= 1u << k;
-	return bits;
-}
-
 Test(resolve, every_fixture_reads_as_its_header_says)
 {
 	size_t n;
@@ -103,7 +91,7 @@ Test(resolve, every_fixture_reads_as_its_header_says)
 			continue;
 		char got[256];
 		wmap_workload_status_string(w, got, sizeof(got), ",");
-		cr_expect_eq(w->statuses, parse_statuses(want_status), "%s: status %s, want %s", files[i], got,
+		cr_expect_eq(w->statuses, t_parse_statuses(want_status), "%s: status %s, want %s", files[i], got,
 			     want_status);
 		cr_expect_eq(w->desired, strtoll(want_replicas, NULL, 10), "%s: %lld replicas, want %s", files[i],
 			     (long long)w->desired, want_replicas);
@@ -170,58 +158,4 @@ Test(resolve, counts_init_containers_sidecars_and_overhead)
 	cr_expect(strstr(err.message, ".spec.template.spec.containers[0].resources.limits[\"nvidia.com/gpu\"]") != NULL,
 		  "%s", err.message);
 	json_decref(spec);
-}
-
-/* ---- upstream's recorded runs: every STATE frame reads as its recorded state ---- */
-
-Test(resolve, upstream_recordings_read_the_recorded_state)
-{
-	const char *shared = t_shared();
-	if (!shared)
-		cr_skip_test("../shared is absent");
-	char pattern[1024];
-	size_t n, frames = 0;
-	snprintf(pattern, sizeof(pattern), "%s/interop/upstream-samples/recorded/*.yaml", shared);
-	char **files = t_glob(pattern, &n);
-	cr_assert_gt(n, 0);
-	for (size_t i = 0; i < n; i++) {
-		char msg[WMAP_ERROR_MAX], defpath[1024], slug[256];
-		wmap_error err = {0};
-		const char *base = strrchr(files[i], '/') + 1;
-		snprintf(slug, sizeof(slug), "%.*s", (int)strcspn(base, "."), base);
-		snprintf(defpath, sizeof(defpath), "%s/interop/upstream-catalog/%s.yaml", shared, slug);
-		wmap_registry *ureg;
-		wmap_engine *ueng;
-		cr_assert_eq(wmap_registry_new(&ureg, &err), 0);
-		cr_assert_eq(wmap_registry_add_path(ureg, defpath, WMAP_ORIGIN_FILE, &err), 0, "%s", err.message);
-		cr_assert_eq(wmap_engine_new(&ueng, ureg, &err), 0);
-		const wmap_definition *def = wmap_registry_get(ureg, 0);
-		json_t *rec = t_load_file(files[i], msg, sizeof(msg));
-		cr_assert_not_null(rec, "%s", msg);
-		json_t *events = json_object_get(rec, "events");
-		size_t k;
-		json_t *ev;
-		json_array_foreach(events, k, ev) {
-			if (strcmp(json_string_value(json_object_get(ev, "kind")), "STATE") != 0)
-				continue;
-			const char *state = json_string_value(json_object_get(ev, "state"));
-			unsigned got = 0;
-			cr_expect_eq(wmap_status_evaluate(&got, ueng, def, json_object_get(ev, "object"), &err), 0,
-				     "%s frame %zu: %s", base, k, err.message);
-			/* Known exception (interop README): the copied LLMInferenceService definition
-			 * predates upstream's mapping of reason Stopped to Suspended. */
-			int known = strstr(base, "llminferenceservice") && strcmp(state, "Suspended") == 0;
-			unsigned want = parse_statuses(state);
-			if (!known && !want)
-				cr_expect_eq(got, 0, "%s frame %zu: want Undefined, got bits %x", base, k, got);
-			else if (!known)
-				cr_expect(got & want, "%s frame %zu: want %s, got bits %x", base, k, state, got);
-			frames++;
-		}
-		json_decref(rec);
-		wmap_engine_free(ueng);
-		wmap_registry_free(ureg);
-	}
-	cr_expect_gt(frames, 4);
-	t_free_list(files, n);
 }
