@@ -30,9 +30,11 @@ start_ns=$(date +%s%N)
 sim_start --load "$E2E_TMP/seed.yaml"
 ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
 echo "simulator ready in ${ms} ms (including a 20 KB CRD preload)"
-# Well under a second; sanitizer builds (build-san/) get more room.
-budget=${E2E_STARTUP_BUDGET_MS:-1000}
-[[ $SIM == *-san/* ]] && budget=${E2E_STARTUP_BUDGET_MS:-5000}
+# Measured at 0.13-0.19 s idle (tests/apiserver-sim/README.md); this is only a guard against a
+# gross regression (say, RSA keys made at start), loose enough for a machine at load 12, where
+# it was seen at 1.6 s. Sanitizer builds (build-san/) get more room.
+budget=${E2E_STARTUP_BUDGET_MS:-5000}
+[[ $SIM == *-san/* ]] && budget=${E2E_STARTUP_BUDGET_MS:-15000}
 ((ms < budget)) || fail "start-up took ${ms} ms (budget ${budget} ms)"
 run_ok kc -n ml get jobset seeded -o json
 assert_eq 1 "$(jq -r .status.restarts <<<"$OUT")" "preloaded status kept"
