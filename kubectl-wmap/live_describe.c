@@ -383,7 +383,7 @@ static int res_row(render_table *t, const char *label, int64_t replicas, const w
 	snprintf(rep, sizeof(rep), "%lld", (long long)replicas);
 	snprintf(gpu, sizeof(gpu), "%lld", (long long)r->gpu);
 	wmap_quantity_format_cpu(cpu, sizeof(cpu), r->cpu_milli);
-	wmap_quantity_format_bytes(mem, sizeof(mem), r->memory);
+	wmap_quantity_format_bytes(mem, sizeof(mem), r->memory, r->memory_family);
 	return render_table_add(t, cells, err);
 }
 

@@ -310,7 +310,7 @@ static int resource_row(tree_ctx *t, const char *label, int64_t replicas,
 	snprintf(rep, sizeof(rep), "%lld", (long long)replicas);
 	snprintf(gpu, sizeof(gpu), "%lld", (long long)r->gpu);
 	wmap_quantity_format_cpu(cpu, sizeof(cpu), r->cpu_milli);
-	wmap_quantity_format_bytes(mem, sizeof(mem), r->memory);
+	wmap_quantity_format_bytes(mem, sizeof(mem), r->memory, r->memory_family);
 	return render_table_add(t->res, cells, t->err);
 }
 
@@ -351,7 +351,7 @@ static int tree_node(tree_ctx *t, int i, const char *prefix, int last, int depth
 		if (!multi) {
 			rc = resource_row(t, n->def->name, shown_replicas(w, i, 0), &n->own);
 		} else if (n->n_instances == 0) {
-			wmap_resources none = { 0, 0, 0 };
+			wmap_resources none = { 0 };
 
 			rc = resource_row(t, n->def->name, 0, &none);
 		}
@@ -411,7 +411,7 @@ int render_describe(FILE *out, const wmap_workload *w, wmap_error *err)
 	snprintf(rep, sizeof(rep), "%lld", (long long)w->desired);
 	snprintf(gpu, sizeof(gpu), "%lld", (long long)w->total.gpu);
 	wmap_quantity_format_cpu(cpu, sizeof(cpu), w->total.cpu_milli);
-	wmap_quantity_format_bytes(mem, sizeof(mem), w->total.memory);
+	wmap_quantity_format_bytes(mem, sizeof(mem), w->total.memory, w->total.memory_family);
 	if ((rc = render_table_add(t.res, total, err)) != 0)
 		goto cleanup;
 

@@ -343,7 +343,7 @@ static json_t *yunikorn_task_groups(const wmap_gang_plan *plan)
 		char cpu[32], mem_s[32];
 		json_t *res = json_object();
 		wmap_quantity_format_cpu(cpu, sizeof(cpu), mem->per_pod.cpu_milli);
-		wmap_quantity_format_bytes(mem_s, sizeof(mem_s), mem->per_pod.memory);
+		wmap_quantity_format_bytes(mem_s, sizeof(mem_s), mem->per_pod.memory, mem->per_pod.memory_family);
 		if (mem->per_pod.cpu_milli)
 			bad |= json_object_set_new(res, "cpu", json_string(cpu)) != 0;
 		if (mem->per_pod.memory)

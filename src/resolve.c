@@ -276,6 +276,8 @@ static void res_add(wmap_resources *a, const wmap_resources *b)
 {
 	a->gpu += b->gpu;
 	a->cpu_milli += b->cpu_milli;
+	if (a->memory == 0)
+		a->memory_family = b->memory_family; /* as Quantity.Add */
 	a->memory += b->memory;
 }
 
@@ -287,6 +289,7 @@ static void res_scale(wmap_resources *out, const wmap_resources *per, int64_t n)
 	out->gpu = n && per->gpu > cap / n ? cap : per->gpu * n;
 	out->cpu_milli = n && per->cpu_milli > cap / n ? cap : per->cpu_milli * n;
 	out->memory = n && per->memory > cap / n ? cap : per->memory * n;
+	out->memory_family = per->memory_family;
 }
 
 static int resolve_resources(rctx *c, const wmap_component *comp, wmap_node *node)

@@ -13,11 +13,15 @@
 #include "wmap/definition.h"
 #include "wmap/registry.h"
 #include "wmap/error.h"
+#include "wmap/quantity.h"
 
+/* Sums and products keep the memory's suffix family as Kubernetes' Quantity.Add does: a sum
+ * takes the family of its first non-zero term, a larger value's family wins a max. */
 typedef struct wmap_resources {
 	int64_t gpu;          /* nvidia.com/gpu, whole devices */
 	int64_t cpu_milli;    /* millicores */
 	int64_t memory;       /* bytes */
+	wmap_quantity_family memory_family; /* how memory was written ("16Gi", "144G") */
 } wmap_resources;
 
 /* Where one part of a pod description lives in the object. pointer is NULL when the
