@@ -165,8 +165,9 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 		const char *tp = pod->template_.pointer;
 		if (!tp || !pod->template_.value) {
 			if (!tp)
-				warn(warnings, "component %s: its pod template is not at a plain "
-				     "path; not stamped", t->component);
+				warn(warnings, "component %s: its pod template is not in the object at "
+				     "a plain path (a framework default, or computed); not stamped",
+				     t->component);
 			return 0;
 		}
 		char *meta = pod->metadata.pointer ? strdup(pod->metadata.pointer)
