@@ -112,6 +112,10 @@ typedef struct target {
 	char *priority;         /* pointer of priorityClassName */
 	size_t node, instance_index;
 	int owner;              /* writes the identity at its location (mark_owners) */
+	/* labels (and annotations) lie in a keyed list entry that is not there yet: create is
+	 * added at create_at before the first write (borrowed from the workload). */
+	const char *create_at;
+	const json_t *create;
 } target;
 
 static void target_clear(target *t)
@@ -213,9 +217,34 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 		if (!t->labels)
 			warn(warnings, "component %s: the definition gives no labels location; "
 			     "labels not written", t->component);
+		/* Labels in a list entry the definition keys (TrainJob's runtimePatches entry of
+		 * manager wmap.io/webhook): the entry is made with the first write. Annotations
+		 * can share that entry; any other field that needs one is left alone, as two
+		 * entries with one key would be refused. */
+		t->create_at = pod->frag[WMAP_FRAG_LABELS].create_at;
+		t->create = pod->frag[WMAP_FRAG_LABELS].create;
+		if (!t->labels)
+			t->create_at = NULL, t->create = NULL;
+		const wmap_location *fa = &pod->frag[WMAP_FRAG_ANNOTATIONS];
+		if (t->annotations && fa->create_at &&
+		    !(t->create_at && strcmp(fa->create_at, t->create_at) == 0)) {
+			warn(warnings, "component %s: its annotations location needs a list entry "
+			     "that does not exist; annotations not written", t->component);
+			free(t->annotations);
+			t->annotations = NULL;
+		}
+		if (pod->frag[WMAP_FRAG_SCHEDULER_NAME].create_at) {
+			free(t->scheduler);
+			t->scheduler = NULL;
+		}
+		if (pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].create_at) {
+			free(t->priority);
+			t->priority = NULL;
+		}
 		/* Fields of a part the object does not have (an LLMInferenceService without
 		 * prefill) are not written: that would create the part. */
-		if (drop_orphan(&t->labels, w->object) || drop_orphan(&t->annotations, w->object) ||
+		if ((!t->create_at && drop_orphan(&t->labels, w->object)) ||
+		    (!fa->create_at && drop_orphan(&t->annotations, w->object)) ||
 		    drop_orphan(&t->scheduler, w->object) || drop_orphan(&t->priority, w->object))
 			return -1;
 		break;
@@ -276,6 +305,48 @@ static void write_failed(writer *wr, const target *t, const wmap_error *e)
 	} else {
 		warn(wr->warnings, "component %s: %s; left unchanged", t->component, e->message);
 	}
+}
+
+/* p with its prefix from (a pointer) replaced by to; p itself when it does not start so. */
+static int rebase(char **p, const char *from, const char *to)
+{
+	size_t n = strlen(from);
+	if (!*p || strncmp(*p, from, n) != 0 || ((*p)[n] != '\0' && (*p)[n] != '/'))
+		return 0;
+	size_t rest = strlen(*p + n), tl = strlen(to);
+	char *np = malloc(tl + rest + 1);
+	if (!np)
+		return -1;
+	memcpy(np, to, tl);
+	memcpy(np + tl, *p + n, rest + 1);
+	free(*p);
+	*p = np;
+	return 0;
+}
+
+/* Makes the list entry t's labels live in when it is not there yet (once per target).
+ * The entry goes at the end of its list; if earlier writes of this patch took that index,
+ * t's pointers follow it to the one it got. */
+static void ensure_entry(writer *wr, target *t)
+{
+	if (!t->create_at || wr->violations)
+		return;
+	char *got = NULL;
+	wmap_error e;
+	json_t *v = json_deep_copy(t->create);
+	int rc = wmap_patch_create(wr->patch, t->create_at, v, &got, &e);
+	if (rc == 0 && (rebase(&t->labels, t->create_at, got) || rebase(&t->annotations, t->create_at, got))) {
+		rc = WMAP_ENOMEM;
+		wmap_error_set(&e, rc, "out of memory");
+	}
+	free(got);
+	if (rc) {
+		write_failed(wr, t, &e);
+		free(t->labels);
+		free(t->annotations);
+		t->labels = t->annotations = NULL;
+	}
+	t->create_at = NULL;
 }
 
 /* Sets key in the map at ptr. Returns 1 when it changed something. */
@@ -754,14 +825,17 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 	for (size_t j = 0; j < n_targets && !wr.failed; j++) {
 		target *t = &targets[j];
 		if (pr.op == WMAP_POLICY_OP_CREATE && t->owner) {
+			ensure_entry(&wr, t);
 			stamp_identity(&wr, t, pr.kind, w->name);
 			if (g.plan)
 				stamp_gang(&wr, t, &g);
 		}
 		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
 			const wmap_policy *pol = &cfg->policies->policies[p];
-			if (policy_applies(pol, &pr) && wmap_policy_matches_component(pol, t->component))
+			if (policy_applies(pol, &pr) && wmap_policy_matches_component(pol, t->component)) {
+				ensure_entry(&wr, t);
 				apply_policy(&wr, t, pol);
+			}
 		}
 	}
 	/* Queue labels that schedulers read from the workload itself. */

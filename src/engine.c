@@ -154,7 +154,8 @@ int wmap_eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 	int rc;
 
 	if (e->path)
-		rc = wmap_path_eval(e->path, in->object, out, err);
+		rc = want_pointers ? wmap_path_locate(e->path, in->object, out, err)
+				   : wmap_path_eval(e->path, in->object, out, err);
 	else if (e->jn)
 		rc = wmap_jn_eval(e->jn, in->object, out, err);
 	else if ((rc = bind_one(&b, eng, def, err)))

@@ -15,6 +15,10 @@
 typedef struct wmap_result {
 	json_t *value;    /* owned; NULL when the path leads nowhere (reads as null) */
 	char *pointer;    /* JSON Pointer of the value, NULL when unknown */
+	/* Locating only (wmap_path_locate): pointer runs through list entries that do not
+	 * exist yet; adding create (owned) at create_at makes them, keys included. */
+	char *create_at;
+	json_t *create;
 } wmap_result;
 
 typedef struct wmap_results {
@@ -32,6 +36,10 @@ wmap_path *wmap_path_parse(const char *text);
 void wmap_path_free(wmap_path *p);
 /* Appends every result of p on root (pointer prefix base, "" for the document). */
 int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err);
+/* The same, for a location to write to: a path whose every iteration picks a keyed entry
+ * (`.a[]? | select(.name == "x") | .b`) and finds none yields one result anyway, with the
+ * pointer the entry would have and what to add to create it (create_at, create). */
+int wmap_path_locate(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err);
 
 struct wmap_expr {
 	char *text;

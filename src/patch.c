@@ -655,6 +655,99 @@ int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_pa
 	return rc;
 }
 
+/* Does entry hold every string member of keys, with the same value? */
+static int has_keys(const json_t *entry, const json_t *keys)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)keys, k, v) {
+		if (json_is_string(v) && !json_equal(json_object_get(entry, k), v))
+			return 0;
+	}
+	return json_is_object(entry) || !json_is_object(keys);
+}
+
+int wmap_patch_create(wmap_patch *p, const char *pointer, json_t *value, char **actual,
+		      wmap_error *err)
+{
+	char *parent = NULL, *last = NULL, *got = NULL;
+	int rc = 0;
+	if (actual)
+		*actual = NULL;
+	if (!value)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	walk w = walk_pointer(p, pointer);
+	if ((rc = split_last(pointer, &parent, &last))) {
+		rc = rc == WMAP_ENOMEM ? wmap_error_set(err, rc, "out of memory")
+				       : wmap_error_set(err, rc, "malformed JSON pointer \"%s\"", pointer);
+		goto done;
+	}
+	walk pw = walk_pointer(p, parent);
+	if (pw.rc || !pw.found) {
+		rc = pw.rc == WMAP_ENOMEM ? wmap_error_set(err, WMAP_ENOMEM, "out of memory")
+					  : wmap_error_set(err, WMAP_EEVAL, "%s does not exist", parent);
+		goto done;
+	}
+	/* Already there (made by an earlier write of this patch): for a list entry, only when
+	 * it has value's keys (the entry another write made for another key is not this one). */
+	if (w.rc == 0 && w.found && !(json_is_array(pw.value) && !has_keys(w.value, value))) {
+		got = strdup(pointer);
+		rc = got ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		goto done;
+	}
+	if (json_is_object(pw.value)) {
+		rc = wmap_patch_set(p, parent, last, value, WMAP_PATCH_DEFAULT, NULL, err);
+		value = NULL;
+		got = rc ? NULL : strdup(pointer);
+	} else if (json_is_array(pw.value)) {
+		/* The end of the list as this patch leaves it: entries added before this one own
+		 * the indexes after the document's last entry. */
+		size_t at = json_array_size(pw.value);
+		char idx[24];
+		forget_walk(p);
+		if (pw.in_patch) {
+			ops_changed(p);   /* an op's value changes in place */
+			rc = json_array_append_new(pw.value, value) ? WMAP_ENOMEM : 0;
+			value = NULL;
+		} else {
+			for (;; at++) {
+				free(got);
+				snprintf(idx, sizeof(idx), "%zu", at);
+				if (!(got = wmap_pointer_join(parent, idx)) || !owner(p, got, strlen(got)))
+					break;
+			}
+			if (!got) {
+				rc = WMAP_ENOMEM;
+			} else {
+				char *path = strdup(got);
+				rc = path ? add_op(p, path, value, 1, err) : WMAP_ENOMEM;
+				if (!path)
+					json_decref(value);
+				value = NULL;
+			}
+		}
+		if (rc == 0 && !got) {
+			snprintf(idx, sizeof(idx), "%zu", at);
+			got = wmap_pointer_join(parent, idx);
+		}
+		if (rc == WMAP_ENOMEM)
+			wmap_error_set(err, rc, "out of memory");
+	} else {
+		rc = wmap_error_set(err, WMAP_EEVAL, "%s is neither an object nor a list", parent);
+	}
+	if (rc == 0 && !got)
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+done:
+	json_decref(value);
+	free(parent);
+	free(last);
+	if (rc == 0 && actual)
+		*actual = got;
+	else
+		free(got);
+	return rc;
+}
+
 static int array_has(const json_t *arr, const json_t *value)
 {
 	size_t i;

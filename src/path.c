@@ -4,8 +4,14 @@
  * .spec.replicatedJobs[].template.spec.template). Evaluating them on jansson costs
  * nanoseconds instead of a libjq round trip, and every result keeps its exact location,
  * which is what the webhook and `patch` write to. Semantics follow jq: indexing null gives
- * null, a missing key gives null, iterating null is an error unless the step ends in '?'. */
+ * null, a missing key gives null, iterating null is an error unless the step ends in '?'.
+ *
+ * One filter is part of the plain form: an iteration followed by `| select(.K == "V")`,
+ * which picks the entries of a keyed list (Kubernetes' list-map: containers by name,
+ * Trainer's runtimePatches by manager). Such a path can also name an entry that is not
+ * there yet, with what to add to create it (wmap_path_locate). */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,20 +25,25 @@ typedef struct step {
 	char *key;
 	long index;
 	int optional;
+	char *sel_key, *sel_value;  /* STEP_ITER: only entries whose sel_key is sel_value */
 } step;
 
 struct wmap_path {
 	size_t n;
 	step *steps;
 	json_t *constant;   /* a literal ("1", "\"x\"", true): the one result, no location */
+	int keyed;          /* every iteration has a selector, and there is one */
 };
 
 void wmap_path_free(wmap_path *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n; i++) {
 		free(p->steps[i].key);
+		free(p->steps[i].sel_key);
+		free(p->steps[i].sel_value);
+	}
 	free(p->steps);
 	json_decref(p->constant);
 	free(p);
@@ -43,6 +54,8 @@ static int add_step(wmap_path *p, step s)
 	step *ns = realloc(p->steps, (p->n + 1) * sizeof(*ns));
 	if (!ns) {
 		free(s.key);
+		free(s.sel_key);
+		free(s.sel_value);
 		return -1;
 	}
 	p->steps = ns;
@@ -77,6 +90,57 @@ static char *parse_string(const char **pp)
 	buf[n] = '\0';
 	*pp = p + 1;
 	return strdup(buf);
+}
+
+static const char *skip_space(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return s;
+}
+
+/* After an iteration: ` | select(.K == "V")`, then ` | ` before the rest of the path, or
+ * the end. 0 when there is no filter (nothing consumed), 1 when one was read, -1 when the
+ * text goes on in a way the plain form does not cover. */
+static int parse_select(const char **pp, char **key, char **value)
+{
+	const char *s = skip_space(*pp);
+	if (*s != '|')
+		return 0;
+	s = skip_space(s + 1);
+	if (strncmp(s, "select(.", 8) != 0)
+		return -1;
+	s += 8;
+	const char *b = s;
+	while (isalnum((unsigned char)*s) || *s == '_')
+		s++;
+	if (s == b || !isalpha((unsigned char)*b))
+		return -1;
+	*key = strndup(b, (size_t)(s - b));
+	s = skip_space(s);
+	if (!*key || strncmp(s, "==", 2) != 0)
+		goto fail;
+	s = skip_space(s + 2);
+	if (!(*value = parse_string(&s)))
+		goto fail;
+	s = skip_space(s);
+	if (*s != ')')
+		goto fail;
+	s = skip_space(s + 1);
+	if (*s == '|') {
+		s = skip_space(s + 1);
+		if (*s != '.' || s[1] == '\0' || isspace((unsigned char)s[1]))
+			goto fail;  /* `| .` alone, or something that is not a path */
+	} else if (*s) {
+		goto fail;
+	}
+	*pp = s;
+	return 1;
+fail:
+	free(*key);
+	free(*value);
+	*key = *value = NULL;
+	return -1;
 }
 
 wmap_path *wmap_path_parse(const char *text)
@@ -152,6 +216,8 @@ wmap_path *wmap_path_parse(const char *text)
 			st.optional = 1;
 			s++;
 		}
+		if (st.kind == STEP_ITER && parse_select(&s, &st.sel_key, &st.sel_value) < 0)
+			goto fail;
 		if (add_step(p, st))
 			goto fail;
 	}
@@ -160,6 +226,14 @@ end:
 		s++;
 	if (*s)
 		goto fail;
+	p->keyed = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->steps[i].kind == STEP_ITER && !p->steps[i].sel_key) {
+			p->keyed = 0;
+			break;
+		}
+		p->keyed |= p->steps[i].kind == STEP_ITER;
+	}
 	return p;
 fail:
 	wmap_path_free(p);
@@ -180,44 +254,212 @@ const char *wmap_json_type_name(const json_t *v)
 	}
 }
 
-static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, wmap_results *out,
-		     wmap_error *err)
+/* One evaluation. In locate mode, when the branch being followed reached a node that does
+ * not exist, missing_at is the step the creation starts with, anchor the node's pointer and
+ * elem whether that node is a new entry of an existing list. */
+typedef struct ev {
+	const wmap_path *p;
+	wmap_results *out;
+	wmap_error *err;
+	int locate;
+	size_t missing_at;   /* SIZE_MAX: everything so far exists */
+	const char *anchor;
+	int elem;
+} ev;
+
+/* Does the selector of st pick x? -1 (error set) when x cannot be indexed, as in jq. */
+static int picks(ev *e, const step *st, const json_t *x)
 {
-	if (i == p->n) {
-		char *dup = strdup(ptr);
-		if (!dup)
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		if (out->n >= WMAP_MAX_RESULTS) {
-			free(dup);
-			return wmap_error_set(err, WMAP_ELIMIT, "more than %d results", WMAP_MAX_RESULTS);
-		}
-		if (wmap_results_push(out, v ? json_incref(v) : NULL, dup))
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (!x || json_is_null(x))
 		return 0;
+	if (!json_is_object(x)) {
+		wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap_json_type_name(x),
+			       st->sel_key);
+		return -1;
 	}
+	const json_t *v = json_object_get(x, st->sel_key);
+	return json_is_string(v) && strcmp(json_string_value(v), st->sel_value) == 0;
+}
+
+/* The value of the node that steps [i, n) apply to, when none of it exists, as far as the
+ * last selector: objects for keys, one-entry lists for selected entries ({K: V} and what
+ * follows). NULL when no selector is left (plain objects are made by whoever writes), or
+ * when out of memory (*oom). */
+static json_t *seed(const wmap_path *p, size_t i, int *oom)
+{
+	size_t last = SIZE_MAX;
+	for (size_t k = i; k < p->n; k++)
+		if (p->steps[k].sel_key)
+			last = k;
+	if (last == SIZE_MAX)
+		return NULL;
 	const step *st = &p->steps[i];
+	json_t *below = seed(p, i + 1, oom), *v = NULL;
+	if (*oom)
+		return NULL;
+	if (st->kind == STEP_KEY) {
+		v = json_object();
+		if (!v || json_object_set_new(v, st->key, below ? below : json_object()) != 0)
+			goto oom;
+		return v;
+	}
+	/* A selected entry, its key first: the list that holds it. */
+	json_t *entry = json_object();
+	v = json_array();
+	if (!entry || !v || json_object_set_new(entry, st->sel_key, json_string(st->sel_value)) != 0 ||
+	    (below && json_object_update(entry, below) != 0) || json_array_append_new(v, entry) != 0) {
+		json_decref(entry);
+		json_decref(below);
+		goto oom;
+	}
+	json_decref(below);
+	return v;
+oom:
+	*oom = 1;
+	json_decref(v);
+	return NULL;
+}
+
+static int push_result(ev *e, json_t *v, const char *ptr)
+{
+	char *dup = strdup(ptr), *at = NULL;
+	json_t *create = NULL;
+	int oom = !dup;
+	if (e->out->n >= WMAP_MAX_RESULTS) {
+		free(dup);
+		return wmap_error_set(e->err, WMAP_ELIMIT, "more than %d results", WMAP_MAX_RESULTS);
+	}
+	if (!oom && e->missing_at != SIZE_MAX) {
+		json_t *made = seed(e->p, e->missing_at, &oom);
+		if (made && e->elem) {
+			/* A new entry of a list that exists: the entry alone. */
+			create = json_incref(json_array_get(made, 0));
+			json_decref(made);
+		} else {
+			create = made;
+		}
+		if (create && !(at = strdup(e->anchor)))
+			oom = 1;
+	}
+	if (oom || wmap_results_push(e->out, v ? json_incref(v) : NULL, dup)) {
+		if (oom)
+			free(dup);
+		free(at);
+		json_decref(create);
+		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+	}
+	e->out->v[e->out->n - 1].create_at = at;
+	e->out->v[e->out->n - 1].create = create;
+	return 0;
+}
+
+static int eval_from(ev *e, size_t i, json_t *v, const char *ptr);
+
+/* Goes on from step next_step at ptr with nothing there; when this is the first missing
+ * node of the branch, creation starts at seed_step with the node at ptr. */
+static int on_missing(ev *e, size_t next_step, size_t seed_step, const char *ptr, int elem)
+{
+	if (e->missing_at != SIZE_MAX)
+		return eval_from(e, next_step, NULL, ptr);
+	e->missing_at = seed_step;
+	e->anchor = ptr;
+	e->elem = elem;
+	int rc = eval_from(e, next_step, NULL, ptr);
+	e->missing_at = SIZE_MAX;
+	e->anchor = NULL;
+	e->elem = 0;
+	return rc;
+}
+
+static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
+{
+	const step *st = &e->p->steps[i];
+	int rc = 0, found = 0;
+	char *next = NULL;
+	if (json_is_array(v)) {
+		size_t k;
+		json_t *x;
+		json_array_foreach(v, k, x) {
+			int pick = st->sel_key ? picks(e, st, x) : 1;
+			if (pick < 0)
+				return WMAP_EEVAL;
+			if (!pick)
+				continue;
+			found = 1;
+			if (!(next = wmap_pointer_append_index(ptr, k)))
+				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+			rc = eval_from(e, i + 1, x, next);
+			free(next);
+			if (rc)
+				return rc;
+		}
+	} else if (json_is_object(v)) {
+		const char *k;
+		json_t *x;
+		json_object_foreach(v, k, x) {
+			int pick = st->sel_key ? picks(e, st, x) : 1;
+			if (pick < 0)
+				return WMAP_EEVAL;
+			if (!pick)
+				continue;
+			found = 1;
+			if (!(next = wmap_pointer_append(ptr, k)))
+				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+			rc = eval_from(e, i + 1, x, next);
+			free(next);
+			if (rc)
+				return rc;
+		}
+	} else if (!st->optional && !(e->locate && e->missing_at != SIZE_MAX)) {
+		return wmap_error_set(e->err, WMAP_EEVAL, "Cannot iterate over %s",
+				      (!v || json_is_null(v)) ? "null" : wmap_json_type_name(v));
+	}
+	/* Locating, no entry with the key: where a new one would go, after the list's last
+	 * entry or first in a list still to be made. An object (a map, not a list) or any
+	 * other value has no such place. */
+	int absent = !v || json_is_null(v);
+	if (found || !e->locate || !(json_is_array(v) || (absent && e->missing_at != SIZE_MAX)))
+		return 0;
+	if (!(next = wmap_pointer_append_index(ptr, absent ? 0 : json_array_size(v))))
+		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+	rc = on_missing(e, i + 1, i, next, 1);
+	free(next);
+	return rc;
+}
+
+static int eval_from(ev *e, size_t i, json_t *v, const char *ptr)
+{
+	if (i == e->p->n)
+		return push_result(e, v, ptr);
+	const step *st = &e->p->steps[i];
 	int isnull = !v || json_is_null(v);
 	int rc = 0;
 	char *next = NULL;
 
 	switch (st->kind) {
-	case STEP_KEY:
+	case STEP_KEY: {
 		if (!isnull && !json_is_object(v)) {
 			if (st->optional)
 				return 0;
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap_json_type_name(v),
-					      st->key);
+			return wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with \"%s\"",
+					      wmap_json_type_name(v), st->key);
 		}
 		next = wmap_pointer_append(ptr, st->key);
 		if (!next)
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		rc = eval_from(p, i + 1, isnull ? NULL : json_object_get(v, st->key), next, out, err);
+			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+		json_t *x = isnull ? NULL : json_object_get(v, st->key);
+		if (e->locate && !isnull && (!x || json_is_null(x)))
+			rc = on_missing(e, i + 1, i + 1, next, 0); /* a member of an existing object */
+		else
+			rc = eval_from(e, i + 1, x, next);
 		break;
+	}
 	case STEP_INDEX: {
 		if (!isnull && !json_is_array(v)) {
 			if (st->optional)
 				return 0;
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with number", wmap_json_type_name(v));
+			return wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with number",
+					      wmap_json_type_name(v));
 		}
 		long idx = st->index;
 		size_t size = isnull ? 0 : json_array_size(v);
@@ -226,55 +468,37 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 		json_t *x = (!isnull && idx >= 0 && (size_t)idx < size) ? json_array_get(v, (size_t)idx) : NULL;
 		next = wmap_pointer_append_index(ptr, idx < 0 ? 0 : (size_t)idx);
 		if (!next)
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		rc = eval_from(p, i + 1, x, next, out, err);
+			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+		rc = eval_from(e, i + 1, x, next);
 		break;
 	}
 	case STEP_ITER:
-		if (json_is_array(v)) {
-			size_t k;
-			json_t *x;
-			json_array_foreach(v, k, x) {
-				next = wmap_pointer_append_index(ptr, k);
-				if (!next)
-					return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-				rc = eval_from(p, i + 1, x, next, out, err);
-				free(next);
-				next = NULL;
-				if (rc)
-					return rc;
-			}
-		} else if (json_is_object(v)) {
-			const char *k;
-			json_t *x;
-			json_object_foreach(v, k, x) {
-				next = wmap_pointer_append(ptr, k);
-				if (!next)
-					return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-				rc = eval_from(p, i + 1, x, next, out, err);
-				free(next);
-				next = NULL;
-				if (rc)
-					return rc;
-			}
-		} else if (!st->optional) {
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot iterate over %s",
-					      isnull ? "null" : wmap_json_type_name(v));
-		}
+		rc = iterate(e, i, v, ptr);
 		break;
 	}
 	free(next);
 	return rc;
 }
 
-int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, wmap_error *err)
 {
 	if (p->constant) {
 		if (wmap_results_push(out, json_incref(p->constant), NULL))
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return 0;
 	}
-	return eval_from(p, 0, root, "", out, err);
+	ev e = {p, out, err, locate, SIZE_MAX, NULL, 0};
+	return eval_from(&e, 0, root, "");
+}
+
+int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+{
+	return run(p, root, out, 0, err);
+}
+
+int wmap_path_locate(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+{
+	return run(p, root, out, p->keyed, err);
 }
 
 /* ---- results ---- */
@@ -284,6 +508,8 @@ void wmap_results_clear(wmap_results *r)
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->v[i].value);
 		free(r->v[i].pointer);
+		free(r->v[i].create_at);
+		json_decref(r->v[i].create);
 	}
 	free(r->v);
 	memset(r, 0, sizeof(*r));
@@ -303,6 +529,8 @@ int wmap_results_push(wmap_results *r, json_t *value, char *pointer)
 	}
 	r->v[r->n].value = value;
 	r->v[r->n].pointer = pointer;
+	r->v[r->n].create_at = NULL;
+	r->v[r->n].create = NULL;
 	r->n++;
 	return 0;
 fail:

@@ -59,6 +59,9 @@ static int set_location(rctx *c, wmap_location *loc, const wmap_result *r)
 	loc->value = r->value && !json_is_null(r->value) ? json_incref(r->value) : NULL;
 	if (r->pointer && !(loc->pointer = strdup(r->pointer)))
 		return oom(c);
+	if (r->create_at && !(loc->create_at = strdup(r->create_at)))
+		return oom(c);
+	loc->create = json_incref(r->create);
 	return 0;
 }
 
@@ -437,6 +440,8 @@ static void location_free(wmap_location *l)
 {
 	free(l->pointer);
 	json_decref(l->value);
+	free(l->create_at);
+	json_decref(l->create);
 }
 
 void wmap_workload_free(wmap_workload *w)

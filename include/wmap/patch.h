@@ -42,6 +42,15 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_patch_mode mode,
 		      int *changed, wmap_error *err);
 
+/* Adds value (stolen) at pointer when nothing is there yet: a member of an object, or an
+ * entry of a list at the list's end (an `add` at index n of an n-entry list). *actual (may
+ * be NULL; the caller frees it) gets the pointer the value has: pointer itself, or with a
+ * later index when entries were added to that list earlier in this patch. When something
+ * is already at pointer, nothing is added and *actual is pointer. WMAP_EEVAL when the
+ * parent is missing or neither an object nor a list. */
+int wmap_patch_create(wmap_patch *p, const char *pointer, json_t *value, char **actual,
+		      wmap_error *err);
+
 /* Appends value (stolen) to the array at pointer unless an equal element is there; a
  * missing or null array is created whole. WMAP_EEVAL when something else is there. */
 int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, int *changed,

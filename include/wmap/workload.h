@@ -31,6 +31,10 @@ typedef struct wmap_resources {
 typedef struct wmap_location {
 	char *pointer;
 	json_t *value;        /* a reference the workload holds */
+	/* When pointer runs through keyed list entries that are not there yet (a definition's
+	 * `.a[]? | select(.name == "x") | ...`): add create at create_at first. NULL otherwise. */
+	char *create_at;
+	json_t *create;       /* a reference the workload holds */
 } wmap_location;
 
 typedef struct wmap_pod {

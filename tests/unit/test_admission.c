@@ -649,3 +649,131 @@ Test(admission, validation_does_not_fail_open_under_an_enforced_policy)
 	wmap_policy_set_free(set);
 	json_decref(obj);
 }
+
+#define TRAINJOB_DIR "tests/fixtures/trainer-kubeflow-org-trainjob-v1alpha1/"
+
+/* The labels the resolver finds for TrainJob's node pods in obj (the runtimePatches entry). */
+static json_t *trainjob_node_labels(json_t *obj)
+{
+	wmap_workload *w = NULL;
+	wmap_error err = { 0 };
+	json_t *labels = NULL;
+	cr_assert_eq(wmap_workload_resolve(&w, eng, obj, NULL, &err), 0, "%s", err.message);
+	for (size_t k = 0; k < w->n_nodes; k++)
+		if (strcmp(w->nodes[k].def->name, "node") == 0 && w->nodes[k].n_instances == 1)
+			labels = json_incref(w->nodes[k].instances[0].pod.frag[WMAP_FRAG_LABELS].value);
+	wmap_workload_free(w);
+	return labels;
+}
+
+static json_t *entry_of(json_t *obj, const char *manager)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(json_object_get(obj, "spec"), "runtimePatches"), i, e) {
+		if (strcmp(json_string_value(json_object_get(e, "manager")), manager) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static json_t *replicated_jobs(json_t *entry)
+{
+	json_t *t = json_object_get(json_object_get(entry, "trainingRuntimeSpec"), "template");
+	return json_object_get(json_object_get(t, "spec"), "replicatedJobs");
+}
+
+static void expect_trainjob_identity(json_t *out, const char *name)
+{
+	json_t *labels = trainjob_node_labels(out);
+	cr_assert_not_null(labels, "no labels location after the patch");
+	cr_expect_str_eq(label_of(labels, "wmap.io/workload-kind"), "TrainJob.trainer.kubeflow.org");
+	cr_expect_str_eq(label_of(labels, "wmap.io/workload-name"), name);
+	cr_expect_str_eq(label_of(labels, "wmap.io/component"), "node");
+	json_decref(labels);
+}
+
+Test(admission, trainjob_pods_are_labelled_through_a_runtime_patch_of_its_own)
+{
+	/* No runtimePatches at all: the list is added with wmap's entry for the node job. */
+	json_t *obj = load(TRAINJOB_DIR "running.yaml");
+	wmap_admission_config cfg = { 0 };
+	size_t ops = 0, again = 0;
+	json_t *labels = trainjob_node_labels(obj);
+	cr_expect_null(labels, "the fixture already has wmap's entry");
+	json_decref(labels);
+	json_t *out = mutate(obj, &cfg, &ops, NULL);
+	cr_expect_eq(ops, 1);
+	cr_expect_eq(json_array_size(json_object_get(json_object_get(out, "spec"), "runtimePatches")), 1);
+	json_t *mine = entry_of(out, "wmap.io/webhook");
+	cr_assert_not_null(mine);
+	json_t *jobs = replicated_jobs(mine);
+	cr_expect_eq(json_array_size(jobs), 1);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(jobs, 0), "name")), "node");
+	expect_trainjob_identity(out, "llama-sft");
+	/* Idempotent: the second admission finds the entry and writes nothing. */
+	json_t *out2 = mutate(out, &cfg, &again, NULL);
+	cr_expect_eq(again, 0);
+	cr_expect(json_equal(out, out2));
+	json_decref(out2);
+	json_decref(out);
+	json_decref(obj);
+}
+
+Test(admission, trainjob_runtime_patches_of_other_managers_are_kept)
+{
+	/* Kueue's entry is there: wmap's goes after it, at an index read from the request. */
+	json_t *obj = load(TRAINJOB_DIR "kueue-patched.yaml");
+	json_t *kueue = json_deep_copy(entry_of(obj, "kueue.x-k8s.io/manager"));
+	wmap_admission_config cfg = { 0 };
+	json_t *patch = NULL, *warnings = NULL;
+	wmap_error err = { 0 };
+	const char *reason = NULL;
+	cr_assert_eq(wmap_admission_mutate(&patch, &warnings, &reason, eng, &cfg, obj, "CREATE", NULL,
+					   &err), 0, "%s", err.message);
+	cr_assert_eq(json_array_size(patch), 1);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(patch, 0), "path")),
+			 "/spec/runtimePatches/1");
+	json_t *out = json_deep_copy(obj);
+	cr_assert_eq(wmap_patch_apply(&out, patch, &err), 0, "%s", err.message);
+	cr_expect_eq(json_array_size(json_object_get(json_object_get(out, "spec"), "runtimePatches")), 2);
+	cr_expect(json_equal(entry_of(out, "kueue.x-k8s.io/manager"), kueue), "Kueue's entry changed");
+	expect_trainjob_identity(out, "qwen-dpo");
+	size_t again = 0;
+	json_t *out2 = mutate(out, &cfg, &again, NULL);
+	cr_expect_eq(again, 0);
+	json_decref(out2);
+	json_decref(out);
+	json_decref(patch);
+	json_decref(warnings);
+	json_decref(kueue);
+	json_decref(obj);
+}
+
+Test(admission, trainjob_entry_of_wmap_without_the_node_job_gets_it_added)
+{
+	/* wmap's entry exists (written by hand, or an older version) but targets another job:
+	 * the node job is appended to its list; the other job and the user's labels stay. */
+	json_t *obj = load(TRAINJOB_DIR "running.yaml");
+	json_t *entry = json_pack("{s:s, s:{s:{s:{s:[{s:s, s:{s:{s:{s:{s:{s:s}}}}}}]}}}}",
+				  "manager", "wmap.io/webhook", "trainingRuntimeSpec", "template", "spec",
+				  "replicatedJobs", "name", "launcher", "template", "spec", "template",
+				  "metadata", "labels", "team", "ml");
+	cr_assert_not_null(entry);
+	json_object_set_new(json_object_get(obj, "spec"), "runtimePatches", json_pack("[o]", entry));
+	json_t *launcher = json_deep_copy(json_array_get(replicated_jobs(entry), 0));
+	wmap_admission_config cfg = { 0 };
+	size_t ops = 0, again = 0;
+	json_t *out = mutate(obj, &cfg, &ops, NULL);
+	cr_expect_eq(ops, 1);
+	json_t *jobs = replicated_jobs(entry_of(out, "wmap.io/webhook"));
+	cr_expect_eq(json_array_size(jobs), 2);
+	cr_expect(json_equal(json_array_get(jobs, 0), launcher), "the launcher entry changed");
+	expect_trainjob_identity(out, "llama-sft");
+	json_t *out2 = mutate(out, &cfg, &again, NULL);
+	cr_expect_eq(again, 0);
+	json_decref(out2);
+	json_decref(out);
+	json_decref(launcher);
+	json_decref(obj);
+}
