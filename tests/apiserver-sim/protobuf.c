@@ -199,10 +199,17 @@ static const struct pfield f_sar[] = {{1, "metadata", PT_MSG, false, &m_objectme
                                       {2, "spec", PT_MSG, false, &m_sarspec},
                                       {3, "status", PT_MSG, false, &m_empty}, END};
 
+static const struct pfield f_ssrrspec[] = {{1, "namespace", PT_STR, false, NULL}, END};
+static const struct pmsg m_ssrrspec = {"SelfSubjectRulesReviewSpec", f_ssrrspec};
+static const struct pfield f_ssrr[] = {{1, "metadata", PT_MSG, false, &m_objectmeta},
+                                       {2, "spec", PT_MSG, false, &m_ssrrspec},
+                                       {3, "status", PT_MSG, false, &m_empty}, END};
+
 static const struct {
     const char *apiversion, *kind;
     struct pmsg msg;
 } top[] = {
+    {"authorization.k8s.io/v1", "SelfSubjectRulesReview", {"SelfSubjectRulesReview", f_ssrr}},
     {"authentication.k8s.io/v1", "TokenRequest", {"TokenRequest", f_tokenrequest}},
     {"authorization.k8s.io/v1", "SelfSubjectAccessReview", {"SelfSubjectAccessReview", f_ssar}},
     {"authorization.k8s.io/v1", "SubjectAccessReview", {"SubjectAccessReview", f_sar}},

@@ -455,6 +455,84 @@ static void do_access_review(struct sim *s, struct sim_req *r, bool self)
     json_decref(body);
 }
 
+/* The rules that apply to the user in a namespace: what `kubectl auth can-i --list` prints. */
+static void collect_rules(struct sim *s, const char *plural, const struct sim_user *u, const char *ns, json_t *out)
+{
+    struct sim_resource *br = sim_resource_find(s, "rbac.authorization.k8s.io", "v1", plural);
+    bool cluster = !strcmp(plural, "clusterrolebindings");
+    const char *key;
+    json_t *b;
+    if (!br)
+        return;
+    json_object_foreach(br->objects, key, b) {
+        const char *bns = cluster ? NULL : sim_jstr(json_object_get(b, "metadata"), "namespace");
+        json_t *subj, *ref = json_object_get(b, "roleRef"), *role, *rule;
+        struct sim_resource *rr;
+        size_t i;
+        bool match = false;
+        if (!cluster && (!bns || strcmp(bns, ns)))
+            continue;
+        json_array_foreach(json_object_get(b, "subjects"), i, subj) match = match || subject_matches(subj, u, bns);
+        if (!match || !sim_jstr(ref, "kind") || !sim_jstr(ref, "name"))
+            continue;
+        rr = sim_resource_find(s, "rbac.authorization.k8s.io", "v1",
+                               !strcmp(sim_jstr(ref, "kind"), "ClusterRole") ? "clusterroles" : "roles");
+        role = rr ? sim_object_get(rr, !strcmp(sim_jstr(ref, "kind"), "ClusterRole") ? "" : bns, sim_jstr(ref, "name"))
+                  : NULL;
+        json_array_foreach(json_object_get(role, "rules"), i, rule) json_array_append(out, rule);
+    }
+}
+
+static void do_rules_review(struct sim *s, struct sim_req *r)
+{
+    json_t *body = api_parse_body(r), *rules, *res_rules, *nonres, *rule, *resp;
+    const char *ns;
+    size_t i;
+    if (!body)
+        return;
+    ns = sim_jstr(json_object_get(body, "spec"), "namespace");
+    rules = json_array();
+    res_rules = json_array();
+    nonres = json_array();
+    if (r->user.rbac) {
+        collect_rules(s, "clusterrolebindings", &r->user, ns ? ns : "", rules);
+        if (ns && *ns)
+            collect_rules(s, "rolebindings", &r->user, ns, rules);
+    } else {
+        json_array_append_new(rules, json_pack("{s:[s],s:[s],s:[s]}", "verbs", r->user.read_only ? "get" : "*",
+                                               "apiGroups", "*", "resources", "*"));
+        if (r->user.read_only) {
+            json_t *v = json_object_get(json_array_get(rules, 0), "verbs");
+            json_array_append_new(v, json_string("list"));
+            json_array_append_new(v, json_string("watch"));
+        }
+    }
+    /* What system:basic-user and system:discovery give every authenticated user. */
+    json_array_append_new(res_rules, json_pack("{s:[s],s:[s],s:[s,s]}", "verbs", "create", "apiGroups",
+                                               "authorization.k8s.io", "resources", "selfsubjectaccessreviews",
+                                               "selfsubjectrulesreviews"));
+    json_array_append_new(nonres, json_pack("{s:[s],s:[s,s,s,s,s,s,s,s,s]}", "verbs", "get", "nonResourceURLs", "/api",
+                                            "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi/*",
+                                            "/readyz", "/version"));
+    json_array_foreach(rules, i, rule) {
+        json_t *c = json_deep_copy(rule);
+        if (json_object_get(c, "nonResourceURLs")) {
+            json_array_append_new(nonres, json_pack("{s:O,s:O}", "verbs", json_object_get(c, "verbs"),
+                                                    "nonResourceURLs", json_object_get(c, "nonResourceURLs")));
+            json_decref(c);
+        } else {
+            json_array_append_new(res_rules, c);
+        }
+    }
+    resp = json_pack("{s:s,s:s,s:{},s:O,s:{s:o,s:o,s:b}}", "kind", "SelfSubjectRulesReview", "apiVersion",
+                     "authorization.k8s.io/v1", "metadata", "spec", json_object_get(body, "spec"), "status",
+                     "resourceRules", res_rules, "nonResourceRules", nonres, "incomplete", 0);
+    r->resp = resp;
+    r->status = 201;
+    json_decref(rules);
+    json_decref(body);
+}
+
 bool sim_rbac_handle(struct sim *s, struct sim_req *r)
 {
     struct attrs a;
@@ -471,10 +549,13 @@ bool sim_rbac_handle(struct sim *s, struct sim_req *r)
     }
     if (!strcmp(a.group, "authorization.k8s.io") && !strcmp(a.version, "v1") && !a.ns[0] && !a.name[0]) {
         bool self = !strcmp(a.resource, "selfsubjectaccessreviews");
-        if (self || !strcmp(a.resource, "subjectaccessreviews")) {
+        bool rules = !strcmp(a.resource, "selfsubjectrulesreviews");
+        if (self || rules || !strcmp(a.resource, "subjectaccessreviews")) {
             if (strcmp(r->method, "POST"))
                 sim_err_set(&r->err, 405, "MethodNotAllowed",
                             "the server does not allow this method on the requested resource");
+            else if (rules)
+                do_rules_review(s, r);
             else
                 do_access_review(s, r, self);
             return true;
