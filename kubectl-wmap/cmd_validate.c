@@ -140,7 +140,7 @@ static size_t check_schema(const wmap_definition *def, const crd_source *src)
 		printf("SCHEMA: %zu finding%s against the CRD %s, version %s:\n", json_array_size(findings),
 		       json_array_size(findings) == 1 ? "" : "s", crd_name ? crd_name : "?", gvk->version);
 		json_array_foreach(findings, i, d) {
-			const char *m = json_string_value(d);
+			const char *m = json_string_value(json_object_get(d, "message"));
 			cli_print_line(stdout, "  ", m, strlen(m));
 		}
 		n = json_array_size(findings);

@@ -210,7 +210,9 @@ static void check_expr(check *c, const wmap_expr *e)
 			snprintf(msg, sizeof(msg), "%s%s%s: path \"%s\" is not in the schema of %s: %s",
 				 e->place, named ? "" : ": ", named ? "" : e->where, e->text, c->what,
 				 why);
-			if (json_array_append_new(c->findings, json_string(msg)))
+			if (json_array_append_new(c->findings,
+						  json_pack("{s:s, s:s, s:s, s:s}", "message", msg, "field",
+							    e->where, "path", e->text, "reason", why)))
 				c->oom = 1;
 			return;
 		}
@@ -271,11 +273,14 @@ int wmap_schema_check(json_t **findings, const wmap_definition *def, const json_
 	}
 	const json_t *schema = version_schema(crd, gvk->version);
 	if (!json_is_object(schema)) {
-		char msg[1024];
+		char msg[1024], why[512];
 		const char *name = json_string_value(json_object_get(json_object_get(crd, "metadata"), "name"));
-		snprintf(msg, sizeof(msg), "%s: the CustomResourceDefinition %s has no schema for version %s",
-			 def->source ? def->source : def->name, name ? name : "?", gvk->version);
-		if (json_array_append_new(out, json_string(msg)))
+		snprintf(why, sizeof(why), "the CustomResourceDefinition %s has no schema for version %s",
+			 name ? name : "?", gvk->version);
+		snprintf(msg, sizeof(msg), "%s: %s", def->source ? def->source : def->name, why);
+		if (json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s}", "message", msg, "field",
+							 ".spec.structureDefinition.rootComponent.kind.version",
+							 "path", "", "reason", why)))
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto cleanup;
 	}

@@ -17,9 +17,12 @@
 #include "wmap/error.h"
 
 /* Checks def's plain paths against crd (an apiextensions.k8s.io/v1 CustomResourceDefinition
- * object, borrowed). *findings gets a new array of strings owned by the caller, one per path
- * the schema lacks, each naming the Karta field, the expression and the missing step
- * (empty: every path is in the schema); it is NULL on failure. Returns WMAP_EINVAL when crd
+ * object, borrowed). *findings gets a new array owned by the caller, one object per path the
+ * schema lacks (empty: every path is in the schema; NULL on failure): "message" is the whole
+ * finding ("file:line:col: <Karta field>: path \"...\" is not in the schema of G/V Kind:
+ * <reason>"), "field" the Karta field holding the expression (".spec.structureDefinition.
+ * childComponents[0].specDefinition.podTemplateSpecPath"), "path" the expression, "reason"
+ * the missing step ("no field \"x\" under .spec.y"). Returns WMAP_EINVAL when crd
  * is not a CRD or does not define the definition's root group and kind, WMAP_ENOMEM. A CRD
  * that does not serve the root version is one finding, not an error. */
 int wmap_schema_check(json_t **findings, const wmap_definition *def, const json_t *crd,

@@ -70,7 +70,8 @@ static size_t check(char *buf, size_t len, wmap_definition *d, json_t *crd)
 	cr_assert_eq(wmap_schema_check(&f, d, crd, &err), 0, "%s", err.message);
 	buf[0] = '\0';
 	json_array_foreach(f, i, v) {
-		n += (size_t)snprintf(buf + strlen(buf), len - strlen(buf), "%s\n", json_string_value(v));
+		n += (size_t)snprintf(buf + strlen(buf), len - strlen(buf), "%s\n",
+				      json_string_value(json_object_get(v, "message")));
 	}
 	n = json_array_size(f);
 	json_decref(f);
