@@ -42,10 +42,11 @@ typedef struct wmap_admission_config {
  *   bytes of key and value each; real workload maps and lists hold tens to thousands (the
  *   benchmarks' 1000-job JobSet has 1,000).
  * - Values in all: 65,536. Workload objects measure 16 to 48 bytes of JSON per value (the
- *   benchmark inputs), so this is an object of 1 to 3 MiB; the cheapest values to send and
- *   dearest to build (short distinct keys) cost about 0.5 us each to build and free, so
- *   the cap bounds the build at ~33 ms, and a linear skim of the rest of a 7 MiB body
- *   adds ~20 ms: the 50 ms per review measured by make bench (tests/bench/README.md).
+ *   benchmark inputs), so this is an object of 1 to 3 MiB. The cheapest values to send and
+ *   dearest to build (short distinct keys) cost 0.3-0.5 us each to build and free, so the
+ *   cap bounds the build at 20-33 ms, and the rest of a 7 MiB body is skimmed at a few ns
+ *   a byte: make bench measures the worst body at about 22 ms of CPU against a goal of 50
+ *   (tests/bench/README.md).
  * A review over a cap is not refused: what is over is left out, the envelope is read, and
  * wmap_admission_review fails open (mutation) or denies where an enforced policy matches
  * (validation). */
