@@ -931,8 +931,11 @@ static void describe_cut(char *buf, size_t len, const wmap_json_cut *c)
 			 c->limit);
 	else if (!strcmp(c->reason, "too-many-nodes"))
 		snprintf(what, sizeof(what), "more than %zu JSON values", c->limit);
-	else
-		snprintf(what, sizeof(what), "more than the time budget to read");
+	else {
+		snprintf(buf, len, "the time budget ran out while reading the review, at %s "
+			 "(line %d, column %d)", c->path, c->line, c->column);
+		return;
+	}
 	snprintf(buf, len, "the review has %s at %s (line %d, column %d)", what, c->path,
 		 c->line, c->column);
 }
