@@ -956,6 +956,89 @@ done:
 
 /* ---- the AdmissionReview envelope --------------------------------------------------- */
 
+int wmap_admission_parse(json_t **out, wmap_json_cut *cut, const char *body, size_t len,
+			 int64_t deadline_ns, json_error_t *jerr)
+{
+	wmap_json_limits lim = { 0 };
+	lim.max_depth = WMAP_REVIEW_MAX_DEPTH;
+	lim.max_members = WMAP_REVIEW_MAX_MEMBERS;
+	lim.max_nodes = WMAP_REVIEW_MAX_NODES;
+	lim.deadline_ns = deadline_ns;
+	lim.cut = 1;
+	lim.keep_depth = 3;   /* request.uid, .kind, .namespace, .operation, .dryRun */
+	return wmap_json_parse_limited(out, cut, body, len, &lim, jerr);
+}
+
+/* What the parse left out, in words: "more than 16384 members in one object or array at
+ * .request.object.metadata.labels (line 1, column 812)". */
+static void describe_cut(char *buf, size_t len, const wmap_json_cut *c)
+{
+	char what[96];
+	if (!strcmp(c->reason, "too-deep"))
+		snprintf(what, sizeof(what), "nesting deeper than %zu levels", c->limit);
+	else if (!strcmp(c->reason, "too-many-members"))
+		snprintf(what, sizeof(what), "more than %zu members in one object or array",
+			 c->limit);
+	else if (!strcmp(c->reason, "too-many-nodes"))
+		snprintf(what, sizeof(what), "more than %zu JSON values", c->limit);
+	else {
+		snprintf(buf, len, "the time budget ran out while reading the review, at %s "
+			 "(line %d, column %d)", c->path, c->line, c->column);
+		return;
+	}
+	snprintf(buf, len, "the review has %s at %s (line %d, column %d)", what, c->path,
+		 c->line, c->column);
+}
+
+/* The first enforced policy that matches kind, namespace and operation (its selector and
+ * components are not looked at: the labels and templates may be what was left out), or
+ * NULL. */
+static const wmap_policy *enforced_for(const wmap_policy_set *set, const char *kind,
+				       const char *ns, unsigned op)
+{
+	for (size_t i = 0; set && i < set->n; i++) {
+		wmap_policy p = set->policies[i];
+		p.selector = NULL;
+		if (p.enforce && wmap_policy_matches(&p, kind, ns, NULL, op))
+			return &set->policies[i];
+	}
+	return NULL;
+}
+
+/* A review the parse cut (cfg->cut): no patch, no evaluation. Validation denies when an
+ * enforced policy matches, so that nesting or bulk cannot carry an object past
+ * enforcement; everything else is allowed with a warning. */
+static int answer_cut(json_t *resp, json_t *warnings, wmap_admission_mode mode,
+		      const wmap_admission_config *cfg, const json_t *object, const char *op,
+		      const char *ns, wmap_admission_info *info)
+{
+	char why[WARNING_MAX + 1], msg[WMAP_ERROR_MAX];
+	describe_cut(why, sizeof(why), cfg->cut);
+	info->reason = cfg->cut->reason;
+	info->result = "failopen";
+	if (mode == WMAP_ADMISSION_VALIDATE) {
+		if (!ns || !*ns)
+			ns = json_string_value(
+				json_object_get(json_object_get(object, "metadata"), "namespace"));
+		const wmap_policy *p = enforced_for(cfg->policies, info->kind, ns,
+						    wmap_policy_operation(op));
+		if (p) {
+			snprintf(msg, sizeof(msg), "wmap could not check this %s against enforced "
+				 "policy %s: %s, past what wmap reads", info->kind, p->name, why);
+			info->result = "denied";
+			if (json_object_set_new(resp, "allowed", json_false()) ||
+			    json_object_set_new(resp, "status",
+						json_pack("{s:i, s:s, s:s, s:s}", "code", 403,
+							  "status", "Failure", "reason",
+							  "Forbidden", "message", msg)))
+				return -1;
+			return 0;
+		}
+	}
+	warn(warnings, "wmap: %s; allowed unchanged", why);
+	return 0;
+}
+
 static int bad(wmap_error *err, const char *what)
 {
 	return wmap_error_set(err, WMAP_EINVAL, "not an admission.k8s.io/v1 AdmissionReview: %s",
@@ -994,7 +1077,8 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	if (nsv && !json_is_string(nsv) && !json_is_null(nsv))
 		return bad(err, "request.namespace must be a string");
 	unsigned opbit = wmap_policy_operation(op);
-	if (opbit && !json_is_object(object))
+	int cut = cfg->cut && cfg->cut->reason;
+	if (opbit && !json_is_object(object) && !(cut && !object))
 		return bad(err, "request.object must be an object for CREATE and UPDATE");
 	const char *ns = json_string_value(nsv);
 	const char *name = json_string_value(json_object_get(req, "name"));
@@ -1007,7 +1091,7 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	copy_str(info->namespace_, sizeof(info->namespace_), ns);
 	copy_str(info->name, sizeof(info->name), name);
 	info->dry_run = json_is_true(dry);
-	if (json_is_object(object)) {
+	if (json_is_string(json_object_get(object, "kind"))) {
 		wmap_admission_kind(info->kind, sizeof(info->kind), object);
 	} else {
 		json_t *rk = json_object_get(req, "kind");
@@ -1027,6 +1111,20 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	if (!resp)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	/* dryRun is treated exactly as a real request: the webhook has no side effects. */
+	if (cut && mode != WMAP_ADMISSION_ALLOW) {
+		if (!(warnings = json_array()) ||
+		    answer_cut(resp, warnings, mode, cfg, object, op, ns, info)) {
+			json_decref(resp);
+			json_decref(warnings);
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		}
+		if (json_array_size(warnings) > 0)
+			json_object_set(resp, "warnings", warnings);
+		json_decref(warnings);
+		*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind",
+				 "AdmissionReview", "response", resp);
+		return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
 	if (mode == WMAP_ADMISSION_MUTATE)
 		rc = (warnings = json_array())
 			     ? mutate(&pb, warnings, &reason, eng, cfg, object, op, ns, &e)

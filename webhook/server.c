@@ -3,7 +3,8 @@
  * The handler runs on MHD's poll threads. Each poll thread takes one prepared wmap_engine
  * the first time it serves a review and keeps it (libjq is not thread-safe, and compiling
  * costs ~25 ms, so no compile ever happens on the request path). The body is copied into
- * one buffer with a hard cap and parsed once (wmap_json_parse) into jansson values. */
+ * one buffer with a hard cap and parsed once (wmap_admission_parse: wmap_json_parse with
+ * caps on depth, members and values, and the deadline) into jansson values. */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -174,7 +175,8 @@ static long query_timeout_ms(struct MHD_Connection *c)
 	return 0;
 }
 
-static void log_review(const request *r, const wmap_admission_info *info, const char *error)
+static void log_review(const request *r, const wmap_admission_info *info,
+		       const wmap_json_cut *cut, const char *error)
 {
 	json_t *f = json_pack("{s:s, s:i}", "endpoint",
 			      r->ep == WH_EP_MUTATE ? "mutate" : "validate", "status",
@@ -196,6 +198,12 @@ static void log_review(const request *r, const wmap_admission_info *info, const 
 		json_object_set_new(f, "patchOps", json_integer((json_int_t)info->patch_ops));
 		json_object_set_new(f, "patchBytes", json_integer((json_int_t)info->patch_bytes));
 	}
+	if (cut && cut->reason) {
+		/* Where the review was cut, as a place in the body: the path would quote keys. */
+		json_object_set_new(f, "cutLine", json_integer(cut->line));
+		json_object_set_new(f, "cutColumn", json_integer(cut->column));
+		json_object_set_new(f, "cutValuesLeftOut", json_integer((json_int_t)cut->left_out));
+	}
 	if (error)
 		json_object_set_new(f, "error", json_string(error));
 	json_object_set_new(f, "bodyBytes", json_integer((json_int_t)r->len));
@@ -211,17 +219,36 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 		char msg[128];
 		snprintf(msg, sizeof(msg), "request body exceeds %zu bytes", s->opt.max_body);
 		enum MHD_Result ret = reply_status(c, r, 413, msg);
-		log_review(r, NULL, msg);
+		log_review(r, NULL, NULL, msg);
 		return ret;
 	}
 	if (r->over_budget) {
 		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
 						   "too many request bytes in flight; retry");
-		log_review(r, NULL, "in-flight byte budget exceeded");
+		log_review(r, NULL, NULL, "in-flight byte budget exceeded");
 		return ret;
 	}
+	wmap_admission_config cfg = { 0 };
+	long budget = (long)s->opt.budget_ms, tmo = query_timeout_ms(c);
+	if (tmo > 0 && (budget == 0 || tmo < budget))
+		budget = tmo;
+	if (budget > 0)
+		cfg.deadline_ns = (int64_t)r->start.tv_sec * 1000000000 + r->start.tv_nsec +
+				  (int64_t)budget * 1000000;
+	/* Read with caps: a review over one is cut, not refused, and answered from its
+	 * envelope (wmap_admission_parse); the deadline is checked while reading too. */
 	json_error_t jerr;
-	json_t *review = r->len ? wmap_json_parse(r->body, r->len, &jerr) : NULL;
+	wmap_json_cut cut;
+	json_t *review = NULL;
+	int prc = r->len ? wmap_admission_parse(&review, &cut, r->body, r->len, cfg.deadline_ns,
+						&jerr)
+			 : WMAP_EINVAL;
+	if (prc == WMAP_ENOMEM) {
+		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+						   "out of memory");
+		log_review(r, NULL, NULL, "out of memory reading the review");
+		return ret;
+	}
 	if (!review) {
 		char msg[300];
 		if (!r->len)
@@ -235,24 +262,18 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 		if (r->len)
 			snprintf(msg, sizeof(msg), "body is not JSON: line %d column %d", jerr.line,
 				 jerr.column);
-		log_review(r, NULL, msg);
+		log_review(r, NULL, NULL, msg);
 		return ret;
 	}
 	/* The parse owns the body from here; free it early to bound memory. */
 	free(r->body);
 	r->body = NULL;
 
-	wmap_admission_config cfg = { 0 };
 	wh_policy_ref *pol = policy_acquire(s);
 	cfg.scheduler = s->opt.scheduler;
 	cfg.queue = s->opt.queue;
 	cfg.policies = pol ? pol->set : NULL;
-	long budget = (long)s->opt.budget_ms, tmo = query_timeout_ms(c);
-	if (tmo > 0 && (budget == 0 || tmo < budget))
-		budget = tmo;
-	if (budget > 0)
-		cfg.deadline_ns = (int64_t)r->start.tv_sec * 1000000000 + r->start.tv_nsec +
-				  (int64_t)budget * 1000000;
+	cfg.cut = &cut;
 
 	wmap_admission_info info;
 	wmap_error err;
@@ -269,12 +290,12 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	if (rc == WMAP_EINVAL) {
 		ret = reply_status(c, r, MHD_HTTP_BAD_REQUEST, err.message);
 		wh_metrics_request(r->ep, "", "", "invalid", NULL, 0, 0);
-		log_review(r, NULL, err.message);
+		log_review(r, NULL, NULL, err.message);
 		return ret;
 	}
 	if (rc) {
 		ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, err.message);
-		log_review(r, NULL, err.message);
+		log_review(r, NULL, NULL, err.message);
 		return ret;
 	}
 	size_t body_len = 0;
@@ -282,13 +303,13 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	json_decref(out);
 	if (!body) {
 		ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-		log_review(r, NULL, "out of memory writing the response");
+		log_review(r, NULL, NULL, "out of memory writing the response");
 		return ret;
 	}
 	ret = reply(c, r, MHD_HTTP_OK, "application/json", body, body_len);
 	wh_metrics_request(r->ep, info.kind, info.operation, info.result, info.reason,
 			   info.patch_ops, info.patch_bytes);
-	log_review(r, &info, NULL);
+	log_review(r, &info, &cut, NULL);
 	return ret;
 }
 

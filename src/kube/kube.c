@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kube_int.h"
 #include "wmap/kube/client.h"
 #include "wmap/file.h"
 #include "wmap/yaml.h"
@@ -240,23 +241,13 @@ static char *exec_info(const wmap_kube_config *cfg)
 	return out;
 }
 
-static time_t parse_rfc3339(const char *s)
-{
-	struct tm tm = { 0 };
-	const char *end;
-
-	if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
-		return 0;
-	return timegm(&tm);
-}
-
 /* Runs the exec plugin and takes its ExecCredential. */
 static int run_exec(wmap_kube_client *c, wmap_error *err)
 {
 	const wmap_kube_config *cfg = c->cfg;
 	char path[PATH_MAX], *info = NULL;
 	buffer out = { NULL, 0, 0, EXEC_MAX_OUTPUT, 0 };
-	json_t *cred = NULL, *status;
+	wmap_kube__credential cred = { 0 };
 	int fds[2] = { -1, -1 }, wstatus = 0, rc = 0;
 	pid_t pid;
 
@@ -327,49 +318,23 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 				    cfg->exec_command, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
 		goto cleanup;
 	}
-	if (out.overflow || !out.data ||
-	    (cred = json_loadb(out.data, out.len, 0, NULL)) == NULL) {
+	if (out.overflow) {
 		rc = wmap_error_set(err, WMAP_EINVAL,
 				    "exec credential plugin %s: its output is not an ExecCredential "
 				    "(JSON)", cfg->exec_command);
 		goto cleanup;
 	}
-	{
-		const char *kind = json_string_value(json_object_get(cred, "kind"));
-		const char *api = json_string_value(json_object_get(cred, "apiVersion"));
-
-		if (!kind || strcmp(kind, "ExecCredential") != 0 || !api ||
-		    strcmp(api, cfg->exec_api_version) != 0) {
-			rc = wmap_error_set(err, WMAP_EINVAL,
-					    "exec credential plugin %s: expected an ExecCredential "
-					    "of %s, got kind \"%s\" apiVersion \"%s\"",
-					    cfg->exec_command, cfg->exec_api_version,
-					    kind ? kind : "", api ? api : "");
-			goto cleanup;
-		}
-	}
-	status = json_object_get(cred, "status");
-	{
-		const char *tok = json_string_value(json_object_get(status, "token"));
-		const char *crt = json_string_value(json_object_get(status, "clientCertificateData"));
-		const char *key = json_string_value(json_object_get(status, "clientKeyData"));
-
-		if (!(tok && tok[0]) && !(crt && key)) {
-			rc = wmap_error_set(err, WMAP_EINVAL,
-					    "exec credential plugin %s: status has neither a token "
-					    "nor clientCertificateData and clientKeyData",
-					    cfg->exec_command);
-			goto cleanup;
-		}
-		free(c->token);
-		c->token = tok && tok[0] ? strdup(tok) : NULL;
-		free(c->exec_cert);
-		free(c->exec_key);
-		c->exec_cert = crt ? strdup(crt) : NULL;
-		c->exec_key = key ? strdup(key) : NULL;
-		c->token_expiry = parse_rfc3339(
-			json_string_value(json_object_get(status, "expirationTimestamp")));
-	}
+	if ((rc = wmap_kube__exec_credential(&cred, out.data, out.len, cfg->exec_api_version,
+					     cfg->exec_command, err)))
+		goto cleanup;
+	free(c->token);
+	free(c->exec_cert);
+	free(c->exec_key);
+	c->token = cred.token;
+	c->exec_cert = cred.cert;
+	c->exec_key = cred.key;
+	c->token_expiry = cred.expiry;
+	memset(&cred, 0, sizeof(cred));   /* handed over */
 cleanup:
 	if (fds[0] >= 0)
 		close(fds[0]);
@@ -379,7 +344,7 @@ cleanup:
 		memset(out.data, 0, out.len);
 		free(out.data);
 	}
-	json_decref(cred);
+	wmap_kube__credential_clear(&cred);
 	free(info);
 	return rc;
 }
@@ -615,36 +580,10 @@ static void set_blob(CURL *h, CURLoption opt, const char *data, size_t len)
 	curl_easy_setopt(h, opt, &b);
 }
 
-/* The message kubectl prints for an error response. */
+/* The message kubectl prints for an error response (kube_response.c). */
 static int status_error(wmap_error *err, long code, const buffer *body)
 {
-	json_t *st = body->data ? json_loadb(body->data, body->len, 0, NULL) : NULL;
-	const char *kind = json_string_value(json_object_get(st, "kind"));
-	const char *reason = json_string_value(json_object_get(st, "reason"));
-	const char *msg = json_string_value(json_object_get(st, "message"));
-	int rc = code == 404 ? WMAP_ENOTFOUND : WMAP_EIO;
-
-	if (code == 401) {
-		wmap_error_set(err, rc, "You must be logged in to the server (Unauthorized)");
-	} else if (kind && strcmp(kind, "Status") == 0 && msg) {
-		wmap_error_set(err, rc, "Error from server (%s): %s",
-			       reason && reason[0] ? reason : "Unknown", msg);
-	} else {
-		const char *name = code == 403 ? "Forbidden" : code == 404 ? "NotFound"
-				 : code == 429 ? "TooManyRequests"
-				 : code >= 500 ? "InternalError" : "BadRequest";
-		size_t n = body->len > 200 ? 200 : body->len;
-
-		wmap_error_set(err, rc,
-			       "Error from server (%s): the server responded with status %ld%s%.*s",
-			       name, code, n ? ": " : "", (int)n, body->data ? body->data : "");
-		/* Keep it one line. */
-		for (char *p = err ? err->message : NULL; p && *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-	}
-	json_decref(st);
-	return rc;
+	return wmap_kube__status_error(err, code, body->data, body->len);
 }
 
 /* kubeconfig as/as-uid/as-groups/as-user-extra as Impersonate-* headers. */

@@ -20,6 +20,7 @@ import shutil
 import signal
 import socket
 import ssl
+import threading
 import statistics
 import subprocess
 import sys
@@ -38,6 +39,10 @@ WEBHOOK_INPUTS = [
 ]
 FIXED_RPS = 500
 LARGE_RPS = 20          # 450 KB reviews cost ~10-20 ms of parsing each: 500/s cannot be served
+# Hostile bodies (wmap-bench hostile:SHAPE): the cheapest JSON to send and the dearest to
+# read, each filling a review up to wmap-webhook's default --max-body (7 MiB).
+HOSTILE_SHAPES = ["keys", "labels", "ints", "strings", "objects", "floats", "deep", "escapes"]
+HOSTILE_RPS = 5         # worst bodies per second sent beside the 500/s small reviews
 SCALE_SPECS = ["jobset:1", "jobset:100", "jobset:1000",
                "raycluster:1", "raycluster:50", "raycluster:500"]
 
@@ -661,6 +666,93 @@ def bench_admit(a, R):
     R.raw["in_process"] = raw
 
 
+def bench_hostile(a, R, files, crt, key):
+    """Worst bodies under --max-body: CPU per review in-process, then the latency of small
+    reviews at 500/s while worst bodies arrive beside them on another connection."""
+    raw = {}
+    worst = None
+    for shape in HOSTILE_SHAPES:
+        spec = "hostile:" + shape
+        res = wmap_bench(a, ["admit", spec, "--samples", "5", "--sample-ms", "100"])
+        raw[shape] = res
+        cmd = "%s admit %s --samples 5 --sample-ms 100" % (a.tool, spec)
+        if "error" in res:
+            R.add("hostile", "%s: CPU per review" % shape, None, "ms", cmd=cmd,
+                  note="error: " + res["error"][-200:])
+            continue
+        ms = res["median_cpu_us"] / 1000.0
+        R.add("hostile", "%s (%.1f MB review): CPU per review" % (shape, res["bytes"] / 1e6),
+              ms, "ms", cmd=cmd, note="%s%s; wall %.1f ms" % (
+                  res["result"], " (%s)" % res["reason"] if res["reason"] else "",
+                  res["median_us"] / 1000.0))
+        if worst is None or ms > worst[1]:
+            worst = (shape, ms)
+    if worst:
+        R.add("hostile", "worst body under --max-body (%s): CPU per review" % worst[0], worst[1],
+              "ms", "<= 50 ms", worst[1] <= 50, note="parse with caps, answer, write, free")
+    R.raw["hostile"] = raw
+    # Other requests beside them: small reviews at 500/s, alone and with worst bodies.
+    body = os.path.join(a.out, "inputs", "hostile-%s.json" % (worst[0] if worst else "keys"))
+    with open(body, "w") as f:
+        subprocess.run([a.tool, "review", "hostile:" + (worst[0] if worst else "keys")],
+                       stdout=f, check=True)
+    with open(body, "rb") as f:
+        hostile_body = f.read()
+    small = files[("small", "wmap")]
+    wh = Webhook(a, crt, key, "webhook-hostile.log")
+    stop = threading.Event()
+    sent = []
+
+    def attacker():
+        c = None
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                if c is None:
+                    c = http.client.HTTPSConnection("127.0.0.1", wh.port, context=tls_ctx(),
+                                                    timeout=10)
+                c.request("POST", "/mutate", hostile_body, {"Content-Type": "application/json"})
+                r = c.getresponse()
+                r.read()
+                sent.append(r.status)
+            except (OSError, http.client.HTTPException):
+                c = None
+            time.sleep(max(0.0, 1.0 / HOSTILE_RPS - (time.perf_counter() - t0)))
+        if c:
+            c.close()
+
+    try:
+        alone = h2load(a, wh, small, os.path.join(a.out, "h2load-hostile-alone"), rate=FIXED_RPS)
+        th = threading.Thread(target=attacker)
+        cpu0 = proc_cpu(wh.p.pid)
+        th.start()
+        time.sleep(0.3)
+        beside = h2load(a, wh, small, os.path.join(a.out, "h2load-hostile-beside"), rate=FIXED_RPS)
+        stop.set()
+        th.join()
+        cpu1 = proc_cpu(wh.p.pid)
+    finally:
+        stop.set()
+        wh.stop()
+    raw_l = {"alone": alone, "beside": beside, "hostile_answers": sent}
+    R.raw["hostile_latency"] = raw_l
+    cmd = "h2load --h1 -c 4 --rps 125 -D 3000ms (small review) beside %d/s POSTs of %s" % (
+        HOSTILE_RPS, os.path.basename(body))
+    if alone.get("p99_ms") is None or beside.get("p99_ms") is None:
+        R.add("hostile", "small reviews beside worst bodies", None, "ms", cmd=cmd,
+              note="no latencies recorded")
+        return
+    R.add("hostile", "small review at 500/s alone: mean / p99 (client)",
+          "%s / %s ms" % (fmt(alone["mean_ms"]), fmt(alone["p99_ms"])), "", cmd=cmd)
+    ok = beside["mean_ms"] <= 2 * alone["mean_ms"] + 0.5
+    R.add("hostile", "small review at 500/s beside %d worst bodies/s: mean / p99 (client)" %
+          HOSTILE_RPS, "%s / %s ms" % (fmt(beside["mean_ms"]), fmt(beside["p99_ms"])),
+          "", "mean <= 2x alone + 0.5 ms", ok, cmd=cmd,
+          note="%d worst bodies answered (%s); server CPU %.0f ms over the run; a small review "
+               "that lands on the poll thread reading a worst body waits for it (p99)" % (
+                   len(sent), ",".join(sorted(set(str(x) for x in sent))), (cpu1 - cpu0) * 1000))
+
+
 def callgrind(a, name, toggle, cmd):
     """Instructions executed inside toggle (valgrind callgrind: exact, load-independent)."""
     d = os.path.join(a.out, "callgrind")
@@ -783,7 +875,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,scale,admit,instructions")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,scale,admit,hostile,instructions")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
                     help="run every benchmark process at nice N (negative: ahead of other "
@@ -809,6 +901,7 @@ def main():
              ("live", lambda: bench_live(a, R)),
              ("scale", lambda: bench_scale(a, R)),
              ("admit", lambda: bench_admit(a, R)),
+             ("hostile", lambda: bench_hostile(a, R, files, crt, key)),
              ("instructions", lambda: bench_instructions(a, R))]
     for name, fn in steps:
         if name not in only:

@@ -5,7 +5,7 @@
 #                                 ASan+UBSan; core sources rebuilt into build-fuzz/)
 #   make fuzz-smoke               the same for ~10 s each (part of make check)
 #   make fuzz-<target>            one target (yaml, definition, admission, patch, quantity, policy, json,
-#                                 kubeconfig)
+#                                 kubeconfig, kube_status, exec_credential, kube_list)
 #   make allocfail                the allocation-failure sweep (tests/unit/test_allocfail.c)
 #   make hostile                  hostile and broken clients against build/wmap-webhook
 
@@ -14,7 +14,8 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_FLAGS   ?=
-FUZZ_TARGETS := yaml definition admission patch quantity policy kubeconfig json
+FUZZ_TARGETS := yaml definition admission patch quantity policy kubeconfig json kube_status \
+                exec_credential kube_list
 FUZZ_DEB     := clang libclang-rt-14-dev
 
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

@@ -777,3 +777,156 @@ Test(admission, trainjob_entry_of_wmap_without_the_node_job_gets_it_added)
 	json_decref(launcher);
 	json_decref(obj);
 }
+
+/* A JobSet review whose template carries a field nested `levels` deep, as the API server
+ * sends it (namespace in the envelope, request.kind, the object, then dryRun and options). */
+static char *deep_review_text(int levels, const char *ns, const char *labels_json)
+{
+	const char *head_fmt =
+		"{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+		"\"request\":{\"uid\":\"deep-1\",\"kind\":{\"group\":\"jobset.x-k8s.io\","
+		"\"version\":\"v1alpha2\",\"kind\":\"JobSet\"},\"namespace\":\"%s\","
+		"\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\","
+		"\"kind\":\"JobSet\",\"metadata\":{\"name\":\"deep\",\"namespace\":\"%s\","
+		"\"labels\":%s},\"spec\":{\"replicatedJobs\":[{\"name\":\"w\",\"replicas\":1,"
+		"\"template\":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+		"\"image\":\"i\"}],\"x\":";
+	const char *tail = "}}}}}]}},\"dryRun\":false,\"options\":{\"kind\":\"CreateOptions\"}}}";
+	char head[1024];
+	snprintf(head, sizeof(head), head_fmt, ns, ns, labels_json);
+	size_t hl = strlen(head), tl = strlen(tail);
+	char *t = malloc(hl + 2 * (size_t)levels + 2 + tl + 1);
+	cr_assert_not_null(t);
+	memcpy(t, head, hl);
+	size_t n = hl;
+	for (int i = 0; i < levels; i++)
+		t[n++] = '[';
+	t[n++] = '1';
+	for (int i = 0; i < levels; i++)
+		t[n++] = ']';
+	memcpy(t + n, tail, tl + 1);
+	return t;
+}
+
+static json_t *answer_deep(wmap_admission_mode mode, const wmap_policy_set *set,
+			   const char *ns, const char *labels, wmap_admission_info *info)
+{
+	char *text = deep_review_text(3000, ns, labels);
+	json_t *review = NULL, *out = NULL;
+	wmap_json_cut cut;
+	json_error_t je;
+	cr_assert_eq(wmap_admission_parse(&review, &cut, text, strlen(text), 0, &je), 0, "%s",
+		     je.text);
+	cr_assert_str_eq(cut.reason, "too-deep");
+	wmap_admission_config cfg = { 0 };
+	cfg.policies = set;
+	cfg.cut = &cut;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_admission_review(&out, eng, &cfg, mode, review, info, &err), 0, "%s",
+		     err.message);
+	json_decref(review);
+	free(text);
+	return out;
+}
+
+Test(admission, a_review_cut_by_the_parse_is_allowed_with_a_warning)
+{
+	wmap_admission_info info;
+	json_t *out = answer_deep(WMAP_ADMISSION_MUTATE, NULL, "team-a", "{}", &info);
+	json_t *resp = json_object_get(out, "response");
+	cr_expect_str_eq(json_string_value(json_object_get(resp, "uid")), "deep-1");
+	cr_expect(json_is_true(json_object_get(resp, "allowed")));
+	cr_expect_null(json_object_get(resp, "patch"), "nothing is written into a cut object");
+	json_t *w = json_object_get(resp, "warnings");
+	cr_assert_eq(json_array_size(w), 1);
+	const char *text = json_string_value(json_array_get(w, 0));
+	cr_expect(strstr(text, "nesting deeper than 204 levels at .request.object.spec."
+			       "replicatedJobs[0].template.spec.template.spec.x[0]") != NULL,
+		  "%s", text);
+	cr_expect(strstr(text, "allowed unchanged") != NULL, "%s", text);
+	cr_expect_str_eq(info.result, "failopen");
+	cr_expect_str_eq(info.reason, "too-deep");
+	cr_expect_str_eq(info.kind, "JobSet.jobset.x-k8s.io");
+	cr_expect_str_eq(info.namespace_, "team-a");
+	json_decref(out);
+
+	/* /validate with no policy: allowed, the same warning. */
+	out = answer_deep(WMAP_ADMISSION_VALIDATE, NULL, "team-a", "{}", &info);
+	resp = json_object_get(out, "response");
+	cr_expect(json_is_true(json_object_get(resp, "allowed")));
+	cr_expect_eq(json_array_size(json_object_get(resp, "warnings")), 1);
+	cr_expect_str_eq(info.result, "failopen");
+	json_decref(out);
+}
+
+static const char *prod_policy =
+	"apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: prod-priority}\n"
+	"spec:\n"
+	"  match:\n"
+	"    kinds: [\"JobSet.jobset.x-k8s.io\"]\n"
+	"    namespaces: [prod]\n"
+	"    selector: {matchLabels: {tier: training}}\n"
+	"  mode: override\n"
+	"  enforce: true\n"
+	"  podTemplate: {priorityClassName: high}\n";
+
+Test(admission, a_cut_review_is_denied_where_an_enforced_policy_matches)
+{
+	wmap_policy_set *set = policies(prod_policy);
+	wmap_admission_info info;
+	json_t *out = answer_deep(WMAP_ADMISSION_VALIDATE, set, "prod", "{\"tier\":\"training\"}",
+				  &info);
+	json_t *resp = json_object_get(out, "response");
+	cr_expect_str_eq(json_string_value(json_object_get(resp, "uid")), "deep-1");
+	cr_expect(json_is_false(json_object_get(resp, "allowed")));
+	json_t *status = json_object_get(resp, "status");
+	cr_expect_eq(json_integer_value(json_object_get(status, "code")), 403);
+	const char *msg = json_string_value(json_object_get(status, "message"));
+	cr_assert_not_null(msg);
+	cr_expect(strstr(msg, "could not check this JobSet.jobset.x-k8s.io against enforced "
+			      "policy prod-priority: the review has nesting deeper than 204 levels "
+			      "at .request.object.spec.") != NULL, "%s", msg);
+	cr_expect_str_eq(info.result, "denied");
+	cr_expect_str_eq(info.reason, "too-deep");
+	json_decref(out);
+
+	/* The selector is not consulted (the labels may be what was cut): still denied. */
+	out = answer_deep(WMAP_ADMISSION_VALIDATE, set, "prod", "{\"tier\":\"other\"}", &info);
+	cr_expect(json_is_false(json_object_get(json_object_get(out, "response"), "allowed")));
+	json_decref(out);
+
+	/* Another namespace: the policy does not match; allowed with the warning. */
+	out = answer_deep(WMAP_ADMISSION_VALIDATE, set, "dev", "{\"tier\":\"training\"}", &info);
+	resp = json_object_get(out, "response");
+	cr_expect(json_is_true(json_object_get(resp, "allowed")));
+	cr_expect_eq(json_array_size(json_object_get(resp, "warnings")), 1);
+	json_decref(out);
+
+	/* /mutate never denies. */
+	out = answer_deep(WMAP_ADMISSION_MUTATE, set, "prod", "{\"tier\":\"training\"}", &info);
+	cr_expect(json_is_true(json_object_get(json_object_get(out, "response"), "allowed")));
+	json_decref(out);
+	wmap_policy_set_free(set);
+}
+
+Test(admission, a_review_without_a_uid_is_still_refused_when_cut)
+{
+	const char *text = "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+			   "\"request\":{\"operation\":\"CREATE\",\"object\":{\"a\":[[[[[[1]]]]]]}}}";
+	json_t *review = NULL, *out = NULL;
+	wmap_json_cut cut;
+	wmap_json_limits lim = { 0 };
+	lim.cut = 1;
+	lim.max_depth = 6;
+	json_error_t je;
+	cr_assert_eq(wmap_json_parse_limited(&review, &cut, text, strlen(text), &lim, &je), 0);
+	cr_assert_not_null(cut.reason);
+	wmap_admission_config cfg = { 0 };
+	cfg.cut = &cut;
+	wmap_error err = { 0 };
+	cr_expect_eq(wmap_admission_review(&out, eng, &cfg, WMAP_ADMISSION_MUTATE, review, NULL,
+					   &err), WMAP_EINVAL);
+	cr_expect(strstr(err.message, "request.uid") != NULL, "%s", err.message);
+	cr_expect_null(out);
+	json_decref(review);
+}
