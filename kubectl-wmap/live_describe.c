@@ -67,13 +67,21 @@ static void stats_add_node(stats *s, const char *node)
 		s->nodes[s->n_nodes++] = node;
 }
 
-/* Sorted distinct node names joined with commas. */
+/* Sorted distinct node names joined with commas; past NODES_LISTED names, how many ("250
+ * nodes", "64+ nodes" when more than the stats keep) so that a row stays one line. */
+#define NODES_LISTED 6
+
 static void stats_finish(stats *s)
 {
 	size_t used = 0;
 
 	qsort(s->nodes, s->n_nodes, sizeof(s->nodes[0]), str_cmp);
 	s->node_list[0] = '\0';
+	if (s->n_nodes > NODES_LISTED) {
+		snprintf(s->node_list, sizeof(s->node_list), "%zu%s nodes", s->n_nodes,
+			 s->n_nodes == sizeof(s->nodes) / sizeof(s->nodes[0]) ? "+" : "");
+		return;
+	}
 	for (size_t i = 0; i < s->n_nodes && used < sizeof(s->node_list); i++)
 		used += (size_t)snprintf(s->node_list + used, sizeof(s->node_list) - used, "%s%s",
 					 i ? "," : "", s->nodes[i]);

@@ -302,7 +302,9 @@ int live_gang_load(live_gang *g, live_ctx *lc, const wmap_workload *w, const liv
 			if (s == SCHED_KUEUE) {
 				kueue_admitted = kueue_admitted == 0 ? 0 : adm;
 				kueue_min += min;
-			} else {
+			} else if (!obj_source || obj_source == kinds[s].who) {
+				/* One scheduler places the pods: the first kind with groups gives
+				 * the minimum, the sum of its groups (one per instance, say). */
 				obj_min += min;
 				if (min > 0)
 					obj_source = kinds[s].who;

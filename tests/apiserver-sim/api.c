@@ -337,9 +337,16 @@ int sim_store_create_direct(struct sim *s, json_t *obj, struct sim_err *err)
         char nsbuf[256];
         snprintf(nsbuf, sizeof(nsbuf), "%s", ns);
         json_t *status = json_incref(json_object_get(copy, "status"));
+        char given_uid[64] = "";
+        if (sim_jstr(meta, "uid") && strlen(sim_jstr(meta, "uid")) < sizeof(given_uid))
+            snprintf(given_uid, sizeof(given_uid), "%s", sim_jstr(meta, "uid"));
         sim_prune(copy, res->schema, NULL);
         sim_default(copy, res->schema);
         prepare_new(res, copy, nsbuf);
+        /* A preloaded object keeps the uid it was given, so that a file can hold a whole
+         * ownership tree (a JobSet, its Jobs and their pods with owner references). */
+        if (given_uid[0])
+            json_object_set_new(json_object_get(copy, "metadata"), "uid", json_string(given_uid));
         /* Preloaded objects keep the status they were given: they stand for state that a
          * controller would have written. */
         if (status && strcmp(res->plural, "namespaces"))

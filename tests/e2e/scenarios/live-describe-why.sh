@@ -174,3 +174,66 @@ r=$(sim_curl PATCH /apis/kueue.x-k8s.io/v1beta1/namespaces/default/workloads/job
 run_ok kubectl wmap describe jobset/train --events 0
 assert_contains "$OUT" "Gang: 4/7 scheduled, 3/7 ready (min 7), admitted
   Kueue Workload jobset-train-5f2c1: Admitted, min 7"
+
+# scheduler-plugins' coscheduling installed since the plugin cached discovery: seen once the
+# cache is cleared. Its PodGroup is named by the pods' label; KAI's is found by its owner
+# reference. The minimum is the first scheduler's (coscheduling); Kueue still decides admission.
+kc apply -f "$GANG/coscheduling-podgroup-crd.yaml" >/dev/null
+rm -rf "$HOME/.kube/cache/wmap"
+kc label pod train-driver-0-0-x7k2p train-workers-0-0-b5n8q train-workers-0-1-c9m4r \
+    train-workers-1-0-d2h6s train-workers-1-1-f4j8t scheduling.x-k8s.io/pod-group=train-cos >/dev/null
+kc create -f - >/dev/null <<'EOF2' || fail "cannot create the coscheduling PodGroup"
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: train-cos}
+spec: {minMember: 7, scheduleTimeoutSeconds: 60}
+EOF2
+r=$(sim_curl PATCH /apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/train-cos/status \
+    -H 'Content-Type: application/merge-patch+json' --data-binary '{"status":{"phase":"Scheduling","running":3}}')
+[[ $(tail -n1 <<<"$r") == 200 ]] || fail "coscheduling status: $r"
+kc create -f - >/dev/null <<EOF2 || fail "cannot create the KAI PodGroup"
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata:
+  name: pg-train-$js_uid
+  ownerReferences: [{apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: train, uid: $js_uid, controller: true}]
+spec:
+  queue: team-a
+  subGroups: [{name: driver, minMember: 1}, {name: workers, minMember: 6}]
+EOF2
+r=$(sim_curl PATCH "/apis/scheduling.run.ai/v2alpha2/namespaces/default/podgroups/pg-train-$js_uid/status" \
+    -H 'Content-Type: application/merge-patch+json' --data-binary '{"status":{"phase":"Pending",
+    "schedulingConditions":[{"type":"UnschedulableOnNodePool","nodePool":"default","status":"True",
+      "reasons":[{"reason":"OverLimit","message":"queue team-a would exceed its GPU limit of 4"}]}]}}')
+[[ $(tail -n1 <<<"$r") == 200 ]] || fail "KAI status: $r"
+run_ok kubectl wmap describe jobset/train --events 0
+assert_contains "$OUT" "Gang: 4/7 scheduled, 3/7 ready (min 7), admitted
+  coscheduling PodGroup train-cos: Scheduling, min 7
+  KAI PodGroup pg-train-$js_uid: Pending, min 7: OverLimit: queue team-a would exceed its GPU limit of 4
+  Kueue Workload jobset-train-5f2c1: Admitted, min 7"
+json=$(kubectl wmap describe jobset/train -o json --events 0 2>/dev/null)
+assert_eq 'coscheduling 7' "$(jq -r '.gang | "\(.minFrom) \(.minMember)"' <<<"$json")"
+
+# A failing init container and an image that cannot be pulled.
+r=$(sim_curl PATCH /api/v1/namespaces/default/pods/train-workers-1-0-d2h6s/status \
+    -H 'Content-Type: application/merge-patch+json' --data-binary '{"status":{"phase":"Pending",
+    "conditions":[{"type":"PodScheduled","status":"True"},{"type":"Initialized","status":"False","reason":"ContainersNotInitialized"},{"type":"Ready","status":"False","reason":"ContainersNotReady"}],
+    "initContainerStatuses":[{"name":"fetch-data","ready":false,"restartCount":3,
+      "state":{"terminated":{"reason":"Error","exitCode":2,"message":"s3://bucket/shard-7: access denied"}}}],
+    "containerStatuses":[{"name":"main","ready":false,"restartCount":0,"state":{"waiting":{"reason":"PodInitializing"}}}]}}')
+[[ $(tail -n1 <<<"$r") == 200 ]] || fail "init status: $r"
+r=$(sim_curl PATCH /api/v1/namespaces/default/pods/train-driver-0-0-x7k2p/status \
+    -H 'Content-Type: application/merge-patch+json' --data-binary '{"status":{"phase":"Pending",
+    "conditions":[{"type":"PodScheduled","status":"True"},{"type":"Ready","status":"False","reason":"ContainersNotReady"}],
+    "containerStatuses":[{"name":"main","ready":false,"restartCount":0,"image":"python:3.12-typo",
+      "state":{"waiting":{"reason":"ImagePullBackOff","message":"Back-off pulling image \"python:3.12-typo\""}}}]}}')
+[[ $(tail -n1 <<<"$r") == 200 ]] || fail "image status: $r"
+run_ok kubectl wmap describe jobset/train --events 0
+assert_contains "$OUT" "train-driver-0-0-x7k2p    Pending (ImagePullBackOff)" "tree row"
+assert_contains "$OUT" "train-workers-1-0-d2h6s   Pending (Init:Error)" "tree row"
+assert_contains "$OUT" "  replicatedjob/driver: 1 of 1 pod not ready
+    train-driver-0-0-x7k2p: Pending (ImagePullBackOff)
+      main: ImagePullBackOff: Back-off pulling image \"python:3.12-typo\""
+assert_contains "$OUT" "    train-workers-1-0-d2h6s: Pending (Init:Error)
+      init container fetch-data: Error (exit 2), 3 restarts: s3://bucket/shard-7: access denied"
+assert_not_contains "$OUT" "PodInitializing" "a container waiting for its init containers is not a problem of its own"
