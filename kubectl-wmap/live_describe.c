@@ -511,7 +511,7 @@ static int instance_of(desc *d, int k, const json_t *obj)
 	int found = -2;
 
 	if (!n->def->pod_instance_id_path)
-		return -1;
+		return n->def->instance_id_path ? -2 : -1;
 	if (wmap_pod_key(&id, d->lc->eng, d->w->definition, n->index, (json_t *)obj, 0, &e) == 0 &&
 	    id)
 		for (size_t i = 0; i < n->n_instances; i++)
