@@ -1017,8 +1017,8 @@ static int render_model(desc *d, cli_output format)
 		      list);
 	if (!m)
 		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory building the output");
-	json_object_set_new(m, "events", d->have_events ? json_deep_copy(json_object_get(d->why, "workload"))
-							: json_null());
+	json_object_set_new(m, "events", d->have_events ?
+				json_deep_copy(json_object_get(d->why, "workload")) : json_null());
 	json_object_set_new(m, "gang", gang_json(d));
 	rc = render_value(stdout, m, format, &d->err);
 	json_decref(m);

@@ -244,7 +244,8 @@ static int pod_scheduled(const pod_info *p)
 int live_gang_load(live_gang *g, live_ctx *lc, const wmap_workload *w, const live_pods *pods,
 		   wmap_error *err)
 {
-	const char *uid = json_string_value(json_object_get(json_object_get(w->object, "metadata"), "uid"));
+	const char *uid = json_string_value(
+		json_object_get(json_object_get(w->object, "metadata"), "uid"));
 	wmap_gang_plan *plan = NULL;
 	json_t *names = NULL;
 	int64_t plan_min = 0, obj_min = 0, kueue_min = 0;
