@@ -237,3 +237,21 @@ assert_contains "$OUT" "  replicatedjob/driver: 1 of 1 pod not ready
 assert_contains "$OUT" "    train-workers-1-0-d2h6s: Pending (Init:Error)
       init container fetch-data: Error (exit 2), 3 restarts: s3://bucket/shard-7: access denied"
 assert_not_contains "$OUT" "PodInitializing" "a container waiting for its init containers is not a problem of its own"
+
+# The simulator selects events by the fields the real server offers, and refuses others.
+run_ok kubectl get events --field-selector involvedObject.name=train-workers-1-1-f4j8t,type=Warning -o name
+assert_eq 3 "$(wc -l <<<"$OUT")" "events of one pod by field selector"
+assert_fails kubectl get events --field-selector message=x
+assert_contains "$OUT" "field label not supported: message"
+
+# Events as a careless controller writes them: a count that is not a number, no timestamps,
+# no message, an involvedObject without uid. Describe still answers, and says what it can.
+live_create "$(jq -cn --arg u "$unsched" '{apiVersion:"v1", kind:"Event", metadata:{name:"odd.1"},
+    involvedObject:{kind:"Pod", name:"train-workers-1-1-f4j8t", namespace:"default", uid:$u},
+    type:"Warning", reason:"OddOne", count:"many"}')" \
+    "$(jq -cn '{apiVersion:"v1", kind:"Event", metadata:{name:"odd.2"},
+    involvedObject:{kind:"Pod", name:"train-workers-1-1-f4j8t", namespace:"default"},
+    type:"Warning", reason:"NoUid", message:"not matched without a uid"}')"
+run_ok kubectl wmap describe jobset/train --events 10
+assert_contains "$OUT" "OddOne x1  Pod/train-workers-1-1-f4j8t: "
+assert_not_contains "$OUT" "NoUid"
