@@ -20,6 +20,7 @@ static const cli_flag flags[] = {
 	{ "filename", "file", 'f', "FILE", "the object to describe, YAML or JSON (- reads stdin)" },
 	{ "pod-limit", NULL, 0, "N", "live: show at most N pods per component, unhealthy first (0 = all)" },
 	{ "component-limit", NULL, 0, "N", "live: show at most N components per level, unhealthy first (0 = all)" },
+	{ "events", NULL, 0, "N", "live: show the N newest Warning events per component and of the workload (default 3, 0 = none, no events request)" },
 	{ NULL, NULL, 0, NULL, NULL },
 };
 

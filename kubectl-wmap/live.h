@@ -137,6 +137,16 @@ void live_complete_target(int n, char **words, const char *type, const char *cur
 /* The live describe (cmd_describe.c hands TYPE/NAME over to it); returns the exit code. */
 int live_describe(const cli_options *o);
 
+/* Checks describe's numeric flags (--pod-limit, --component-limit, --events) before
+ * anything is sent. 0 or CLI_EXIT_USAGE (printed). */
+int live_describe_check_flags(const cli_options *o);
+
+/* One view of the live describe on an open connection: fetches TYPE NAME, its pods, its
+ * Warning events (one request) and its gang objects, and prints it as lc->o asks (tree or
+ * -o json|yaml). Errors are printed; returns the exit code. Call it again for a new view
+ * (describe -w). */
+int live_describe_view(live_ctx *lc, const char *type, const char *name);
+
 /* "--request-timeout" in milliseconds (0 = default), -1 when malformed. */
 long live_timeout_ms(const cli_options *o);
 

@@ -187,6 +187,9 @@ bool sim_selector_match(const json_t *reqs, const json_t *labels);
 /* metav1.LabelSelector object (matchLabels/matchExpressions); NULL selector matches all. */
 int sim_labelselector_match(const json_t *selector, const json_t *labels, bool *out, char *errbuf, size_t n);
 
+/* events.c: a selectable field of a core/v1 Event; false when the label is not one. */
+bool sim_event_field(const json_t *ev, const char *label, const char **value);
+
 /* admission.c */
 enum sim_op { SIM_CREATE, SIM_UPDATE, SIM_DELETE };
 /* Runs the mutating (validating=false) or the validating chain. *obj may be replaced (owned by caller).

@@ -595,6 +595,109 @@ def bench_live(a, R):
         logf.close()
 
 
+def timed_gets(port, token, path, n):
+    """n GETs of path over one TLS keep-alive connection: (median ms, body bytes)."""
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=tls_ctx(), timeout=60)
+    times, size = [], 0
+    try:
+        for _ in range(n):
+            t = time.perf_counter()
+            c.request("GET", path, headers={"Authorization": "Bearer " + token, "Accept": "application/json"})
+            r = c.getresponse()
+            body = r.read()
+            times.append((time.perf_counter() - t) * 1000)
+            if r.status != 200:
+                raise RuntimeError("GET %s: %d %s" % (path, r.status, body[:200]))
+            size = len(body)
+    finally:
+        c.close()
+    return median(times), size
+
+
+def bench_big(a, R):
+    """Issue 16: describe of a 2,000-pod JobSet next to kubectl get pods -l <its selector>, and
+    the events request on a namespace of 10,000 events (tests/bench/bigjob.py)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
+    import bigjob
+    sim = os.path.join(a.bin, "apiserver-sim")
+    plugin = os.path.join(a.bin, "kubectl-wmap")
+    kubectl = shutil.which("kubectl")
+    d = os.path.join(a.out, "big")
+    os.makedirs(d, exist_ok=True)
+    if not (os.path.exists(sim) and kubectl):
+        R.add("big", "describe of a 2,000-pod JobSet", "not measurable", "", note="apiserver-sim or kubectl missing")
+        return
+    bigjob.main(["bigjob", d])
+    kc, rf = os.path.join(d, "kubeconfig"), os.path.join(d, "ready")
+    token = "bench" + "0" * 35
+    if os.path.exists(rf):
+        os.unlink(rf)
+    logf = open(os.path.join(d, "sim.log"), "w")
+    p = subprocess.Popen([sim, "--port", "0", "--kubeconfig-out", kc, "--ready-file", rf, "--token", token,
+                          "--load", JOBSET_CRD, "--load", os.path.join(d, "big.json"),
+                          "--load", os.path.join(d, "events.json")], stdout=logf, stderr=logf)
+    try:
+        for _ in range(6000):
+            if os.path.exists(rf) and os.path.getsize(rf) > 0 or p.poll() is not None:
+                break
+            time.sleep(0.01)
+        with open(rf) as f:
+            port = int(f.readline())
+        env = dict(os.environ, KUBECONFIG=kc, HOME=os.path.join(d, "home"), WMAP_CACHE_DIR=os.path.join(d, "cache"))
+        os.makedirs(env["HOME"], exist_ok=True)
+        get = [kubectl, "--kubeconfig", kc, "get", "pods", "-n", "big", "-l", bigjob.SELECTOR, "-o", "json"]
+        desc = [plugin, "describe", "jobset/big", "-n", "big", "--kubeconfig", kc]
+        for cmd in (get, desc):   # warm both discovery caches, check both work
+            r = run(cmd, env=env)
+            if r.returncode != 0:
+                R.add("big", "describe of a 2,000-pod JobSet", "not measurable", "", "<= 1.5x", False,
+                      " ".join(cmd), note="failed: " + r.stderr.strip()[-200:])
+                return
+        npods = len(json.loads(run(get, env=env).stdout)["items"])
+        hf = ["env", "KUBECONFIG=" + kc, "HOME=" + env["HOME"], "WMAP_CACHE_DIR=" + env["WMAP_CACHE_DIR"]]
+        (tg, td, td0), hcmd = hyperfine(a, [" ".join(hf + get), " ".join(hf + desc),
+                                           " ".join(hf + desc + ["--events", "0"])], "big", runs=10, warmup=1)
+        cpu = hyperfine.cpu_ms
+        R.add("big", "kubectl get pods -l <selector> -o json (%d pods)" % npods, tg, "ms", cmd=hcmd,
+              note="CPU user+sys %s ms" % fmt(cpu[0]))
+        R.add("big", "describe jobset/big (%d pods, 500 Jobs)" % npods, td, "ms", cmd=hcmd,
+              note="CPU user+sys %s ms; with --events 0: %s ms" % (fmt(cpu[1]), fmt(td0)))
+        R.add("big", "describe / kubectl get pods -l -o json", td / tg, "x", "<= 1.5x", td <= 1.5 * tg, hcmd)
+        R.add("big", "describe 2,000 pods: peak RSS", peak_rss(desc, runs=3, env=env), "MiB",
+              cmd="/usr/bin/time -f %M " + " ".join(desc))
+        # Events: one namespace list of the Warning events, filtered locally, against one
+        # field-selector request per object, on 10,000 events.
+        ns_list = "/api/v1/namespaces/noisy/events?fieldSelector=type%3DWarning"
+        pods = json.loads(run([kubectl, "--kubeconfig", kc, "get", "pods", "-n", "noisy", "-o", "json"], env=env).stdout)["items"]
+        one = "/api/v1/namespaces/noisy/events?fieldSelector=involvedObject.uid%%3D%s,type%%3DWarning" % pods[-1]["metadata"]["uid"]
+        all_ev = "/api/v1/namespaces/noisy/events"
+        t_list, b_list = timed_gets(port, token, ns_list, 15)
+        t_one, b_one = timed_gets(port, token, one, 15)
+        t_all, b_all = timed_gets(port, token, all_ev, 7)
+        R.add("events", "10,000 events: one list with type=Warning (one request)", t_list, "ms",
+              cmd="GET " + ns_list, note="%d KB" % (b_list // 1024))
+        R.add("events", "10,000 events: one involvedObject.uid=X,type=Warning request", t_one, "ms",
+              cmd="GET " + one, note="%d bytes; a describe needs one per pod and controller" % b_one)
+        R.add("events", "10,000 events: the whole namespace list, no selector", t_all, "ms",
+              cmd="GET " + all_ev, note="%d KB" % (b_all // 1024))
+        R.add("events", "objects at which per-object requests cost more than one list", t_list / t_one, "objects",
+              note="the list costs %s per-object requests; a 2,000-pod JobSet would need >= 2,000" % fmt(t_list / t_one))
+        dn = [plugin, "describe", "jobset/train", "-n", "noisy", "--kubeconfig", kc]
+        (te, te0), hcmd = hyperfine(a, [" ".join(hf + dn), " ".join(hf + dn + ["--events", "0"])], "events", runs=10, warmup=1)
+        R.add("events", "describe in a namespace of 10,000 events, --events 3 / --events 0", te / te0, "x",
+              cmd=hcmd, note="%s ms / %s ms" % (fmt(te), fmt(te0)))
+        R.raw["big"] = {"pods": npods, "get_ms": tg, "describe_ms": td, "describe_no_events_ms": td0,
+                        "events_list_ms": t_list, "events_list_bytes": b_list, "events_one_ms": t_one,
+                        "events_all_ms": t_all, "describe_noisy_ms": te, "describe_noisy_no_events_ms": te0}
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        logf.close()
+
+
 def wmap_bench(a, args):
     r = run([a.tool] + args)
     if r.returncode != 0:
@@ -875,7 +978,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,scale,admit,hostile,instructions")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
                     help="run every benchmark process at nice N (negative: ahead of other "
@@ -899,6 +1002,7 @@ def main():
              ("webhook", lambda: bench_webhook(a, R, files, crt, key)),
              ("plugin", lambda: bench_plugin(a, R)),
              ("live", lambda: bench_live(a, R)),
+             ("big", lambda: bench_big(a, R)),
              ("scale", lambda: bench_scale(a, R)),
              ("admit", lambda: bench_admit(a, R)),
              ("hostile", lambda: bench_hostile(a, R, files, crt, key)),
