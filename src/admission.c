@@ -956,6 +956,17 @@ done:
 
 /* ---- the AdmissionReview envelope --------------------------------------------------- */
 
+/* allowed: false with a Forbidden status; -1 when memory runs out (resp then unchanged or
+ * without its status: the caller must not send it). */
+static int deny(json_t *resp, const char *msg)
+{
+	json_t *st = json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status", "Failure", "reason",
+			       "Forbidden", "message", msg);
+	if (!st || json_object_set_new(resp, "status", st))
+		return -1;
+	return json_object_set_new(resp, "allowed", json_false()) ? -1 : 0;
+}
+
 int wmap_admission_parse(json_t **out, wmap_json_cut *cut, const char *body, size_t len,
 			 int64_t deadline_ns, json_error_t *jerr)
 {
@@ -1026,13 +1037,7 @@ static int answer_cut(json_t *resp, json_t *warnings, wmap_admission_mode mode,
 			snprintf(msg, sizeof(msg), "wmap could not check this %s against enforced "
 				 "policy %s: %s, past what wmap reads", info->kind, p->name, why);
 			info->result = "denied";
-			if (json_object_set_new(resp, "allowed", json_false()) ||
-			    json_object_set_new(resp, "status",
-						json_pack("{s:i, s:s, s:s, s:s}", "code", 403,
-							  "status", "Failure", "reason",
-							  "Forbidden", "message", msg)))
-				return -1;
-			return 0;
+			return deny(resp, msg);
 		}
 	}
 	warn(warnings, "wmap: %s; allowed unchanged", why);
@@ -1153,10 +1158,8 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 			 "policies: %s", info->kind, e.message);
 		info->result = "denied";
 		info->reason = reason ? reason : "internal";
-		json_object_set_new(resp, "allowed", json_false());
-		json_object_set_new(resp, "status",
-				    json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status",
-					      "Failure", "reason", "Forbidden", "message", msg));
+		if (deny(resp, msg))
+			goto nomem;
 	} else if (rc) {
 		/* Fail open: allowed unchanged, and the user is told why. */
 		info->result = "failopen";
@@ -1178,10 +1181,8 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 			n += (size_t)w;
 		}
 		info->result = "denied";
-		json_object_set_new(resp, "allowed", json_false());
-		json_object_set_new(resp, "status",
-				    json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status",
-					      "Failure", "reason", "Forbidden", "message", msg));
+		if (deny(resp, msg))
+			goto nomem;
 	} else if (pb && wmap_patch_len(pb) > 0) {
 		size_t text_len = 0;
 		char *text = NULL;
@@ -1193,11 +1194,7 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 					json_stringn_nocheck(b64, strlen(b64)))) {
 			free(b64);
 			free(text);
-			json_decref(resp);
-			wmap_patch_free(pb);
-			json_decref(warnings);
-			json_decref(violations);
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			goto nomem;
 		}
 		info->result = "patched";
 		info->patch_ops = wmap_patch_len(pb);
@@ -1205,12 +1202,20 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		free(text);
 		free(b64);
 	}
-	if (warnings && json_array_size(warnings) > 0)
-		json_object_set(resp, "warnings", warnings);
+	if (warnings && json_array_size(warnings) > 0 && json_object_set(resp, "warnings", warnings))
+		goto nomem;
 	wmap_patch_free(pb);
 	json_decref(warnings);
 	json_decref(violations);
 	*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind", "AdmissionReview",
 			 "response", resp);
 	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+nomem:
+	/* Half a response (a denial without its message, an answer without its warnings) is
+	 * never sent: the webhook answers 500 and the API server applies the failurePolicy. */
+	json_decref(resp);
+	wmap_patch_free(pb);
+	json_decref(warnings);
+	json_decref(violations);
+	return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }

@@ -306,7 +306,11 @@ static void load_action(ctx *c, const json_t *x, const char *ip, void *ud)
 	if (val) {
 		json_error_t je;
 		a->value = json_loads(val, JSON_DECODE_ANY, &je);
-		if (!a->value) {
+		/* jansson names every syntax error; no message (or the out-of-memory code) means
+		 * an allocation failed, which is not the definition's fault. */
+		if (!a->value && (json_error_code(&je) == json_error_out_of_memory || !je.text[0])) {
+			c->oom = 1;
+		} else if (!a->value) {
 			char *vp = child_ptr(c, ip, "value");
 			finding(c, vp ? vp : ip, "value \"%s\" is not JSON: %s", val, je.text);
 			free(vp);

@@ -189,7 +189,10 @@ wmap_expr *get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key,
 	place_of(c, p, place, sizeof(place));
 	e->place = xstrdup(c, place);
 	e->jq_slot = e->jq_path_slot = -1;
-	e->path = wmap_path_parse(e->text);
+	int path_oom = 0;
+	e->path = wmap_path_parse_oom(e->text, &path_oom);
+	if (path_oom)
+		c->oom = 1;   /* a plain path must stay one: the schema check and locations rely on it */
 	if (!e->path)
 		e->jn = wmap_jn_parse(e->text);
 	if (!e->path && !e->jn) {

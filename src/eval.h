@@ -33,6 +33,8 @@ int wmap_results_push(wmap_results *r, json_t *value_stolen, char *pointer_stole
 typedef struct wmap_path wmap_path;
 /* Parses text as a plain path; NULL when it is anything else (then libjq evaluates it). */
 wmap_path *wmap_path_parse(const char *text);
+/* The same; *oom is 1 when NULL came from a failed allocation rather than from the text. */
+wmap_path *wmap_path_parse_oom(const char *text, int *oom);
 void wmap_path_free(wmap_path *p);
 /* The steps of a parsed path, for schema checks (schema.c): how many (0 for a literal or
  * "."), and each one's kind; *key is set for WMAP_PATH_KEY (borrowed). */

@@ -63,8 +63,9 @@ static int add_step(wmap_path *p, step s)
 	return 0;
 }
 
-/* A jq string literal without escapes other than \" and \\ (enough for keys). */
-static char *parse_string(const char **pp)
+/* A jq string literal without escapes other than \" and \\ (enough for keys). NULL when it
+ * is not one, or (with *oom set) when memory runs out. */
+static char *parse_string(const char **pp, int *oom)
 {
 	const char *p = *pp;
 	char buf[256];
@@ -89,7 +90,10 @@ static char *parse_string(const char **pp)
 		return NULL;
 	buf[n] = '\0';
 	*pp = p + 1;
-	return strdup(buf);
+	char *d = strdup(buf);
+	if (!d)
+		*oom = 1;
+	return d;
 }
 
 static const char *skip_space(const char *s)
@@ -101,8 +105,9 @@ static const char *skip_space(const char *s)
 
 /* After an iteration: ` | select(.K == "V")`, then ` | ` before the rest of the path, or
  * the end. 0 when there is no filter (nothing consumed), 1 when one was read, -1 when the
- * text goes on in a way the plain form does not cover. */
-static int parse_select(const char **pp, char **key, char **value)
+ * text goes on in a way the plain form does not cover, or (with *oom set) when memory runs
+ * out. */
+static int parse_select(const char **pp, char **key, char **value, int *oom)
 {
 	const char *s = skip_space(*pp);
 	if (*s != '|')
@@ -116,12 +121,15 @@ static int parse_select(const char **pp, char **key, char **value)
 		s++;
 	if (s == b || !isalpha((unsigned char)*b))
 		return -1;
-	*key = strndup(b, (size_t)(s - b));
+	if (!(*key = strndup(b, (size_t)(s - b)))) {
+		*oom = 1;
+		return -1;
+	}
 	s = skip_space(s);
-	if (!*key || strncmp(s, "==", 2) != 0)
+	if (strncmp(s, "==", 2) != 0)
 		goto fail;
 	s = skip_space(s + 2);
-	if (!(*value = parse_string(&s)))
+	if (!(*value = parse_string(&s, oom)))
 		goto fail;
 	s = skip_space(s);
 	if (*s != ')')
@@ -145,17 +153,29 @@ fail:
 
 wmap_path *wmap_path_parse(const char *text)
 {
+	int oom = 0;
+	return wmap_path_parse_oom(text, &oom);
+}
+
+wmap_path *wmap_path_parse_oom(const char *text, int *oom)
+{
 	wmap_path *p = calloc(1, sizeof(*p));
 	const char *s = text;
 
-	if (!p)
+	*oom = 0;
+	if (!p) {
+		*oom = 1;
 		return NULL;
+	}
 	while (isspace((unsigned char)*s))
 		s++;
 	if (*s != '.') {
 		/* Literals such as replicasPath: "1" need no jq either. */
 		json_error_t je;
 		p->constant = json_loads(s, JSON_DECODE_ANY, &je);
+		/* jansson names every syntax error: no message means memory ran out. */
+		if (!p->constant && (json_error_code(&je) == json_error_out_of_memory || !je.text[0]))
+			*oom = 1;
 		if (p->constant && (json_is_object(p->constant) || json_is_array(p->constant))) {
 			json_decref(p->constant);
 			p->constant = NULL;
@@ -178,12 +198,14 @@ wmap_path *wmap_path_parse(const char *text)
 				s++;
 			st.kind = STEP_KEY;
 			st.key = strndup(b, (size_t)(s - b));
-			if (!st.key)
+			if (!st.key) {
+				*oom = 1;
 				goto fail;
+			}
 		} else if (*s == '.' && s[1] == '"') {
 			s++;
 			st.kind = STEP_KEY;
-			if (!(st.key = parse_string(&s)))
+			if (!(st.key = parse_string(&s, oom)))
 				goto fail;
 		} else if (*s == '[' || (*s == '.' && s[1] == '[')) {
 			if (*s == '.')
@@ -194,7 +216,7 @@ wmap_path *wmap_path_parse(const char *text)
 				s++;
 			} else if (*s == '"') {
 				st.kind = STEP_KEY;
-				if (!(st.key = parse_string(&s)) || *s != ']') {
+				if (!(st.key = parse_string(&s, oom)) || *s != ']') {
 					free(st.key);
 					goto fail;
 				}
@@ -216,10 +238,12 @@ wmap_path *wmap_path_parse(const char *text)
 			st.optional = 1;
 			s++;
 		}
-		if (st.kind == STEP_ITER && parse_select(&s, &st.sel_key, &st.sel_value) < 0)
+		if (st.kind == STEP_ITER && parse_select(&s, &st.sel_key, &st.sel_value, oom) < 0)
 			goto fail;
-		if (add_step(p, st))
+		if (add_step(p, st)) {
+			*oom = 1;
 			goto fail;
+		}
 	}
 end:
 	while (isspace((unsigned char)*s))
