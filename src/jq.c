@@ -16,6 +16,7 @@
 #include <jv.h>
 
 #include "jq.h"
+#include "wmap/buf.h"
 
 struct wmap_jq {
 	jq_state *jq;
@@ -24,50 +25,21 @@ struct wmap_jq {
 	size_t errlen;
 };
 
-/* ---- growing text buffer for the program ---- */
+/* The program text: the definitions' expressions (each from a file of at most 8 MiB). */
+#define PROGRAM_MAX ((size_t)64 << 20)
 
-typedef struct text {
-	char *s;
-	size_t len, cap;
-	int failed;
-} text;
-
-static void text_add(text *t, const char *s)
+static void dispatch(wmap_buf *t, size_t lo, size_t hi)
 {
-	size_t n = strlen(s);
-	if (t->failed)
-		return;
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 1024;
-		while (cap < t->len + n + 1)
-			cap *= 2;
-		char *ns = realloc(t->s, cap);
-		if (!ns) {
-			t->failed = 1;
-			return;
-		}
-		t->s = ns;
-		t->cap = cap;
-	}
-	memcpy(t->s + t->len, s, n + 1);
-	t->len += n;
-}
-
-static void dispatch(text *t, size_t lo, size_t hi)
-{
-	char buf[64];
 	if (hi - lo == 1) {
-		snprintf(buf, sizeof(buf), "e%zu", lo);
-		text_add(t, buf);
+		wmap_buf_addf(t, "e%zu", lo);
 		return;
 	}
 	size_t mid = lo + (hi - lo) / 2;
-	snprintf(buf, sizeof(buf), "if $__wmap_i < %zu then ", mid);
-	text_add(t, buf);
+	wmap_buf_addf(t, "if $__wmap_i < %zu then ", mid);
 	dispatch(t, lo, mid);
-	text_add(t, " else ");
+	wmap_buf_adds(t, " else ");
 	dispatch(t, mid, hi);
-	text_add(t, " end");
+	wmap_buf_adds(t, " end");
 }
 
 /* libjq reports compile errors through this callback; without it they go to stderr. */
@@ -89,8 +61,7 @@ static void on_error(void *data, jv msg)
 int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err)
 {
 	wmap_jq *q = calloc(1, sizeof(*q));
-	text t = {0};
-	char buf[64];
+	wmap_buf t = WMAP_BUF_INIT(PROGRAM_MAX, 1024);
 	int rc = 0;
 
 	*out = NULL;
@@ -102,14 +73,18 @@ int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err
 	}
 	for (size_t i = 0; i < n; i++) {
 		/* newlines keep a '#' comment inside an expression from swallowing the rest */
-		snprintf(buf, sizeof(buf), "def e%zu: (\n", i);
-		text_add(&t, buf);
-		text_add(&t, exprs[i]);
-		text_add(&t, "\n);\n");
+		wmap_buf_addf(&t, "def e%zu: (\n", i);
+		wmap_buf_adds(&t, exprs[i]);
+		wmap_buf_adds(&t, "\n);\n");
 	}
-	text_add(&t, ".[0] as $__wmap_i | .[1] | ");
+	wmap_buf_adds(&t, ".[0] as $__wmap_i | .[1] | ");
 	dispatch(&t, 0, n);
-	if (t.failed) {
+	if (t.error == WMAP_ELIMIT) {
+		rc = wmap_error_set(err, WMAP_ELIMIT, "the jq program is larger than %zu bytes",
+				    PROGRAM_MAX);
+		goto out;
+	}
+	if (t.error) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -119,7 +94,7 @@ int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err
 		goto out;
 	}
 	jq_set_error_cb(q->jq, on_error, q);
-	if (!jq_compile(q->jq, t.s)) {
+	if (!jq_compile(q->jq, wmap_buf_cstr(&t))) {
 		rc = wmap_error_set(err, WMAP_EJQ, "jq: %s", q->errlen ? q->errbuf : "compile error");
 		goto out;
 	}
@@ -127,7 +102,7 @@ int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err
 	*out = q;
 	q = NULL;
 out:
-	free(t.s);
+	wmap_buf_free(&t);
 	wmap_jq_free(q);
 	return rc;
 }

@@ -339,7 +339,7 @@ size_t wmap_patch_len(const wmap_patch *p)
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
 {
 	static const char head[] = "{\"op\":\"add\",\"path\":", mid[] = ",\"value\":";
-	wmap_json_writer w = { 0 };
+	wmap_json_writer w = WMAP_JSON_WRITER_INIT;
 	int first = 1;
 	wmap_json_write_raw(&w, "[", 1);
 	for (size_t i = 0; i < p->n_ops; i++) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "wmap/kube/client.h"
+#include "wmap/buf.h"
 #include "wmap/file.h"
 #include "wmap/yaml.h"
 
@@ -43,38 +44,12 @@ struct wmap_kube_client {
 	char no_proxy[2048];     /* $NO_PROXY (or $no_proxy) and the loopback names */
 };
 
-typedef struct buffer {
-	char *data;
-	size_t len, cap, max;
-	int overflow;
-} buffer;
-
+/* Appends a piece of the body; a body past the cap (or out of memory) aborts the transfer. */
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 {
-	buffer *b = user;
 	size_t n = size * nmemb;
 
-	if (b->len + n + 1 > b->max) {
-		b->overflow = 1;
-		return 0;   /* aborts the transfer */
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 16384;
-		char *d;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if (cap > b->max)
-			cap = b->max;
-		if ((d = realloc(b->data, cap)) == NULL)
-			return 0;
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, ptr, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
+	return wmap_buf_add(user, ptr, n) == 0 ? n : 0;
 }
 
 typedef struct header_ctx {
@@ -255,7 +230,8 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 {
 	const wmap_kube_config *cfg = c->cfg;
 	char path[PATH_MAX], *info = NULL;
-	buffer out = { NULL, 0, 0, EXEC_MAX_OUTPUT, 0 };
+	wmap_buf out = WMAP_BUF_INIT(EXEC_MAX_OUTPUT, 16384);
+	int overflow = 0;
 	json_t *cred = NULL, *status;
 	int fds[2] = { -1, -1 }, wstatus = 0, rc = 0;
 	pid_t pid;
@@ -314,7 +290,12 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 			continue;
 		if (n <= 0)
 			break;
-		if (on_body(chunk, 1, (size_t)n, &out) != (size_t)n)
+		/* Refused before the buffer would drop (and not wipe) the credential text. */
+		if (wmap_buf_grow_size(&out, (size_t)n) == 0) {
+			overflow = 1;
+			break;
+		}
+		if (wmap_buf_add(&out, chunk, (size_t)n))
 			break;
 	}
 	close(fds[0]);
@@ -327,7 +308,7 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 				    cfg->exec_command, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
 		goto cleanup;
 	}
-	if (out.overflow || !out.data ||
+	if (overflow || out.error || !out.data ||
 	    (cred = json_loadb(out.data, out.len, 0, NULL)) == NULL) {
 		rc = wmap_error_set(err, WMAP_EINVAL,
 				    "exec credential plugin %s: its output is not an ExecCredential "
@@ -616,7 +597,7 @@ static void set_blob(CURL *h, CURLoption opt, const char *data, size_t len)
 }
 
 /* The message kubectl prints for an error response. */
-static int status_error(wmap_error *err, long code, const buffer *body)
+static int status_error(wmap_error *err, long code, const wmap_buf *body)
 {
 	json_t *st = body->data ? json_loadb(body->data, body->len, 0, NULL) : NULL;
 	const char *kind = json_string_value(json_object_get(st, "kind"));
@@ -698,7 +679,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 	const wmap_kube_config *cfg = c->cfg;
 	char *url = NULL, auth[16384], ctype[256];
 	struct curl_slist *hdrs = NULL, *connect_to = NULL;
-	buffer resp = { NULL, 0, 0, 0, 0 };
+	wmap_buf resp = WMAP_BUF_INIT(c->max_response, 16384);
 	int rc = 0, attempt, reauthed = 0;
 	long code = 0;
 	size_t ulen;
@@ -718,7 +699,6 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 				    sizeof(auth) - 32);
 		goto cleanup;
 	}
-	resp.max = c->max_response;
 	for (attempt = 0;; attempt++) {
 		CURL *h = c->curl;
 		CURLcode cc;
@@ -797,17 +777,17 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		else
 			curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
 
-		resp.len = 0;
-		resp.overflow = 0;
-		if (resp.data)
-			resp.data[0] = '\0';
+		if (resp.error)
+			wmap_buf_free(&resp);   /* a failed attempt: start again */
+		else
+			wmap_buf_clear(&resp);
 		c->requests++;
 		cc = curl_easy_perform(h);
 		code = 0;
 		if (cc == CURLE_OK)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		if (cc != CURLE_OK) {
-			if (resp.overflow || cc == CURLE_FILESIZE_EXCEEDED) {
+			if (resp.error == WMAP_ELIMIT || cc == CURLE_FILESIZE_EXCEEDED) {
 				rc = wmap_error_set(err, WMAP_ELIMIT,
 						    "the response to %s %s is larger than %zu bytes",
 						    method, path, c->max_response);
@@ -864,7 +844,7 @@ cleanup:
 	memset(auth, 0, sizeof(auth));
 	curl_slist_free_all(hdrs);
 	curl_slist_free_all(connect_to);
-	free(resp.data);
+	wmap_buf_free(&resp);
 	free(url);
 	return rc;
 }

@@ -18,8 +18,7 @@ typedef struct reader {
 	const unsigned char *s, *end, *start;
 	json_error_t *err;
 	int failed;
-	char *scratch;   /* unescaped string text */
-	size_t scratch_cap;
+	wmap_buf scratch;   /* unescaped string text (never longer than the input) */
 } reader;
 
 static void fail_at(reader *r, const unsigned char *at, const char *fmt, ...)
@@ -91,25 +90,6 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 	return n;
 }
 
-static int scratch_put(reader *r, size_t *n, const void *src, size_t len)
-{
-	if (len == 0)
-		return 0;   /* also keeps NULL + 0 out of memcpy before the first allocation */
-	if (r->scratch_cap - *n < len) {
-		size_t cap = r->scratch_cap ? r->scratch_cap : 256;
-		while (cap - *n < len)
-			cap *= 2;
-		char *p = realloc(r->scratch, cap);
-		if (!p)
-			return -1;
-		r->scratch = p;
-		r->scratch_cap = cap;
-	}
-	memcpy(r->scratch + *n, src, len);
-	*n += len;
-	return 0;
-}
-
 static int hex4(const unsigned char *p, uint32_t *out)
 {
 	uint32_t v = 0;
@@ -173,7 +153,6 @@ static const unsigned char string_stop[256] = {
 static int read_string(reader *r, const char **text, size_t *len)
 {
 	const unsigned char *p = r->s, *run = p;
-	size_t n = 0;
 	int escaped = 0;
 	for (;;) {
 		while (p < r->end && !string_stop[*p])
@@ -199,7 +178,9 @@ static int read_string(reader *r, const char **text, size_t *len)
 			return -1;
 		}
 		/* A backslash: what came before goes to the scratch buffer, then the escape. */
-		if (scratch_put(r, &n, run, (size_t)(p - run))) {
+		if (!escaped)
+			wmap_buf_clear(&r->scratch);
+		if (wmap_buf_add(&r->scratch, run, (size_t)(p - run))) {
 			fail_at(r, p, "out of memory");
 			return -1;
 		}
@@ -249,7 +230,7 @@ static int read_string(reader *r, const char **text, size_t *len)
 			fail_at(r, p, "invalid escape");
 			return -1;
 		}
-		if (scratch_put(r, &n, out, on)) {
+		if (wmap_buf_add(&r->scratch, out, on)) {
 			fail_at(r, p, "out of memory");
 			return -1;
 		}
@@ -257,12 +238,12 @@ static int read_string(reader *r, const char **text, size_t *len)
 		run = p;
 	}
 	if (escaped) {
-		if (scratch_put(r, &n, run, (size_t)(p - run))) {
+		if (wmap_buf_add(&r->scratch, run, (size_t)(p - run))) {
 			fail_at(r, p, "out of memory");
 			return -1;
 		}
-		*text = r->scratch;
-		*len = n;
+		*text = r->scratch.data;
+		*len = r->scratch.len;
 	} else {
 		*text = (const char *)r->s;
 		*len = (size_t)(p - r->s);
@@ -512,7 +493,7 @@ static json_t *read_value(reader *r, int depth)
 json_t *wmap_json_parse(const char *text, size_t len, json_error_t *err)
 {
 	reader r = { (const unsigned char *)text, (const unsigned char *)text + len,
-		     (const unsigned char *)text, err, 0, NULL, 0 };
+		     (const unsigned char *)text, err, 0, WMAP_BUF_INIT(len, 256) };
 	if (err)
 		memset(err, 0, sizeof(*err));
 	skip_space(&r);
@@ -529,6 +510,6 @@ json_t *wmap_json_parse(const char *text, size_t len, json_error_t *err)
 			v = NULL;
 		}
 	}
-	free(r.scratch);
+	wmap_buf_free(&r.scratch);
 	return v;
 }
