@@ -512,7 +512,7 @@ static void load_gang(ctx *c, const json_t *spec, const char *ptr)
 	size_t i;
 	json_t *g;
 	json_array_foreach(groups, i, g) {
-		char *ip = wmap_pointer_append_index(lp, i);
+		char *ip = wmap_pointer_join_index(lp, i);
 		if (!ip) {
 			c->oom = 1;
 			break;
@@ -542,7 +542,7 @@ static void load_gang(ctx *c, const json_t *spec, const char *ptr)
 		size_t j;
 		json_t *m;
 		json_array_foreach(members, j, m) {
-			char *jp = wmap_pointer_append_index(mp, j);
+			char *jp = wmap_pointer_join_index(mp, j);
 			if (!jp) {
 				c->oom = 1;
 				break;

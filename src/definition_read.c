@@ -56,7 +56,7 @@ char *xstrdup(ctx *c, const char *s)
 
 char *child_ptr(ctx *c, const char *base, const char *key)
 {
-	char *p = wmap_pointer_append(base, key);
+	char *p = wmap_pointer_join(base, key);
 	if (!p)
 		c->oom = 1;
 	return p;
@@ -224,7 +224,7 @@ void for_each_item(ctx *c, const json_t *list, const char *ptr, const char *key,
 	if (!lp)
 		return;
 	json_array_foreach(list, i, x) {
-		char *ip = wmap_pointer_append_index(lp, i);
+		char *ip = wmap_pointer_join_index(lp, i);
 		if (!ip) {
 			c->oom = 1;
 			break;

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include "wmap/definition.h"
+#include "wmap/pointer.h"
 #include "wmap/registry.h"
 
 #define WMAP_MAX_RESULTS 1000   /* as upstream: more results is an error */
@@ -58,12 +59,5 @@ int wmap_eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 /* jq's name of a value's type: "object", "array", "string", "number", "boolean", "null". */
 const char *wmap_json_type_name(const json_t *v);
 
-/* A JSON Pointer token appended to a pointer, escaped (~ as ~0, / as ~1). New string. */
-char *wmap_pointer_append(const char *base, const char *token);
-char *wmap_pointer_append_index(const char *base, size_t index);
-/* The value at pointer in root (borrowed), NULL when absent. */
-json_t *wmap_pointer_get(json_t *root, const char *pointer);
-/* ".spec.replicatedJobs[1].template" from "/spec/replicatedJobs/1/template", into buf. */
-void wmap_pointer_to_path(char *buf, size_t len, const char *pointer);
 
 #endif

@@ -247,9 +247,9 @@ static char *path_to_pointer(jv path)
 		jv el = jv_array_get(jv_copy(path), i);
 		char *next = NULL;
 		if (jv_get_kind(el) == JV_KIND_STRING)
-			next = wmap_pointer_append(ptr, jv_string_value(el));
+			next = wmap_pointer_join(ptr, jv_string_value(el));
 		else if (jv_get_kind(el) == JV_KIND_NUMBER && jv_number_value(el) >= 0)
-			next = wmap_pointer_append_index(ptr, (size_t)jv_number_value(el));
+			next = wmap_pointer_join_index(ptr, (size_t)jv_number_value(el));
 		jv_free(el);
 		free(ptr);
 		ptr = next; /* NULL for slices and negative indices: location unknown */
@@ -309,7 +309,7 @@ int wmap_jq_run(wmap_jq *q, size_t idx, wmap_input *in, int path_mode, wmap_resu
 		int bad;
 		if (path_mode) {
 			char *ptr = jv_get_kind(v) == JV_KIND_ARRAY ? path_to_pointer(v) : NULL;
-			json_t *val = ptr ? wmap_pointer_get(in->object, ptr) : NULL;
+			json_t *val = ptr ? wmap_pointer_lookup(in->object, ptr) : NULL;
 			bad = !ptr || wmap_results_push(out, val ? json_incref(val) : NULL, ptr);
 		} else {
 			json_t *x = from_jv(v, 0);

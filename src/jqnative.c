@@ -324,7 +324,7 @@ int jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, vo
 		size_t i;
 		json_t *x;
 		json_array_foreach(in, i, x) {
-			if (ptr && !(p = wmap_pointer_append_index(ptr, i)))
+			if (ptr && !(p = wmap_pointer_join_index(ptr, i)))
 				return jn_oom(c);
 			rc = k(c, ud, x, p);
 			free(p);
@@ -338,7 +338,7 @@ int jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, vo
 		const char *key;
 		json_t *x;
 		json_object_foreach(in, key, x) {
-			if (ptr && !(p = wmap_pointer_append(ptr, key)))
+			if (ptr && !(p = wmap_pointer_join(ptr, key)))
 				return jn_oom(c);
 			rc = k(c, ud, x, p);
 			free(p);
@@ -363,7 +363,7 @@ int jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **o
 		*out = json_null();
 	} else if (json_is_object(in) && json_is_string(idx)) {
 		*out = json_object_get(in, json_string_value(idx));
-		if (ptr && !(*optr = wmap_pointer_append(ptr, json_string_value(idx))))
+		if (ptr && !(*optr = wmap_pointer_join(ptr, json_string_value(idx))))
 			return jn_oom(c);
 		*out = *out ? json_incref(*out) : json_null();
 		return 0;
@@ -374,7 +374,7 @@ int jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **o
 		if (i < 0)
 			i += (long long)n;
 		json_t *v = (i >= 0 && (size_t)i < n && d == floor(d)) ? json_array_get(in, (size_t)i) : NULL;
-		if (ptr && i >= 0 && d == floor(d) && !(*optr = wmap_pointer_append_index(ptr, (size_t)i)))
+		if (ptr && i >= 0 && d == floor(d) && !(*optr = wmap_pointer_join_index(ptr, (size_t)i)))
 			return jn_oom(c);
 		*out = v ? json_incref(v) : json_null();
 		return 0;

@@ -501,9 +501,9 @@ static int fn_value(ectx *c, const node *x, json_t *in, const char *ptr, json_t 
 				next = json_null();
 				np = NULL;
 				if (p && json_is_string(key))
-					np = wmap_pointer_append(p, json_string_value(key));
+					np = wmap_pointer_join(p, json_string_value(key));
 				else if (p && json_is_integer(key) && json_integer_value(key) >= 0)
-					np = wmap_pointer_append_index(p, (size_t)json_integer_value(key));
+					np = wmap_pointer_join_index(p, (size_t)json_integer_value(key));
 			} else if ((rc = jn_index_value(c, cur, p, key, &next, &np))) {
 				json_decref(cur);
 				free(p);

@@ -208,7 +208,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap_json_type_name(v),
 					      st->key);
 		}
-		next = wmap_pointer_append(ptr, st->key);
+		next = wmap_pointer_join(ptr, st->key);
 		if (!next)
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		rc = eval_from(p, i + 1, isnull ? NULL : json_object_get(v, st->key), next, out, err);
@@ -224,7 +224,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 		if (idx < 0)
 			idx += (long)size;
 		json_t *x = (!isnull && idx >= 0 && (size_t)idx < size) ? json_array_get(v, (size_t)idx) : NULL;
-		next = wmap_pointer_append_index(ptr, idx < 0 ? 0 : (size_t)idx);
+		next = wmap_pointer_join_index(ptr, idx < 0 ? 0 : (size_t)idx);
 		if (!next)
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		rc = eval_from(p, i + 1, x, next, out, err);
@@ -235,7 +235,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 			size_t k;
 			json_t *x;
 			json_array_foreach(v, k, x) {
-				next = wmap_pointer_append_index(ptr, k);
+				next = wmap_pointer_join_index(ptr, k);
 				if (!next)
 					return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				rc = eval_from(p, i + 1, x, next, out, err);
@@ -248,7 +248,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 			const char *k;
 			json_t *x;
 			json_object_foreach(v, k, x) {
-				next = wmap_pointer_append(ptr, k);
+				next = wmap_pointer_join(ptr, k);
 				if (!next)
 					return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				rc = eval_from(p, i + 1, x, next, out, err);
@@ -309,111 +309,4 @@ fail:
 	json_decref(value);
 	free(pointer);
 	return -1;
-}
-
-/* ---- JSON Pointer (RFC 6901) ---- */
-
-char *wmap_pointer_append(const char *base, const char *token)
-{
-	size_t bl = strlen(base), extra = 0;
-	for (const char *p = token; *p; p++)
-		extra += (*p == '~' || *p == '/');
-	size_t tl = strlen(token);
-	char *out = malloc(bl + 1 + tl + extra + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, base, bl);
-	char *w = out + bl;
-	*w++ = '/';
-	/* '~' and '/' inside a key would otherwise split or corrupt the path. */
-	for (const char *p = token; *p; p++) {
-		if (*p == '~') {
-			*w++ = '~';
-			*w++ = '0';
-		} else if (*p == '/') {
-			*w++ = '~';
-			*w++ = '1';
-		} else {
-			*w++ = *p;
-		}
-	}
-	*w = '\0';
-	return out;
-}
-
-char *wmap_pointer_append_index(const char *base, size_t index)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%zu", index);
-	return wmap_pointer_append(base, buf);
-}
-
-/* Decodes one token of pointer starting at *pp into buf; returns 0, or -1 when too long. */
-static int next_token(const char **pp, char *buf, size_t len)
-{
-	const char *p = *pp + 1; /* skip '/' */
-	size_t n = 0;
-	while (*p && *p != '/') {
-		char c = *p++;
-		if (c == '~' && (*p == '0' || *p == '1'))
-			c = *p++ == '0' ? '~' : '/';
-		if (n + 1 >= len)
-			return -1;
-		buf[n++] = c;
-	}
-	buf[n] = '\0';
-	*pp = p;
-	return 0;
-}
-
-json_t *wmap_pointer_get(json_t *root, const char *pointer)
-{
-	const char *p = pointer;
-	char tok[1024];
-	json_t *v = root;
-
-	while (v && *p == '/') {
-		if (next_token(&p, tok, sizeof(tok)))
-			return NULL;
-		if (json_is_object(v)) {
-			v = json_object_get(v, tok);
-		} else if (json_is_array(v)) {
-			char *end;
-			unsigned long idx = strtoul(tok, &end, 10);
-			if (*end || !*tok)
-				return NULL;
-			v = json_array_get(v, idx);
-		} else {
-			return NULL;
-		}
-	}
-	return *p ? NULL : v;
-}
-
-void wmap_pointer_to_path(char *buf, size_t len, const char *pointer)
-{
-	const char *p = pointer;
-	char tok[1024];
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (!*p) {
-		snprintf(buf, len, ".");
-		return;
-	}
-	while (*p == '/' && n < len) {
-		if (next_token(&p, tok, sizeof(tok)))
-			break;
-		int numeric = *tok != '\0', ident = isalpha((unsigned char)*tok) || *tok == '_';
-		for (const char *t = tok; *t; t++) {
-			numeric &= isdigit((unsigned char)*t) != 0;
-			ident &= isalnum((unsigned char)*t) || *t == '_';
-		}
-		int w = numeric ? snprintf(buf + n, len - n, "[%s]", tok)
-			: ident ? snprintf(buf + n, len - n, ".%s", tok)
-				: snprintf(buf + n, len - n, "[\"%s\"]", tok);
-		if (w < 0)
-			break;
-		n += (size_t)w;
-	}
 }

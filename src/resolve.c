@@ -69,7 +69,7 @@ static int sub_location(rctx *c, wmap_location *loc, const wmap_location *parent
 	if (loc->value && json_is_null(loc->value))
 		loc->value = NULL;
 	json_incref(loc->value);
-	if (parent->pointer && !(loc->pointer = wmap_pointer_append(parent->pointer, key)))
+	if (parent->pointer && !(loc->pointer = wmap_pointer_join(parent->pointer, key)))
 		return oom(c);
 	return 0;
 }

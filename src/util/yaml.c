@@ -15,6 +15,7 @@
 
 #include "wmap/buf.h"
 #include "wmap/file.h"
+#include "wmap/pointer.h"
 #include "wmap/yaml.h"
 
 typedef struct frame {
@@ -273,7 +274,7 @@ static void anchors_free(loader *ld)
 
 static void path_push(loader *ld, const char *token)
 {
-	size_t n = ld->path_len;
+	size_t n = ld->path_len, room;
 	if (ld->path_overflow || !ld->opts->positions)
 		return;
 	if (n + 1 >= sizeof(ld->path)) {
@@ -281,22 +282,14 @@ static void path_push(loader *ld, const char *token)
 		return;
 	}
 	ld->path[n++] = '/';
-	for (const char *p = token; *p; p++) {
-		const char *rep = *p == '~' ? "~0" : *p == '/' ? "~1" : NULL;
-		size_t need = rep ? 2 : 1;
-		if (n + need >= sizeof(ld->path)) {
-			ld->path_overflow = 1;
-			return;
-		}
-		if (rep) {
-			memcpy(ld->path + n, rep, 2);
-		} else {
-			ld->path[n] = *p;
-		}
-		n += need;
+	room = sizeof(ld->path) - n;
+	size_t w = wmap_pointer_escape(ld->path + n, room, token);
+	if (w >= room) {
+		ld->path[ld->path_len] = '\0';
+		ld->path_overflow = 1;
+		return;
 	}
-	ld->path[n] = '\0';
-	ld->path_len = n;
+	ld->path_len = n + w;
 }
 
 /* A mapping value is placed where its key is written: that is where a reader looks. */

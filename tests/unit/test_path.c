@@ -83,10 +83,10 @@ Test(path, reads_literals_without_jq)
 
 Test(path, escapes_and_reads_pointers)
 {
-	char *p = wmap_pointer_append("/metadata/labels", "wmap.io/a~b");
+	char *p = wmap_pointer_join("/metadata/labels", "wmap.io/a~b");
 	cr_expect_str_eq(p, "/metadata/labels/wmap.io~1a~0b");
 	json_t *o = t_yaml("metadata:\n  labels:\n    \"wmap.io/a~b\": v\n");
-	cr_expect_str_eq(json_string_value(wmap_pointer_get(o, p)), "v");
+	cr_expect_str_eq(json_string_value(wmap_pointer_lookup(o, p)), "v");
 	char path[256];
 	wmap_pointer_to_path(path, sizeof(path), "/spec/jobs/1/resources/limits/nvidia.com~1gpu");
 	cr_expect_str_eq(path, ".spec.jobs[1].resources.limits[\"nvidia.com/gpu\"]");
