@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "wmap/apiversion.h"
 #include "wmap/base64.h"
 #include "wmap/admission.h"
 #include "wmap/json_text.h"
@@ -35,11 +36,12 @@ void wmap_admission_kind(char *buf, size_t len, const json_t *object)
 {
 	const char *api = json_string_value(json_object_get(object, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(object, "kind"));
-	const char *slash = api ? strchr(api, '/') : NULL;
+	wmap_api_version av;
+	wmap_api_version_split(&av, api);
 	if (!kind)
 		kind = "";
-	if (slash)
-		snprintf(buf, len, "%s.%.*s", kind, (int)(slash - api), api);
+	if (av.group_len)
+		snprintf(buf, len, "%s.%.*s", kind, (int)av.group_len, av.group);
 	else
 		snprintf(buf, len, "%s", kind);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "wmap/apiversion.h"
 #include "wmap/registry.h"
 #include "wmap/file.h"
 #include "wmap/yaml.h"
@@ -345,18 +346,13 @@ int wmap_registry_find_object(const wmap_definition **out, const wmap_registry *
 		return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: the object has no apiVersion");
 	if (!kind || !*kind)
 		return wmap_error_set(err, WMAP_EINVAL, ".kind: the object has no kind");
-	const char *slash = strchr(api, '/');
-	if (slash) {
-		size_t gl = (size_t)(slash - api);
-		if (gl >= sizeof(group))
-			return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: too long");
-		memcpy(group, api, gl);
-		group[gl] = '\0';
-		version = slash + 1;
-	} else {
-		group[0] = '\0';
-		version = api;
-	}
+	wmap_api_version av;
+	wmap_api_version_split(&av, api);
+	if (av.group_len >= sizeof(group))
+		return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: too long");
+	memcpy(group, av.group, av.group_len);
+	group[av.group_len] = '\0';
+	version = av.version;
 	*out = wmap_registry_find(reg, group, version, kind, NULL);
 	if (!*out)
 		return wmap_error_set(err, WMAP_ENODEF, "no definition covers %s%s%s/%s, Kind=%s", group,

@@ -11,6 +11,7 @@
 
 #include "eval.h"
 #include "status.h"
+#include "wmap/apiversion.h"
 #include "wmap/workload.h"
 
 int wmap_fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err);
@@ -350,8 +351,9 @@ int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *obje
 	}
 	const wmap_gvk *g = def->components[0].kind;
 	const char *api = json_string_value(json_object_get(object, "apiVersion"));
-	const char *slash = api ? strchr(api, '/') : NULL;
-	exact = g && g->version && strcmp(slash ? slash + 1 : api ? api : "", g->version) == 0;
+	wmap_api_version av;
+	wmap_api_version_split(&av, api);
+	exact = g && g->version && strcmp(av.version, g->version) == 0;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return oom(&c);
