@@ -23,16 +23,16 @@ typedef struct wmap_results {
 	wmap_result *v;
 } wmap_results;
 
-void wmap_results_clear(wmap_results *r);
-int wmap_results_push(wmap_results *r, json_t *value_stolen, char *pointer_stolen);
+void wmap__results_clear(wmap_results *r);
+int wmap__results_push(wmap_results *r, json_t *value_stolen, char *pointer_stolen);
 
 /* A native path, parsed once when the definition loads. */
 typedef struct wmap_path wmap_path;
 /* Parses text as a plain path; NULL when it is anything else (then libjq evaluates it). */
-wmap_path *wmap_path_parse(const char *text);
-void wmap_path_free(wmap_path *p);
+wmap_path *wmap__path_parse(const char *text);
+void wmap__path_free(wmap_path *p);
 /* Appends every result of p on root (pointer prefix base, "" for the document). */
-int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err);
+int wmap__path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err);
 
 struct wmap_expr {
 	char *text;
@@ -50,14 +50,14 @@ typedef struct wmap_input {
 	void *jv;             /* jq.c's converted copy, NULL until needed */
 } wmap_input;
 
-void wmap_input_release(wmap_input *in);
+void wmap__input_release(wmap_input *in);
 
 /* Evaluates e on in. want_pointers asks libjq expressions for their locations too. */
-int wmap_eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
+int wmap__eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 	      const wmap_expr *e, wmap_input *in, int want_pointers, wmap_error *err);
 
 /* jq's name of a value's type: "object", "array", "string", "number", "boolean", "null". */
-const char *wmap_json_type_name(const json_t *v);
+const char *wmap__json_type_name(const json_t *v);
 
 
 #endif

@@ -58,7 +58,7 @@ static void on_error(void *data, jv msg)
 	jv_free(msg);
 }
 
-int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err)
+int wmap__jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err)
 {
 	wmap_jq *q = calloc(1, sizeof(*q));
 	wmap_buf t = WMAP_BUF_INIT(PROGRAM_MAX, 1024);
@@ -103,11 +103,11 @@ int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err
 	q = NULL;
 out:
 	wmap_buf_free(&t);
-	wmap_jq_free(q);
+	wmap__jq_free(q);
 	return rc;
 }
 
-void wmap_jq_free(wmap_jq *q)
+void wmap__jq_free(wmap_jq *q)
 {
 	if (!q)
 		return;
@@ -116,19 +116,19 @@ void wmap_jq_free(wmap_jq *q)
 	free(q);
 }
 
-int wmap_jq_check_all(char *const *exprs, size_t n, char *msg, size_t len)
+int wmap__jq_check_all(char *const *exprs, size_t n, char *msg, size_t len)
 {
 	wmap_jq *q;
 	wmap_error e;
-	int rc = wmap_jq_compile(&q, exprs, n, &e);
+	int rc = wmap__jq_compile(&q, exprs, n, &e);
 	if (rc == 0)
-		wmap_jq_free(q);
+		wmap__jq_free(q);
 	else
 		snprintf(msg, len, "%s", e.message);
 	return rc;
 }
 
-int wmap_jq_check(const char *expr, char *msg, size_t len)
+int wmap__jq_check(const char *expr, char *msg, size_t len)
 {
 	/* compiled as written, so that libjq's message speaks of the user's text only */
 	wmap_jq q = {0};
@@ -257,7 +257,7 @@ static char *path_to_pointer(jv path)
 	return ptr;
 }
 
-void wmap_input_release(wmap_input *in)
+void wmap__input_release(wmap_input *in)
 {
 	if (in && in->jv) {
 		jv *j = in->jv;
@@ -267,7 +267,7 @@ void wmap_input_release(wmap_input *in)
 	}
 }
 
-int wmap_jq_run(wmap_jq *q, size_t idx, wmap_input *in, int path_mode, wmap_results *out,
+int wmap__jq_run(wmap_jq *q, size_t idx, wmap_input *in, int path_mode, wmap_results *out,
 		wmap_error *err)
 {
 	if (idx >= q->n)
@@ -310,10 +310,10 @@ int wmap_jq_run(wmap_jq *q, size_t idx, wmap_input *in, int path_mode, wmap_resu
 		if (path_mode) {
 			char *ptr = jv_get_kind(v) == JV_KIND_ARRAY ? path_to_pointer(v) : NULL;
 			json_t *val = ptr ? wmap_pointer_lookup(in->object, ptr) : NULL;
-			bad = !ptr || wmap_results_push(out, val ? json_incref(val) : NULL, ptr);
+			bad = !ptr || wmap__results_push(out, val ? json_incref(val) : NULL, ptr);
 		} else {
 			json_t *x = from_jv(v, 0);
-			bad = !x || wmap_results_push(out, x, NULL);
+			bad = !x || wmap__results_push(out, x, NULL);
 		}
 		jv_free(v);
 		if (bad)

@@ -27,7 +27,7 @@ struct wmap_path {
 	json_t *constant;   /* a literal ("1", "\"x\"", true): the one result, no location */
 };
 
-void wmap_path_free(wmap_path *p)
+void wmap__path_free(wmap_path *p)
 {
 	if (!p)
 		return;
@@ -79,7 +79,7 @@ static char *parse_string(const char **pp)
 	return strdup(buf);
 }
 
-wmap_path *wmap_path_parse(const char *text)
+wmap_path *wmap__path_parse(const char *text)
 {
 	wmap_path *p = calloc(1, sizeof(*p));
 	const char *s = text;
@@ -162,11 +162,11 @@ end:
 		goto fail;
 	return p;
 fail:
-	wmap_path_free(p);
+	wmap__path_free(p);
 	return NULL;
 }
 
-const char *wmap_json_type_name(const json_t *v)
+const char *wmap__json_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: return "object";
@@ -191,7 +191,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 			free(dup);
 			return wmap_error_set(err, WMAP_ELIMIT, "more than %d results", WMAP_MAX_RESULTS);
 		}
-		if (wmap_results_push(out, v ? json_incref(v) : NULL, dup))
+		if (wmap__results_push(out, v ? json_incref(v) : NULL, dup))
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return 0;
 	}
@@ -205,7 +205,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 		if (!isnull && !json_is_object(v)) {
 			if (st->optional)
 				return 0;
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap_json_type_name(v),
+			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap__json_type_name(v),
 					      st->key);
 		}
 		next = wmap_pointer_join(ptr, st->key);
@@ -217,7 +217,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 		if (!isnull && !json_is_array(v)) {
 			if (st->optional)
 				return 0;
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with number", wmap_json_type_name(v));
+			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with number", wmap__json_type_name(v));
 		}
 		long idx = st->index;
 		size_t size = isnull ? 0 : json_array_size(v);
@@ -259,7 +259,7 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 			}
 		} else if (!st->optional) {
 			return wmap_error_set(err, WMAP_EEVAL, "Cannot iterate over %s",
-					      isnull ? "null" : wmap_json_type_name(v));
+					      isnull ? "null" : wmap__json_type_name(v));
 		}
 		break;
 	}
@@ -267,10 +267,10 @@ static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, w
 	return rc;
 }
 
-int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+int wmap__path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
 {
 	if (p->constant) {
-		if (wmap_results_push(out, json_incref(p->constant), NULL))
+		if (wmap__results_push(out, json_incref(p->constant), NULL))
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return 0;
 	}
@@ -279,7 +279,7 @@ int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_err
 
 /* ---- results ---- */
 
-void wmap_results_clear(wmap_results *r)
+void wmap__results_clear(wmap_results *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->v[i].value);
@@ -289,7 +289,7 @@ void wmap_results_clear(wmap_results *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int wmap_results_push(wmap_results *r, json_t *value, char *pointer)
+int wmap__results_push(wmap_results *r, json_t *value, char *pointer)
 {
 	if (r->n >= WMAP_MAX_RESULTS)
 		goto fail;

@@ -15,8 +15,8 @@ struct wmap_catalog_file {
 	const char *name;
 	const char *text;
 };
-extern const struct wmap_catalog_file wmap_catalog_files[];
-extern const size_t wmap_catalog_count;
+extern const struct wmap_catalog_file wmap__catalog_files[];
+extern const size_t wmap__catalog_count;
 
 struct wmap_registry {
 	size_t n, cap;
@@ -186,8 +186,8 @@ out:
 
 int wmap_registry_add_catalog(wmap_registry *reg, wmap_error *err)
 {
-	for (size_t i = 0; i < wmap_catalog_count; i++) {
-		const struct wmap_catalog_file *f = &wmap_catalog_files[i];
+	for (size_t i = 0; i < wmap__catalog_count; i++) {
+		const struct wmap_catalog_file *f = &wmap__catalog_files[i];
 		int rc = add_documents(reg, f->text, strlen(f->text), f->name, WMAP_ORIGIN_CATALOG, 0, err);
 		if (rc)
 			return rc;
@@ -210,8 +210,8 @@ int wmap_registry_add_catalog_kind(wmap_registry *reg, const char *group, const 
 	/* catalog/<group-dashed>-<kind>-<version>.yaml: the name says which kind a file holds,
 	 * so only the files that can match are parsed (tests check every name). */
 	wmap_definition_slug(prefix, sizeof(prefix), group, kind, "");
-	for (size_t i = 0; i < wmap_catalog_count; i++) {
-		const struct wmap_catalog_file *f = &wmap_catalog_files[i];
+	for (size_t i = 0; i < wmap__catalog_count; i++) {
+		const struct wmap_catalog_file *f = &wmap__catalog_files[i];
 		const char *base = strrchr(f->name, '/') ? strrchr(f->name, '/') + 1 : f->name;
 		if (strncmp(base, prefix, strlen(prefix)) != 0)
 			continue;

@@ -203,7 +203,7 @@ out:
 }
 
 /* A fragmented pod (reference 5.8): containers plus container, else resources. */
-int wmap_fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err)
+int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err)
 {
 	wmap_resources sum = {0}, none = {0};
 	int rc;

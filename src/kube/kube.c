@@ -5,7 +5,7 @@
  * cap. Errors become kubectl's messages; credentials never appear in them. */
 #define _GNU_SOURCE   /* timegm */
 #include <ctype.h>
-#include <curl/curl.h>
+#include "curl_lazy.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -513,7 +513,7 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	    (rc = check_pem("client-key", cfg->key_file, cfg->key_data, cfg->key_data_len, 1,
 			    err)) != 0)
 		return rc;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (wmap__curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return wmap_error_set(err, WMAP_EIO, "libcurl could not be initialised");
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -539,7 +539,7 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	}
 	if ((rc = setup_server_name(c, err)) != 0)
 		goto fail;
-	if ((c->curl = curl_easy_init()) == NULL) {
+	if ((c->curl = wmap__curl_easy_init()) == NULL) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "libcurl: no handle");
 		goto fail;
 	}
@@ -555,7 +555,7 @@ void wmap_kube_client_free(wmap_kube_client *c)
 	if (!c)
 		return;
 	if (c->curl)
-		curl_easy_cleanup(c->curl);
+		wmap__curl_easy_cleanup(c->curl);
 	if (c->token) {
 		memset(c->token, 0, strlen(c->token));
 		free(c->token);
@@ -593,7 +593,7 @@ static void set_blob(CURL *h, CURLoption opt, const char *data, size_t len)
 	b.data = (void *)data;
 	b.len = len;
 	b.flags = CURL_BLOB_COPY;
-	curl_easy_setopt(h, opt, &b);
+	wmap__curl_easy_setopt(h, opt, &b);
 }
 
 /* The message kubectl prints for an error response. */
@@ -638,17 +638,17 @@ static struct curl_slist *impersonation(struct curl_slist *h, const wmap_kube_co
 
 	if (cfg->as_user) {
 		snprintf(line, sizeof(line), "Impersonate-User: %s", cfg->as_user);
-		h = curl_slist_append(h, line);
+		h = wmap__curl_slist_append(h, line);
 	}
 	if (cfg->as_uid) {
 		snprintf(line, sizeof(line), "Impersonate-Uid: %s", cfg->as_uid);
-		h = curl_slist_append(h, line);
+		h = wmap__curl_slist_append(h, line);
 	}
 	json_array_foreach(cfg->as_groups, i, v) {
 		if (!json_is_string(v))
 			continue;
 		snprintf(line, sizeof(line), "Impersonate-Group: %s", json_string_value(v));
-		h = curl_slist_append(h, line);
+		h = wmap__curl_slist_append(h, line);
 	}
 	json_object_foreach(cfg->as_extra, k, v) {
 		char *key = wmap_kube_query_escape(k);   /* header names carry the key escaped */
@@ -657,7 +657,7 @@ static struct curl_slist *impersonation(struct curl_slist *h, const wmap_kube_co
 			if (!key || !json_is_string(e))
 				continue;
 			snprintf(line, sizeof(line), "Impersonate-Extra-%s: %s", key, json_string_value(e));
-			h = curl_slist_append(h, line);
+			h = wmap__curl_slist_append(h, line);
 		}
 		free(key);
 	}
@@ -704,53 +704,53 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		CURLcode cc;
 		header_ctx hc = { -1, c->warnings };
 
-		curl_easy_reset(h);
-		curl_slist_free_all(hdrs);
+		wmap__curl_easy_reset(h);
+		wmap__curl_slist_free_all(hdrs);
 		hdrs = NULL;
 		snprintf(ctype, sizeof(ctype), "Accept: %s", accept ? accept : "application/json");
-		hdrs = curl_slist_append(hdrs, ctype);
+		hdrs = wmap__curl_slist_append(hdrs, ctype);
 		/* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
-		hdrs = curl_slist_append(hdrs, "Expect:");
+		hdrs = wmap__curl_slist_append(hdrs, "Expect:");
 		if (content_type) {
 			snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
-			hdrs = curl_slist_append(hdrs, ctype);
+			hdrs = wmap__curl_slist_append(hdrs, ctype);
 		}
 		if (c->token) {
 			snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
-			hdrs = curl_slist_append(hdrs, auth);
+			hdrs = wmap__curl_slist_append(hdrs, auth);
 			memset(auth, 0, sizeof(auth));
 		}
 		hdrs = impersonation(hdrs, cfg);
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+		wmap__curl_easy_setopt(h, CURLOPT_URL, url);
+		wmap__curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+		wmap__curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+		wmap__curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+		wmap__curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+		wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+		wmap__curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 				 c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
+		wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+		wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		wmap__curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+		wmap__curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
 		json_array_clear(c->warnings);
-		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
-		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+		wmap__curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
+		wmap__curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
 		if (!cfg->disable_compression)
-			curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+			wmap__curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 		if (body) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+			wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+			wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 		} else if (strcmp(method, "GET") == 0) {
-			curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+			wmap__curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
 		}
 		if (cfg->insecure) {
-			curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-			curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+			wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+			wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 		} else if (cfg->ca_data) {
 			set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_data, cfg->ca_data_len);
 		} else if (cfg->ca_file) {
-			curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
+			wmap__curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
 		}
 		if (c->exec_cert && c->exec_key) {
 			set_blob(h, CURLOPT_SSLCERT_BLOB, c->exec_cert, strlen(c->exec_cert));
@@ -759,33 +759,33 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			if (cfg->cert_data)
 				set_blob(h, CURLOPT_SSLCERT_BLOB, cfg->cert_data, cfg->cert_data_len);
 			else if (cfg->cert_file)
-				curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
+				wmap__curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
 			if (cfg->key_data)
 				set_blob(h, CURLOPT_SSLKEY_BLOB, cfg->key_data, cfg->key_data_len);
 			else if (cfg->key_file)
-				curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
+				wmap__curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
 		}
 		if (c->connect_to) {
 			if (!connect_to)
-				connect_to = curl_slist_append(NULL, c->connect_to);
-			curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
+				connect_to = wmap__curl_slist_append(NULL, c->connect_to);
+			wmap__curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
 		}
 		/* proxy-url wins over the environment; else curl reads HTTPS_PROXY, and NO_PROXY
 		 * plus loopback: like client-go, never proxy requests to this host. */
 		if (cfg->proxy_url)
-			curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
+			wmap__curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
 		else
-			curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
+			wmap__curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
 
 		if (resp.error)
 			wmap_buf_free(&resp);   /* a failed attempt: start again */
 		else
 			wmap_buf_clear(&resp);
 		c->requests++;
-		cc = curl_easy_perform(h);
+		cc = wmap__curl_easy_perform(h);
 		code = 0;
 		if (cc == CURLE_OK)
-			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+			wmap__curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		if (cc != CURLE_OK) {
 			if (resp.error == WMAP_ELIMIT || cc == CURLE_FILESIZE_EXCEEDED) {
 				rc = wmap_error_set(err, WMAP_ELIMIT,
@@ -802,7 +802,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			}
 			rc = wmap_error_set(err, WMAP_EIO,
 					    "Unable to connect to the server %s: %s", cfg->server,
-					    curl_easy_strerror(cc));
+					    wmap__curl_easy_strerror(cc));
 			goto cleanup;
 		}
 		if (code == 401 && !reauthed && (cfg->exec_command || cfg->token_file)) {
@@ -842,8 +842,8 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 	}
 cleanup:
 	memset(auth, 0, sizeof(auth));
-	curl_slist_free_all(hdrs);
-	curl_slist_free_all(connect_to);
+	wmap__curl_slist_free_all(hdrs);
+	wmap__curl_slist_free_all(connect_to);
 	wmap_buf_free(&resp);
 	free(url);
 	return rc;

@@ -7,16 +7,16 @@
 
 static void eval_ok(const char *expr, json_t *obj, size_t n, const char *const *pointers)
 {
-	wmap_path *p = wmap_path_parse(expr);
+	wmap_path *p = wmap__path_parse(expr);
 	wmap_results r = {0};
 	wmap_error err = {0};
 	cr_assert_not_null(p, "%s should be a plain path", expr);
-	cr_assert_eq(wmap_path_eval(p, obj, &r, &err), 0, "%s: %s", expr, err.message);
+	cr_assert_eq(wmap__path_eval(p, obj, &r, &err), 0, "%s: %s", expr, err.message);
 	cr_expect_eq(r.n, n, "%s: %zu results", expr, r.n);
 	for (size_t i = 0; i < r.n && i < n; i++)
 		cr_expect_str_eq(r.v[i].pointer, pointers[i], "%s result %zu", expr, i);
-	wmap_results_clear(&r);
-	wmap_path_free(p);
+	wmap__results_clear(&r);
+	wmap__path_free(p);
 }
 
 Test(path, evaluates_paths_with_their_pointers)
@@ -40,19 +40,19 @@ Test(path, reports_what_jq_reports)
 	json_t *o = t_yaml("spec: {jobs: \"text\"}\n");
 	wmap_results r = {0};
 	wmap_error err = {0};
-	wmap_path *p = wmap_path_parse(".spec.jobs[]");
-	cr_assert_eq(wmap_path_eval(p, o, &r, &err), WMAP_EEVAL);
+	wmap_path *p = wmap__path_parse(".spec.jobs[]");
+	cr_assert_eq(wmap__path_eval(p, o, &r, &err), WMAP_EEVAL);
 	cr_expect_str_eq(err.message, "Cannot iterate over string");
-	wmap_path_free(p);
-	p = wmap_path_parse(".spec.other[]");
-	cr_assert_eq(wmap_path_eval(p, o, &r, &err), WMAP_EEVAL);
+	wmap__path_free(p);
+	p = wmap__path_parse(".spec.other[]");
+	cr_assert_eq(wmap__path_eval(p, o, &r, &err), WMAP_EEVAL);
 	cr_expect_str_eq(err.message, "Cannot iterate over null");
-	wmap_path_free(p);
-	p = wmap_path_parse(".spec.jobs.x");
-	cr_assert_eq(wmap_path_eval(p, o, &r, &err), WMAP_EEVAL);
+	wmap__path_free(p);
+	p = wmap__path_parse(".spec.jobs.x");
+	cr_assert_eq(wmap__path_eval(p, o, &r, &err), WMAP_EEVAL);
 	cr_expect_str_eq(err.message, "Cannot index string with \"x\"");
-	wmap_path_free(p);
-	wmap_results_clear(&r);
+	wmap__path_free(p);
+	wmap__results_clear(&r);
 	json_decref(o);
 }
 
@@ -61,9 +61,9 @@ Test(path, leaves_real_expressions_to_jq)
 	const char *const jq[] = {".a // 1", ".a | .b", "select(.a)", ".a[] | .b", "..", ".a.b == 1",
 				  "[.a]", "{a: .b}", ".a[1:2]", "$x", ".a as $x | $x"};
 	for (size_t i = 0; i < sizeof(jq) / sizeof(jq[0]); i++) {
-		wmap_path *p = wmap_path_parse(jq[i]);
+		wmap_path *p = wmap__path_parse(jq[i]);
 		cr_expect_null(p, "%s is not a plain path", jq[i]);
-		wmap_path_free(p);
+		wmap__path_free(p);
 	}
 }
 
@@ -71,13 +71,13 @@ Test(path, reads_literals_without_jq)
 {
 	json_t *o = json_object();
 	wmap_results r = {0};
-	wmap_path *p = wmap_path_parse("1");
+	wmap_path *p = wmap__path_parse("1");
 	cr_assert_not_null(p);
-	cr_assert_eq(wmap_path_eval(p, o, &r, NULL), 0);
+	cr_assert_eq(wmap__path_eval(p, o, &r, NULL), 0);
 	cr_expect_eq(json_integer_value(r.v[0].value), 1);
 	cr_expect_null(r.v[0].pointer);
-	wmap_results_clear(&r);
-	wmap_path_free(p);
+	wmap__results_clear(&r);
+	wmap__path_free(p);
 	json_decref(o);
 }
 
