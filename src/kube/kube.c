@@ -628,8 +628,20 @@ static int status_error(wmap_error *err, long code, const wmap_buf *body)
 	return rc;
 }
 
-/* kubeconfig as/as-uid/as-groups/as-user-extra as Impersonate-* headers. */
-static struct curl_slist *impersonation(struct curl_slist *h, const wmap_kube_config *cfg)
+/* Appends line to *list through a temporary, as curl's own tool does: a failed append
+ * leaves the list whole (to be freed by the caller) instead of losing it. -1 on ENOMEM. */
+static int add_header(struct curl_slist **list, const char *line)
+{
+	struct curl_slist *n = wmap__curl_slist_append(*list, line);
+
+	if (!n)
+		return -1;
+	*list = n;
+	return 0;
+}
+
+/* kubeconfig as/as-uid/as-groups/as-user-extra as Impersonate-* headers; -1 on ENOMEM. */
+static int impersonation(struct curl_slist **h, const wmap_kube_config *cfg)
 {
 	char line[1024];
 	const char *k;
@@ -638,30 +650,36 @@ static struct curl_slist *impersonation(struct curl_slist *h, const wmap_kube_co
 
 	if (cfg->as_user) {
 		snprintf(line, sizeof(line), "Impersonate-User: %s", cfg->as_user);
-		h = wmap__curl_slist_append(h, line);
+		if (add_header(h, line))
+			return -1;
 	}
 	if (cfg->as_uid) {
 		snprintf(line, sizeof(line), "Impersonate-Uid: %s", cfg->as_uid);
-		h = wmap__curl_slist_append(h, line);
+		if (add_header(h, line))
+			return -1;
 	}
 	json_array_foreach(cfg->as_groups, i, v) {
 		if (!json_is_string(v))
 			continue;
 		snprintf(line, sizeof(line), "Impersonate-Group: %s", json_string_value(v));
-		h = wmap__curl_slist_append(h, line);
+		if (add_header(h, line))
+			return -1;
 	}
 	json_object_foreach(cfg->as_extra, k, v) {
 		char *key = wmap_kube_query_escape(k);   /* header names carry the key escaped */
+		int rc = key ? 0 : -1;
 
 		json_array_foreach(v, j, e) {
-			if (!key || !json_is_string(e))
+			if (rc || !json_is_string(e))
 				continue;
 			snprintf(line, sizeof(line), "Impersonate-Extra-%s: %s", key, json_string_value(e));
-			h = wmap__curl_slist_append(h, line);
+			rc = add_header(h, line);
 		}
 		free(key);
+		if (rc)
+			return -1;
 	}
-	return h;
+	return 0;
 }
 
 static void sleep_ms(long ms)
@@ -680,7 +698,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 	char *url = NULL, auth[16384], ctype[256];
 	struct curl_slist *hdrs = NULL, *connect_to = NULL;
 	wmap_buf resp = WMAP_BUF_INIT(c->max_response, 16384);
-	int rc = 0, attempt, reauthed = 0;
+	int rc = 0, attempt, reauthed = 0, hfail;
 	long code = 0;
 	size_t ulen;
 
@@ -708,19 +726,22 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		wmap__curl_slist_free_all(hdrs);
 		hdrs = NULL;
 		snprintf(ctype, sizeof(ctype), "Accept: %s", accept ? accept : "application/json");
-		hdrs = wmap__curl_slist_append(hdrs, ctype);
+		hfail = add_header(&hdrs, ctype);
 		/* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
-		hdrs = wmap__curl_slist_append(hdrs, "Expect:");
-		if (content_type) {
+		hfail = hfail || add_header(&hdrs, "Expect:");
+		if (content_type && !hfail) {
 			snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
-			hdrs = wmap__curl_slist_append(hdrs, ctype);
+			hfail = add_header(&hdrs, ctype);
 		}
-		if (c->token) {
+		if (c->token && !hfail) {
 			snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
-			hdrs = wmap__curl_slist_append(hdrs, auth);
+			hfail = add_header(&hdrs, auth);
 			memset(auth, 0, sizeof(auth));
 		}
-		hdrs = impersonation(hdrs, cfg);
+		if (hfail || impersonation(&hdrs, cfg)) {
+			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			goto cleanup;
+		}
 		wmap__curl_easy_setopt(h, CURLOPT_URL, url);
 		wmap__curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
 		wmap__curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
@@ -766,8 +787,10 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 				wmap__curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
 		}
 		if (c->connect_to) {
-			if (!connect_to)
-				connect_to = wmap__curl_slist_append(NULL, c->connect_to);
+			if (!connect_to && add_header(&connect_to, c->connect_to)) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				goto cleanup;
+			}
 			wmap__curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
 		}
 		/* proxy-url wins over the environment; else curl reads HTTPS_PROXY, and NO_PROXY
