@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wmap/apiversion.h"
 #include "cli.h"
 
 /* `mutate` is written by the webhook's owner in cmd_mutate.c. A weak reference lets the
@@ -242,15 +243,16 @@ int cli_registry_load_for(wmap_registry **out, const cli_options *o, const json_
 {
 	const char *api = json_string_value(json_object_get(object, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(object, "kind"));
-	const char *slash = api ? strchr(api, '/') : NULL;
+	wmap_api_version av;
 	wmap_registry *reg = NULL;
 	char group[256];
 	int rc;
 
+	wmap_api_version_split(&av, api);
 	/* Without a kind the whole catalog is loaded, so the error says what is missing. */
-	if (!kind || !api || (slash && (size_t)(slash - api) >= sizeof(group)))
+	if (!kind || !api || av.group_len >= sizeof(group))
 		return cli_registry_load(out, o, err);
-	snprintf(group, sizeof(group), "%.*s", slash ? (int)(slash - api) : 0, api);
+	snprintf(group, sizeof(group), "%.*s", (int)av.group_len, av.group);
 	*out = NULL;
 	if ((rc = wmap_registry_new(&reg, err)) != 0 ||
 	    (rc = wmap_registry_add_catalog_kind(reg, group, kind, err)) != 0 ||

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "wmap/apiversion.h"
 #include "live.h"
 #include "render.h"
 
@@ -107,17 +108,12 @@ static int top_level(get_ctx *g, const json_t *obj)
 		const char *api = json_string_value(json_object_get(ref, "apiVersion"));
 		const char *kind = json_string_value(json_object_get(ref, "kind"));
 		char group[256] = "", version[64] = "";
-		const char *slash = api ? strchr(api, '/') : NULL;
 		int exact;
 
 		if (!json_is_true(json_object_get(ref, "controller")) || !api || !kind)
 			continue;
-		if (slash) {
-			snprintf(group, sizeof(group), "%.*s", (int)(slash - api), api);
-			snprintf(version, sizeof(version), "%s", slash + 1);
-		} else {
-			snprintf(version, sizeof(version), "%s", api);
-		}
+		if (wmap_api_version_parse(group, sizeof(group), version, sizeof(version), api))
+			continue;
 		if (wmap_registry_find(g->lc->reg, group, version, kind, &exact))
 			return 0;
 	}

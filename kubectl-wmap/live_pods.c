@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "live_pods.h"
+#include "wmap/apiversion.h"
 #include "wmap/pods.h"
 
 #define OWNER_HOPS 6
@@ -61,7 +62,6 @@ static const json_t *owner_of(attrib *d, const json_t *ref, const char *ns)
 	const char *name = json_string_value(json_object_get(ref, "name"));
 	char key[1024], group[256] = "", version[64] = "";
 	const wmap_api_resource *r;
-	const char *slash;
 	json_t *obj = NULL;
 	char *path;
 
@@ -70,12 +70,9 @@ static const json_t *owner_of(attrib *d, const json_t *ref, const char *ns)
 	snprintf(key, sizeof(key), "%s|%s|%s|%s", api, kind, ns ? ns : "", name);
 	if ((obj = json_object_get(d->owners, key)) != NULL)
 		return json_is_null(obj) ? NULL : obj;
-	slash = strchr(api, '/');
-	if (slash) {
-		snprintf(group, sizeof(group), "%.*s", (int)(slash - api), api);
-		snprintf(version, sizeof(version), "%s", slash + 1);
-	} else {
-		snprintf(version, sizeof(version), "%s", api);
+	if (wmap_api_version_parse(group, sizeof(group), version, sizeof(version), api) != 0) {
+		json_object_set_new(d->owners, key, json_null());
+		return NULL;
 	}
 	r = wmap_discovery_find_kind(d->lc->disc, group, version, kind);
 	obj = NULL;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "wmap/apiversion.h"
 #include "wmap/quantity.h"
 #include "wmap/yaml.h"
 
@@ -127,15 +128,12 @@ void render_table_free(render_table *t)
 void render_gvk_of(char *buf, size_t len, const char *api_version, const char *kind)
 {
 	char group[256] = "", version[256] = "", kind_copy[256] = "";
-	const char *slash = api_version ? strchr(api_version, '/') : NULL;
+	wmap_api_version av;
 	wmap_gvk gvk;
 
-	if (slash) {
-		snprintf(group, sizeof(group), "%.*s", (int)(slash - api_version), api_version);
-		snprintf(version, sizeof(version), "%s", slash + 1);
-	} else if (api_version) {
-		snprintf(version, sizeof(version), "%s", api_version);
-	}
+	wmap_api_version_split(&av, api_version);
+	snprintf(group, sizeof(group), "%.*s", (int)av.group_len, av.group);
+	snprintf(version, sizeof(version), "%s", av.version);
 	snprintf(kind_copy, sizeof(kind_copy), "%s", kind ? kind : "");
 	gvk.group = group;
 	gvk.version = version;
@@ -157,18 +155,17 @@ int render_exact_version(const wmap_workload *w)
 {
 	const wmap_gvk *k = w->definition->n_components > 0 ? w->definition->components[0].kind
 							      : NULL;
-	const char *api = w->api_version ? w->api_version : "";
-	const char *slash = strchr(api, '/');
-	const char *version = slash ? slash + 1 : api;
-	size_t glen = slash ? (size_t)(slash - api) : 0;
+	wmap_api_version av;
+
+	wmap_api_version_split(&av, w->api_version);
 
 	if (!w->exact_version)
 		return 0;
 	/* The core may not know when the caller chose the definition; compare ourselves. */
-	if (!k || !k->version || strcmp(k->version, version) != 0)
+	if (!k || !k->version || strcmp(k->version, av.version) != 0)
 		return 0;
-	return strlen(k->group ? k->group : "") == glen &&
-	       strncmp(k->group ? k->group : "", api, glen) == 0;
+	return strlen(k->group ? k->group : "") == av.group_len &&
+	       strncmp(k->group ? k->group : "", av.group, av.group_len) == 0;
 }
 
 /* ---- which components are shown ---- */

@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "wmap/apiversion.h"
 #include "wmap/base64.h"
 #include "wmap/admission.h"
 #include "wmap/json_text.h"
 #include "wmap/patch.h"
+#include "wmap/pod_target.h"
 #include "wmap/quantity.h"
 #include "wmap/workload.h"
 
@@ -35,11 +37,12 @@ void wmap_admission_kind(char *buf, size_t len, const json_t *object)
 {
 	const char *api = json_string_value(json_object_get(object, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(object, "kind"));
-	const char *slash = api ? strchr(api, '/') : NULL;
+	wmap_api_version av;
+	wmap_api_version_split(&av, api);
 	if (!kind)
 		kind = "";
-	if (slash)
-		snprintf(buf, len, "%s.%.*s", kind, (int)(slash - api), api);
+	if (av.group_len)
+		snprintf(buf, len, "%s.%.*s", kind, (int)av.group_len, av.group);
 	else
 		snprintf(buf, len, "%s", kind);
 }
@@ -101,163 +104,17 @@ static int too_deep(const json_t *v, int left)
 
 /* ---- where a pod template can be written ------------------------------------------- */
 
-typedef struct target {
-	const char *component;
-	const char *instance;   /* "" for single-instance components */
-	int multi;              /* the component has several instances (instanceIdPath) */
-	char *labels;           /* pointer of the labels map, NULL when not writable */
-	char *annotations;
-	char *spec;             /* pointer of the PodSpec, NULL for fragmented definitions */
-	char *scheduler;        /* pointer of schedulerName */
-	char *priority;         /* pointer of priorityClassName */
-	size_t node, instance_index;
-	int owner;              /* writes the identity at its location (mark_owners) */
-	/* labels (and annotations) lie in a keyed list entry that is not there yet: create is
-	 * added at create_at before the first write (borrowed from the workload). */
-	const char *create_at;
-	const json_t *create;
-} target;
+typedef wmap_pod_target target;   /* mark: writes the identity there (mark_owners) */
 
-static void target_clear(target *t)
-{
-	free(t->labels);
-	free(t->annotations);
-	free(t->spec);
-	free(t->scheduler);
-	free(t->priority);
-	memset(t, 0, sizeof(*t));
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-/* Frees and clears *ptr when the object has nothing at the parent of that pointer; -1 on
- * ENOMEM. */
-static int drop_orphan(char **ptr, const json_t *object)
-{
-	if (!*ptr)
-		return 0;
-	const char *slash = strrchr(*ptr, '/');
-	char *parent = slash ? strndup(*ptr, (size_t)(slash - *ptr)) : NULL;
-	if (slash && !parent)
-		return -1;
-	if (!parent || !wmap_pointer_lookup(object, parent)) {
-		free(*ptr);
-		*ptr = NULL;
-	}
-	free(parent);
-	return 0;
-}
-
-/* Fills t for one instance; 0 when the template has nothing writable (then says why), -1 on
- * ENOMEM (a NULL pointer must mean "no such location", never "out of memory"). */
+/* wmap_pod_target_init, with its warning added to warnings. */
 static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, json_t *warnings)
 {
-	const wmap_node *n = &w->nodes[k];
-	const wmap_instance *in = &n->instances[i];
-	const wmap_pod *pod = &in->pod;
-	memset(t, 0, sizeof(*t));
-	t->component = n->def->name;
-	t->instance = in->id;
-	t->multi = n->def->instance_id_path != NULL;
-	t->node = k;
-	t->instance_index = i;
-	switch (pod->shape) {
-	case WMAP_SPEC_TEMPLATE: {
-		const char *tp = pod->template_.pointer;
-		if (!tp || !pod->template_.value) {
-			if (!tp)
-				warn(warnings, "component %s: its pod template is not in the object at "
-				     "a plain path (a framework default, or computed); not stamped",
-				     t->component);
-			return 0;
-		}
-		char *meta = pod->metadata.pointer ? strdup(pod->metadata.pointer)
-						   : wmap_pointer_join(tp, "metadata");
-		if (meta) {
-			t->labels = wmap_pointer_join(meta, "labels");
-			t->annotations = wmap_pointer_join(meta, "annotations");
-		}
-		free(meta);
-		t->spec = pod->spec.pointer ? strdup(pod->spec.pointer)
-					    : wmap_pointer_join(tp, "spec");
-		if (!t->labels || !t->annotations || !t->spec)
-			return -1;
-		break;
-	}
-	case WMAP_SPEC_PODSPEC:
-		/* No pod spec in the object: the component is not there (KServe without a
-		 * transformer); nothing is created for it. */
-		if (!pod->spec.pointer || !pod->spec.value)
-			return 0;
-		if (!(t->spec = strdup(pod->spec.pointer)))
-			return -1;
-		if (pod->metadata.pointer) {
-			t->labels = wmap_pointer_join(pod->metadata.pointer, "labels");
-			t->annotations = wmap_pointer_join(pod->metadata.pointer, "annotations");
-			if (!t->labels || !t->annotations)
-				return -1;
-		} else {
-			warn(warnings, "component %s: the definition gives no metadata location; "
-			     "labels not written", t->component);
-		}
-		break;
-	case WMAP_SPEC_FRAGMENTED:
-		t->labels = dup_or_null(pod->frag[WMAP_FRAG_LABELS].pointer);
-		t->annotations = dup_or_null(pod->frag[WMAP_FRAG_ANNOTATIONS].pointer);
-		t->scheduler = dup_or_null(pod->frag[WMAP_FRAG_SCHEDULER_NAME].pointer);
-		t->priority = dup_or_null(pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].pointer);
-		if ((pod->frag[WMAP_FRAG_LABELS].pointer && !t->labels) ||
-		    (pod->frag[WMAP_FRAG_ANNOTATIONS].pointer && !t->annotations) ||
-		    (pod->frag[WMAP_FRAG_SCHEDULER_NAME].pointer && !t->scheduler) ||
-		    (pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].pointer && !t->priority))
-			return -1;
-		if (!t->labels)
-			warn(warnings, "component %s: the definition gives no labels location; "
-			     "labels not written", t->component);
-		/* Labels in a list entry the definition keys (TrainJob's runtimePatches entry of
-		 * manager wmap.io/webhook): the entry is made with the first write. Annotations
-		 * can share that entry; any other field that needs one is left alone, as two
-		 * entries with one key would be refused. */
-		t->create_at = pod->frag[WMAP_FRAG_LABELS].create_at;
-		t->create = pod->frag[WMAP_FRAG_LABELS].create;
-		if (!t->labels)
-			t->create_at = NULL, t->create = NULL;
-		const wmap_location *fa = &pod->frag[WMAP_FRAG_ANNOTATIONS];
-		if (t->annotations && fa->create_at &&
-		    !(t->create_at && strcmp(fa->create_at, t->create_at) == 0)) {
-			warn(warnings, "component %s: its annotations location needs a list entry "
-			     "that does not exist; annotations not written", t->component);
-			free(t->annotations);
-			t->annotations = NULL;
-		}
-		if (pod->frag[WMAP_FRAG_SCHEDULER_NAME].create_at) {
-			free(t->scheduler);
-			t->scheduler = NULL;
-		}
-		if (pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].create_at) {
-			free(t->priority);
-			t->priority = NULL;
-		}
-		/* Fields of a part the object does not have (an LLMInferenceService without
-		 * prefill) are not written: that would create the part. */
-		if ((!t->create_at && drop_orphan(&t->labels, w->object)) ||
-		    (!fa->create_at && drop_orphan(&t->annotations, w->object)) ||
-		    drop_orphan(&t->scheduler, w->object) || drop_orphan(&t->priority, w->object))
-			return -1;
-		break;
-	default:
-		return 0;
-	}
-	if (t->spec) {
-		t->scheduler = wmap_pointer_join(t->spec, "schedulerName");
-		t->priority = wmap_pointer_join(t->spec, "priorityClassName");
-		if (!t->scheduler || !t->priority)
-			return -1;
-	}
-	return t->labels || t->annotations || t->spec || t->scheduler || t->priority;
+	const char *why;
+	int rc = wmap_pod_target_init(t, &why, w, k, i);
+
+	if (why && rc >= 0)
+		warn(warnings, "component %s: %s", t->component, why);
+	return rc;
 }
 
 /* ---- writing ----------------------------------------------------------------------- */
@@ -582,14 +439,14 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 				continue;
 			int ok = target_init(&t, w, k, i, warnings);
 			if (ok == 0) {
-				target_clear(&t);
+				wmap_pod_target_clear(&t);
 				continue;
 			}
 			target *nv = ok > 0 ? realloc(v, (n + 1) * sizeof(*nv)) : NULL;
 			if (!nv) {
-				target_clear(&t);
+				wmap_pod_target_clear(&t);
 				for (size_t j = 0; j < n; j++)
-					target_clear(&v[j]);
+					wmap_pod_target_clear(&v[j]);
 				free(v);
 				return WMAP_ENOMEM;
 			}
@@ -605,7 +462,7 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 static void targets_free(target *v, size_t n)
 {
 	for (size_t j = 0; j < n; j++)
-		target_clear(&v[j]);
+		wmap_pod_target_clear(&v[j]);
 	free(v);
 }
 
@@ -634,7 +491,7 @@ static int mark_owners(const wmap_workload *w, target *v, size_t n)
 		return WMAP_ENOMEM;
 	for (size_t j = 0; j < n; j++) {
 		const char *loc = v[j].labels ? v[j].labels : v[j].annotations;
-		v[j].owner = loc == NULL;
+		v[j].mark = loc == NULL;
 		if (loc)
 			l[m++] = (located){ loc, j };
 	}
@@ -650,7 +507,7 @@ static int mark_owners(const wmap_workload *w, target *v, size_t n)
 				live = 1;
 			}
 		}
-		v[pick].owner = 1;
+		v[pick].mark = 1;
 	}
 	free(l);
 	return 0;
@@ -824,7 +681,7 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 	}
 	for (size_t j = 0; j < n_targets && !wr.failed; j++) {
 		target *t = &targets[j];
-		if (pr.op == WMAP_POLICY_OP_CREATE && t->owner) {
+		if (pr.op == WMAP_POLICY_OP_CREATE && t->mark) {
 			ensure_entry(&wr, t);
 			stamp_identity(&wr, t, pr.kind, w->name);
 			if (g.plan)
@@ -935,10 +792,12 @@ int wmap_admission_validate(json_t **violations, json_t **warnings, const char *
 				target t;
 				if (!pr.w->nodes[k].instances[i].has_pod)
 					continue;
-				if (target_init(&t, pr.w, k, i, *warnings) &&
-				    wmap_policy_matches_component(pol, t.component))
+				int ok = target_init(&t, pr.w, k, i, *warnings);
+				if (ok < 0)
+					wr.failed = 1;   /* out of memory: no partial answer */
+				else if (ok > 0 && wmap_policy_matches_component(pol, t.component))
 					apply_policy(&wr, &t, pol);
-				target_clear(&t);
+				wmap_pod_target_clear(&t);
 			}
 		}
 		if (wr.failed) {

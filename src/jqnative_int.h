@@ -56,22 +56,22 @@ typedef struct cont {
 	void *ud;
 } cont;
 
-int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
+int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
 /* 1 when name/arity is a builtin the native evaluator implements. */
-int jn_known(const char *name, size_t arity);
-int jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
-int jn_err(ectx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int jn_oom(ectx *c);
-int jn_truthy(const json_t *v);
-double jn_num(const json_t *v);
-json_t *jn_mknum(double d);
-int jn_compare(const json_t *a, const json_t *b);
-const char *jn_type_name(const json_t *v);
-void jn_describe(char *buf, size_t len, const json_t *v);
-char *jn_dump(const json_t *v);
-int jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **out);
-int jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud);
-int jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **out, char **optr);
-int jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out);
+int wmap__jn_known(const char *name, size_t arity);
+int wmap__jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
+int wmap__jn_err(ectx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int wmap__jn_oom(ectx *c);
+int wmap__jn_truthy(const json_t *v);
+double wmap__jn_num(const json_t *v);
+json_t *wmap__jn_mknum(double d);
+int wmap__jn_compare(const json_t *a, const json_t *b);
+const char *wmap__jn_type_name(const json_t *v);
+void wmap__jn_describe(char *buf, size_t len, const json_t *v);
+char *wmap__jn_dump(const json_t *v);
+int wmap__jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **out);
+int wmap__jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud);
+int wmap__jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **out, char **optr);
+int wmap__jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out);
 
 #endif

@@ -447,7 +447,7 @@ static node *parse_term(parser *ps)
 				if (!accept(ps, T_RPAREN))
 					return fail(ps, x);
 			}
-			if (!jn_known(x->name, x->n))
+			if (!wmap__jn_known(x->name, x->n))
 				return fail(ps, x); /* libjq knows more builtins */
 		}
 		break;
@@ -581,7 +581,7 @@ static node *parse_pipe(parser *ps)
 	return x;
 }
 
-wmap_jn *wmap_jn_parse(const char *text)
+wmap_jn *wmap__jn_parse(const char *text)
 {
 	lexer lx = {0};
 	parser ps = {&lx, 0, 0};
@@ -605,7 +605,7 @@ out:
 	return p;
 }
 
-void wmap_jn_free(wmap_jn *p)
+void wmap__jn_free(wmap_jn *p)
 {
 	if (p) {
 		node_free(p->root);

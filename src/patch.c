@@ -1,4 +1,4 @@
-/* wmap: JSON Patch builder and applier, JSON Pointers, label values (see wmap/patch.h). */
+/* wmap: JSON Patch builder and applier, label values (see wmap/patch.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
@@ -48,140 +48,6 @@ struct wmap_patch {
 	char *last_ptr;
 	walk last;
 };
-
-/* ---- pointers ---------------------------------------------------------------------- */
-
-char *wmap_pointer_join(const char *base, const char *token)
-{
-	size_t bl = strlen(base), extra = 0;
-	for (const char *s = token; *s; s++)
-		extra += (*s == '~' || *s == '/');
-	char *out = malloc(bl + 1 + strlen(token) + extra + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, base, bl);
-	char *o = out + bl;
-	*o++ = '/';
-	/* RFC 6901: `~` first, then `/`, so "a/~b" becomes "a~1~0b" and never "a~01b". */
-	for (const char *s = token; *s; s++) {
-		if (*s == '~') {
-			*o++ = '~';
-			*o++ = '0';
-		} else if (*s == '/') {
-			*o++ = '~';
-			*o++ = '1';
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-/* Unescapes the token p[0..n) into a new string; NULL on a bad escape or ENOMEM. */
-static char *token_dup(const char *p, size_t n)
-{
-	char *out = malloc(n + 1), *o = out;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] != '~') {
-			*o++ = p[i];
-			continue;
-		}
-		if (i + 1 < n && p[i + 1] == '0')
-			*o++ = '~';
-		else if (i + 1 < n && p[i + 1] == '1')
-			*o++ = '/';
-		else {
-			free(out);
-			return NULL;
-		}
-		i++;
-	}
-	*o = '\0';
-	return out;
-}
-
-/* 1 when every '~' of the token p[0..n) starts "~0" or "~1". */
-static int token_well_formed(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] == '~' && !(i + 1 < n && (p[i + 1] == '0' || p[i + 1] == '1')))
-			return 0;
-	return 1;
-}
-
-/* An array index token: "0" or digits without a leading zero. */
-static int parse_index(const char *tok, size_t *out)
-{
-	if (!*tok || (tok[0] == '0' && tok[1]) || strlen(tok) > 9)
-		return -1;
-	size_t v = 0;
-	for (const char *s = tok; *s; s++) {
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		v = v * 10 + (size_t)(*s - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-static json_t *child(const json_t *cur, const char *tok)
-{
-	if (json_is_object(cur))
-		return json_object_get(cur, tok);
-	size_t i;
-	if (json_is_array(cur) && parse_index(tok, &i) == 0)
-		return json_array_get(cur, i);
-	return NULL;
-}
-
-/* The child named by the escaped token p[0..n) of cur, NULL when absent; *bad is set for a
- * malformed escape, *oom when unescaping failed to allocate. Tokens without '~' (nearly
- * all) are looked up in place, without a copy. */
-static json_t *child_n(const json_t *cur, const char *p, size_t n, int *bad, int *oom)
-{
-	if (!memchr(p, '~', n)) {
-		if (json_is_object(cur))
-			return json_object_getn(cur, p, n);
-		char idx[16];
-		size_t i;
-		if (!json_is_array(cur) || n >= sizeof(idx))
-			return NULL;
-		memcpy(idx, p, n);
-		idx[n] = '\0';
-		return parse_index(idx, &i) == 0 ? json_array_get(cur, i) : NULL;
-	}
-	if (!token_well_formed(p, n)) {
-		*bad = 1;
-		return NULL;
-	}
-	char *tok = token_dup(p, n);
-	if (!tok) {
-		*oom = 1;
-		return NULL;
-	}
-	json_t *c = child(cur, tok);
-	free(tok);
-	return c;
-}
-
-json_t *wmap_pointer_lookup(const json_t *doc, const char *pointer)
-{
-	json_t *cur = (json_t *)doc;
-	const char *p = pointer;
-	if (!p || (*p && *p != '/'))
-		return NULL;
-	while (cur && *p == '/') {
-		const char *end = strchr(p + 1, '/');
-		size_t n = end ? (size_t)(end - p - 1) : strlen(p + 1);
-		int bad = 0, oom = 0;
-		cur = child_n(cur, p + 1, n, &bad, &oom);
-		p += n + 1;
-	}
-	return cur;
-}
 
 /* ---- builder ----------------------------------------------------------------------- */
 
@@ -339,7 +205,7 @@ size_t wmap_patch_len(const wmap_patch *p)
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
 {
 	static const char head[] = "{\"op\":\"add\",\"path\":", mid[] = ",\"value\":";
-	wmap_json_writer w = { 0 };
+	wmap_json_writer w = WMAP_JSON_WRITER_INIT;
 	int first = 1;
 	wmap_json_write_raw(&w, "[", 1);
 	for (size_t i = 0; i < p->n_ops; i++) {
@@ -384,7 +250,7 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 		}
 		if (!from_op) {
 			int bad = 0, oom = 0;
-			next = child_n(w.value, ptr + pos + 1, stop - pos - 1, &bad, &oom);
+			next = wmap_pointer_child(w.value, ptr + pos + 1, stop - pos - 1, &bad, &oom);
 			if (bad || oom) {
 				w.rc = bad ? WMAP_EINVAL : WMAP_ENOMEM;
 				return w;
@@ -503,7 +369,7 @@ static json_t *nest(const char *rest, const char *key, json_t *value)
 		size_t start = len;
 		while (start > 0 && rest[start - 1] != '/')
 			start--;
-		char *tok = token_dup(rest + start, len - start);
+		char *tok = wmap_pointer_token_dup(rest + start, len - start);
 		json_t *wrap = json_object();
 		if (!tok || !wrap || json_object_set_new(wrap, tok, leaf) != 0) {
 			free(tok);
@@ -598,7 +464,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 		*changed = 1;
 	forget_walk(p);   /* a container on the way to parent is created */
 	if (w.in_patch) {
-		char *tok = token_dup(tok_start, tok_len);
+		char *tok = wmap_pointer_token_dup(tok_start, tok_len);
 		ops_changed(p);   /* an op's value changes in place */
 		if (!tok || json_object_set_new(w.value, tok, nested) != 0)
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -626,9 +492,9 @@ static int split_last(const char *pointer, char **parent, char **last)
 	if (!slash)
 		return WMAP_EINVAL;
 	*parent = strndup(pointer, (size_t)(slash - pointer));
-	*last = token_dup(slash + 1, strlen(slash + 1));
+	*last = wmap_pointer_token_dup(slash + 1, strlen(slash + 1));
 	if (!*parent || !*last) {
-		int bad = *parent && !token_well_formed(slash + 1, strlen(slash + 1));
+		int bad = *parent && !wmap_pointer_token_valid(slash + 1, strlen(slash + 1));
 		free(*parent);
 		free(*last);
 		*parent = *last = NULL;
@@ -856,7 +722,7 @@ static int do_add(json_t **doc, const char *path, json_t *value)
 	else if (json_is_array(parent)) {
 		if (strcmp(last, "-") == 0)
 			rc = json_array_append(parent, value);
-		else if (parse_index(last, &i) == 0 && i <= json_array_size(parent))
+		else if (wmap_pointer_index(&i, last) == 0 && i <= json_array_size(parent))
 			rc = json_array_insert(parent, i, value);
 	}
 	free(last);
@@ -873,7 +739,7 @@ static int do_remove(json_t *doc, const char *path)
 	size_t i;
 	if (json_is_object(parent))
 		rc = json_object_del(parent, last);
-	else if (json_is_array(parent) && parse_index(last, &i) == 0)
+	else if (json_is_array(parent) && wmap_pointer_index(&i, last) == 0)
 		rc = json_array_remove(parent, i);
 	free(last);
 	return rc;

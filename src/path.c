@@ -9,7 +9,7 @@
  * One filter is part of the plain form: an iteration followed by `| select(.K == "V")`,
  * which picks the entries of a keyed list (Kubernetes' list-map: containers by name,
  * Trainer's runtimePatches by manager). Such a path can also name an entry that is not
- * there yet, with what to add to create it (wmap_path_locate). */
+ * there yet, with what to add to create it (wmap__path_locate). */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,7 +35,7 @@ struct wmap_path {
 	int keyed;          /* every iteration has a selector, and there is one */
 };
 
-void wmap_path_free(wmap_path *p)
+void wmap__path_free(wmap_path *p)
 {
 	if (!p)
 		return;
@@ -151,13 +151,13 @@ fail:
 	return -1;
 }
 
-wmap_path *wmap_path_parse(const char *text)
+wmap_path *wmap__path_parse(const char *text)
 {
 	int oom = 0;
-	return wmap_path_parse_oom(text, &oom);
+	return wmap__path_parse_oom(text, &oom);
 }
 
-wmap_path *wmap_path_parse_oom(const char *text, int *oom)
+wmap_path *wmap__path_parse_oom(const char *text, int *oom)
 {
 	wmap_path *p = calloc(1, sizeof(*p));
 	const char *s = text;
@@ -260,23 +260,23 @@ end:
 	}
 	return p;
 fail:
-	wmap_path_free(p);
+	wmap__path_free(p);
 	return NULL;
 }
 
-size_t wmap_path_n_steps(const wmap_path *p)
+size_t wmap__path_n_steps(const wmap_path *p)
 {
 	return p && !p->constant ? p->n : 0;
 }
 
-wmap_path_step_kind wmap_path_step(const wmap_path *p, size_t i, const char **key)
+wmap_path_step_kind wmap__path_step(const wmap_path *p, size_t i, const char **key)
 {
 	const step *st = &p->steps[i];
 	*key = st->kind == STEP_KEY ? st->key : NULL;
 	return st->kind == STEP_KEY ? WMAP_PATH_KEY : st->kind == STEP_INDEX ? WMAP_PATH_INDEX : WMAP_PATH_ITER;
 }
 
-const char *wmap_json_type_name(const json_t *v)
+const char *wmap__json_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: return "object";
@@ -309,7 +309,7 @@ static int picks(ev *e, const step *st, const json_t *x)
 	if (!x || json_is_null(x))
 		return 0;
 	if (!json_is_object(x)) {
-		wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap_json_type_name(x),
+		wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap__json_type_name(x),
 			       st->sel_key);
 		return -1;
 	}
@@ -377,7 +377,7 @@ static int push_result(ev *e, json_t *v, const char *ptr)
 		if (create && !(at = strdup(e->anchor)))
 			oom = 1;
 	}
-	if (oom || wmap_results_push(e->out, v ? json_incref(v) : NULL, dup)) {
+	if (oom || wmap__results_push(e->out, v ? json_incref(v) : NULL, dup)) {
 		if (oom)
 			free(dup);
 		free(at);
@@ -422,7 +422,7 @@ static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
 			if (!pick)
 				continue;
 			found = 1;
-			if (!(next = wmap_pointer_append_index(ptr, k)))
+			if (!(next = wmap_pointer_join_index(ptr, k)))
 				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
 			rc = eval_from(e, i + 1, x, next);
 			free(next);
@@ -439,7 +439,7 @@ static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
 			if (!pick)
 				continue;
 			found = 1;
-			if (!(next = wmap_pointer_append(ptr, k)))
+			if (!(next = wmap_pointer_join(ptr, k)))
 				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
 			rc = eval_from(e, i + 1, x, next);
 			free(next);
@@ -448,7 +448,7 @@ static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
 		}
 	} else if (!st->optional && !(e->locate && e->missing_at != SIZE_MAX)) {
 		return wmap_error_set(e->err, WMAP_EEVAL, "Cannot iterate over %s",
-				      (!v || json_is_null(v)) ? "null" : wmap_json_type_name(v));
+				      (!v || json_is_null(v)) ? "null" : wmap__json_type_name(v));
 	}
 	/* Locating, no entry with the key: where a new one would go, after the list's last
 	 * entry or first in a list still to be made. An object (a map, not a list) or any
@@ -456,7 +456,7 @@ static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
 	int absent = !v || json_is_null(v);
 	if (found || !e->locate || !(json_is_array(v) || (absent && e->missing_at != SIZE_MAX)))
 		return 0;
-	if (!(next = wmap_pointer_append_index(ptr, absent ? 0 : json_array_size(v))))
+	if (!(next = wmap_pointer_join_index(ptr, absent ? 0 : json_array_size(v))))
 		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
 	rc = on_missing(e, i + 1, i, next, 1);
 	free(next);
@@ -478,9 +478,9 @@ static int eval_from(ev *e, size_t i, json_t *v, const char *ptr)
 			if (st->optional)
 				return 0;
 			return wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with \"%s\"",
-					      wmap_json_type_name(v), st->key);
+					      wmap__json_type_name(v), st->key);
 		}
-		next = wmap_pointer_append(ptr, st->key);
+		next = wmap_pointer_join(ptr, st->key);
 		if (!next)
 			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
 		json_t *x = isnull ? NULL : json_object_get(v, st->key);
@@ -495,14 +495,14 @@ static int eval_from(ev *e, size_t i, json_t *v, const char *ptr)
 			if (st->optional)
 				return 0;
 			return wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with number",
-					      wmap_json_type_name(v));
+					      wmap__json_type_name(v));
 		}
 		long idx = st->index;
 		size_t size = isnull ? 0 : json_array_size(v);
 		if (idx < 0)
 			idx += (long)size;
 		json_t *x = (!isnull && idx >= 0 && (size_t)idx < size) ? json_array_get(v, (size_t)idx) : NULL;
-		next = wmap_pointer_append_index(ptr, idx < 0 ? 0 : (size_t)idx);
+		next = wmap_pointer_join_index(ptr, idx < 0 ? 0 : (size_t)idx);
 		if (!next)
 			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
 		rc = eval_from(e, i + 1, x, next);
@@ -519,7 +519,7 @@ static int eval_from(ev *e, size_t i, json_t *v, const char *ptr)
 static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, wmap_error *err)
 {
 	if (p->constant) {
-		if (wmap_results_push(out, json_incref(p->constant), NULL))
+		if (wmap__results_push(out, json_incref(p->constant), NULL))
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return 0;
 	}
@@ -527,19 +527,19 @@ static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, 
 	return eval_from(&e, 0, root, "");
 }
 
-int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+int wmap__path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
 {
 	return run(p, root, out, 0, err);
 }
 
-int wmap_path_locate(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+int wmap__path_locate(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
 {
 	return run(p, root, out, p->keyed, err);
 }
 
 /* ---- results ---- */
 
-void wmap_results_clear(wmap_results *r)
+void wmap__results_clear(wmap_results *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->v[i].value);
@@ -551,7 +551,7 @@ void wmap_results_clear(wmap_results *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int wmap_results_push(wmap_results *r, json_t *value, char *pointer)
+int wmap__results_push(wmap_results *r, json_t *value, char *pointer)
 {
 	if (r->n >= WMAP_MAX_RESULTS)
 		goto fail;
@@ -573,111 +573,4 @@ fail:
 	json_decref(value);
 	free(pointer);
 	return -1;
-}
-
-/* ---- JSON Pointer (RFC 6901) ---- */
-
-char *wmap_pointer_append(const char *base, const char *token)
-{
-	size_t bl = strlen(base), extra = 0;
-	for (const char *p = token; *p; p++)
-		extra += (*p == '~' || *p == '/');
-	size_t tl = strlen(token);
-	char *out = malloc(bl + 1 + tl + extra + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, base, bl);
-	char *w = out + bl;
-	*w++ = '/';
-	/* '~' and '/' inside a key would otherwise split or corrupt the path. */
-	for (const char *p = token; *p; p++) {
-		if (*p == '~') {
-			*w++ = '~';
-			*w++ = '0';
-		} else if (*p == '/') {
-			*w++ = '~';
-			*w++ = '1';
-		} else {
-			*w++ = *p;
-		}
-	}
-	*w = '\0';
-	return out;
-}
-
-char *wmap_pointer_append_index(const char *base, size_t index)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%zu", index);
-	return wmap_pointer_append(base, buf);
-}
-
-/* Decodes one token of pointer starting at *pp into buf; returns 0, or -1 when too long. */
-static int next_token(const char **pp, char *buf, size_t len)
-{
-	const char *p = *pp + 1; /* skip '/' */
-	size_t n = 0;
-	while (*p && *p != '/') {
-		char c = *p++;
-		if (c == '~' && (*p == '0' || *p == '1'))
-			c = *p++ == '0' ? '~' : '/';
-		if (n + 1 >= len)
-			return -1;
-		buf[n++] = c;
-	}
-	buf[n] = '\0';
-	*pp = p;
-	return 0;
-}
-
-json_t *wmap_pointer_get(json_t *root, const char *pointer)
-{
-	const char *p = pointer;
-	char tok[1024];
-	json_t *v = root;
-
-	while (v && *p == '/') {
-		if (next_token(&p, tok, sizeof(tok)))
-			return NULL;
-		if (json_is_object(v)) {
-			v = json_object_get(v, tok);
-		} else if (json_is_array(v)) {
-			char *end;
-			unsigned long idx = strtoul(tok, &end, 10);
-			if (*end || !*tok)
-				return NULL;
-			v = json_array_get(v, idx);
-		} else {
-			return NULL;
-		}
-	}
-	return *p ? NULL : v;
-}
-
-void wmap_pointer_to_path(char *buf, size_t len, const char *pointer)
-{
-	const char *p = pointer;
-	char tok[1024];
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (!*p) {
-		snprintf(buf, len, ".");
-		return;
-	}
-	while (*p == '/' && n < len) {
-		if (next_token(&p, tok, sizeof(tok)))
-			break;
-		int numeric = *tok != '\0', ident = isalpha((unsigned char)*tok) || *tok == '_';
-		for (const char *t = tok; *t; t++) {
-			numeric &= isdigit((unsigned char)*t) != 0;
-			ident &= isalnum((unsigned char)*t) || *t == '_';
-		}
-		int w = numeric ? snprintf(buf + n, len - n, "[%s]", tok)
-			: ident ? snprintf(buf + n, len - n, ".%s", tok)
-				: snprintf(buf + n, len - n, "[\"%s\"]", tok);
-		if (w < 0)
-			break;
-		n += (size_t)w;
-	}
 }

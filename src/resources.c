@@ -56,7 +56,7 @@ static int from_list(int64_t *out, wmap_quantity_family *family, const json_t *l
 	*out = 0;
 	if (!v || json_is_null(v))
 		return 0;
-	char *p = wmap_pointer_append(base, name);
+	char *p = wmap_pointer_join(base, name);
 	int rc = p ? read_quantity(out, family, v, milli, p, err)
 		   : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	free(p);
@@ -88,7 +88,7 @@ static int requirements(wmap_resources *out, const json_t *req, const char *base
 		wmap_pointer_to_path(path, sizeof(path), base);
 		return wmap_error_set(err, WMAP_EINVAL, "%s: resources must be an object", path);
 	}
-	char *rp = wmap_pointer_append(base, "requests"), *lp = wmap_pointer_append(base, "limits");
+	char *rp = wmap_pointer_join(base, "requests"), *lp = wmap_pointer_join(base, "limits");
 	if (!rp || !lp) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto out;
@@ -144,7 +144,7 @@ static int containers(wmap_resources *sum, wmap_resources *init_max, const json_
 	}
 	json_array_foreach(list, i, c) {
 		wmap_resources r;
-		char *cp = wmap_pointer_append_index(base, i), *rp = cp ? wmap_pointer_append(cp, "resources") : NULL;
+		char *cp = wmap_pointer_join_index(base, i), *rp = cp ? wmap_pointer_join(cp, "resources") : NULL;
 		int rc = rp ? (json_is_object(c) ? requirements(&r, json_object_get(c, "resources"), rp, err)
 						 : wmap_error_set(err, WMAP_EINVAL, "container %zu is not an object", i))
 			    : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -175,7 +175,7 @@ int wmap_pod_resources(wmap_resources *out, const json_t *spec, const char *base
 		wmap_pointer_to_path(path, sizeof(path), base);
 		return wmap_error_set(err, WMAP_EINVAL, "%s: a pod spec must be an object", path);
 	}
-#define SUB(key) (free(p), p = wmap_pointer_append(base, key))
+#define SUB(key) (free(p), p = wmap_pointer_join(base, key))
 	if (!SUB("containers"))
 		goto oom;
 	if ((rc = containers(&sum, &init_max, json_object_get(spec, "containers"), p, 0, err)))
@@ -215,7 +215,7 @@ out:
 }
 
 /* A fragmented pod (reference 5.8): containers plus container, else resources. */
-int wmap_fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err)
+int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err)
 {
 	wmap_resources sum = {0}, none = {0};
 	int rc;
@@ -227,7 +227,7 @@ int wmap_fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error
 		return rc;
 	if (c->value && json_is_object(c->value)) {
 		wmap_resources one_c;
-		char *rp = wmap_pointer_append(c->pointer ? c->pointer : "", "resources");
+		char *rp = wmap_pointer_join(c->pointer ? c->pointer : "", "resources");
 		if (!rp)
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		rc = requirements(&one_c, json_object_get(c->value, "resources"), rp, err);

@@ -169,7 +169,7 @@ static void append_step(char *buf, size_t len, const wmap_path *p, size_t i)
 {
 	const char *key;
 	size_t n = strlen(buf);
-	wmap_path_step_kind k = wmap_path_step(p, i, &key);
+	wmap_path_step_kind k = wmap__path_step(p, i, &key);
 	if (n >= len)
 		return;
 	if (k == WMAP_PATH_KEY)
@@ -190,14 +190,14 @@ typedef struct check {
 static void check_expr(check *c, const wmap_expr *e)
 {
 	const wmap_path *p = e ? e->path : NULL;
-	size_t n = wmap_path_n_steps(p);
+	size_t n = wmap__path_n_steps(p);
 	walk w = { AT_SCHEMA, c->schema };
 	char at[512] = "", why[256];
 	if (n == 0 || c->oom)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const char *key;
-		wmap_path_step_kind k = wmap_path_step(p, i, &key);
+		wmap_path_step_kind k = wmap__path_step(p, i, &key);
 		const char *here = at[0] ? at : "the top level";
 		int rc = k == WMAP_PATH_KEY ? step_key(&w, key, i == 0, here, why, sizeof(why))
 					    : step_iter(&w, here, why, sizeof(why));

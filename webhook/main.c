@@ -202,7 +202,9 @@ int main(int argc, char **argv)
 	unsigned long long v;
 	const char *ready_file = NULL;
 	wmap_error err;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	int li;
+	/* li names the option in messages: no dependency on the enum's order. */
+	while ((li = -1, ch = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
 		int bad = 0;
 		switch (ch) {
 		case O_CERT: o->cert = optarg; break;
@@ -259,7 +261,7 @@ int main(int argc, char **argv)
 		}
 		if (bad) {
 			fprintf(stderr, "wmap-webhook: bad value for --%s: %s\n",
-				longopts[ch - O_CERT].name, optarg);
+				li >= 0 ? longopts[li].name : "?", optarg);
 			return 2;
 		}
 	}

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "webhook.h"
+#include "wmap/buf.h"
 #include "wmap/json_text.h"
 
 typedef struct request {
@@ -22,8 +23,9 @@ typedef struct request {
 	int over_budget;     /* the global in-flight byte budget was exceeded */
 	unsigned status;
 	struct timespec start;
-	char *body;
-	size_t len, cap, accounted;
+	wmap_buf body;       /* capped at max_body */
+	size_t len;          /* body bytes received (kept after the body is freed) */
+	size_t accounted;    /* bytes of body memory counted in the in-flight budget */
 	wh_server *srv;
 } request;
 
@@ -240,7 +242,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	json_error_t jerr;
 	wmap_json_cut cut;
 	json_t *review = NULL;
-	int prc = r->len ? wmap_admission_parse(&review, &cut, r->body, r->len, cfg.deadline_ns,
+	int prc = r->len ? wmap_admission_parse(&review, &cut, r->body.data, r->len, cfg.deadline_ns,
 						&jerr)
 			 : WMAP_EINVAL;
 	if (prc == WMAP_ENOMEM) {
@@ -266,8 +268,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 		return ret;
 	}
 	/* The parse owns the body from here; free it early to bound memory. */
-	free(r->body);
-	r->body = NULL;
+	wmap_buf_free(&r->body);
 
 	wh_policy_ref *pol = policy_acquire(s);
 	cfg.scheduler = s->opt.scheduler;
@@ -324,6 +325,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (!(r = calloc(1, sizeof(*r))))
 			return MHD_NO;
 		r->srv = s;
+		wmap_buf_init(&r->body, s->opt.max_body, 16384);
 		r->ep = WH_EP_OTHER;
 		clock_gettime(CLOCK_MONOTONIC, &r->start);
 		*con_cls = r;
@@ -373,21 +375,17 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*upload_data_size = 0;
 		if (r->too_big || r->over_budget)
 			return MHD_YES;   /* drain what was sent, answer at the end */
-		if (n > s->opt.max_body - r->len) {
+		size_t want = wmap_buf_grow_size(&r->body, n);
+		if (want == 0) {
 			r->too_big = 1;
-			free(r->body);
-			r->body = NULL;
+			wmap_buf_free(&r->body);
 			atomic_fetch_sub(&s->inflight_bytes, r->accounted);
 			r->accounted = 0;
 			return MHD_YES;
 		}
-		if (r->len + n + 1 > r->cap) {
-			size_t cap = r->cap ? r->cap : 16384;
-			while (cap < r->len + n + 1)
-				cap *= 2;
-			if (cap > s->opt.max_body + 1)
-				cap = s->opt.max_body + 1;
-			size_t grow = cap - r->cap;
+		if (want > r->body.alloc) {
+			/* Counted before it is taken: the budget bounds memory, not just bodies. */
+			size_t grow = want - r->body.alloc;
 			if (atomic_fetch_add(&s->inflight_bytes, grow) + grow >
 			    s->opt.max_inflight_bytes) {
 				atomic_fetch_sub(&s->inflight_bytes, grow);
@@ -395,14 +393,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 				return MHD_YES;
 			}
 			r->accounted += grow;
-			char *nb = realloc(r->body, cap);
-			if (!nb)
-				return MHD_NO;
-			r->body = nb;
-			r->cap = cap;
 		}
-		memcpy(r->body + r->len, upload_data, n);
-		r->len += n;
+		if (wmap_buf_add(&r->body, upload_data, n))
+			return MHD_NO;
+		r->len = r->body.len;
 		return MHD_YES;
 	}
 	return answer_review(c, r);
@@ -421,7 +415,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			since(&r->start));
 	atomic_fetch_sub(&s->inflight_bytes, r->accounted);
 	atomic_fetch_sub(&s->inflight, 1);
-	free(r->body);
+	wmap_buf_free(&r->body);
 	free(r);
 }
 

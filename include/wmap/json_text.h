@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "wmap/buf.h"
 
 /* The compact JSON text of v (any value, objects in their insertion order), byte for byte
  * what json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes when it succeeds. A new
@@ -21,15 +22,21 @@ char *wmap_json_text(const json_t *v, size_t *len);
 
 #define WMAP_JSON_TEXT_MAX_DEPTH 2048
 
+/* The most text one writer makes (far above any review or patch: the webhook's bodies are
+ * capped at a few MiB). */
+#define WMAP_JSON_TEXT_MAX_BYTES ((size_t)1 << 30)
+
 /* The same writer in pieces, for text assembled from several parts (a JSON Patch written
- * from the builder's operations). Start from a zeroed writer; each call appends; finish
- * returns the NUL-terminated text (owned by the caller) or NULL when any step failed, and
- * resets the writer. */
+ * from the builder's operations). Start from WMAP_JSON_WRITER_INIT; each call appends;
+ * finish returns the NUL-terminated text (owned by the caller) or NULL when any step failed
+ * (memory, the size cap, a value too deep: buf.error says which), and resets the writer. */
 typedef struct wmap_json_writer {
-	char *p;
-	size_t n, cap;
-	int failed;   /* an allocation failed, or a value was too deep: no text */
+	wmap_buf buf;
 } wmap_json_writer;
+
+/* One allocation for a small review's answer; glibc consolidates its free lists on every
+ * request of 1 KiB or more, so growing 256, 512, 1024, ... costs more than this. */
+#define WMAP_JSON_WRITER_INIT { WMAP_BUF_INIT(WMAP_JSON_TEXT_MAX_BYTES, 4096) }
 
 void wmap_json_write_raw(wmap_json_writer *w, const char *s, size_t n);    /* as it is */
 void wmap_json_write_string(wmap_json_writer *w, const char *s, size_t n); /* quoted */

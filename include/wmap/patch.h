@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <stddef.h>
 #include "wmap/error.h"
+#include "wmap/pointer.h"   /* patches are written in terms of pointers */
 
 typedef struct wmap_patch wmap_patch;
 
@@ -78,15 +79,6 @@ int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error
  * *doc may be replaced (a patch on the root); on failure it is left partly patched and the
  * message names the failing operation's index and path. For offline output and tests. */
 int wmap_patch_apply(json_t **doc, const json_t *ops, wmap_error *err);
-
-/* Pointer helpers. A pointer is "" (the whole document) or "/tok/tok" with tokens escaped
- * (`~` as `~0`, `/` as `~1`). */
-
-/* base + "/" + escaped token, a new string owned by the caller (NULL on ENOMEM). */
-char *wmap_pointer_join(const char *base, const char *token);
-
-/* The value at pointer inside doc (borrowed), NULL when absent or malformed. */
-json_t *wmap_pointer_lookup(const json_t *doc, const char *pointer);
 
 /* Kubernetes label values: at most 63 characters of [A-Za-z0-9_.-], beginning and ending
  * with an alphanumeric, or empty. */

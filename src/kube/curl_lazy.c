@@ -3,12 +3,12 @@
  * libcurl pulls some thirty shared libraries (GSSAPI, LDAP, SSH, HTTP/2, brotli, ...) whose
  * relocation cost most of an offline `kubectl wmap describe -f` (measured: 14 M of its 18 M
  * instructions, ~20 ms of system time). Only the live commands talk to a cluster, so the
- * binaries do not link libcurl: the few functions src/kube/kube.c calls are defined here and
- * forward to libcurl.so.4 opened with dlopen the first time one of them runs. A machine
+ * binaries do not link libcurl: the few functions src/kube/kube.c calls are defined here,
+ * as wmap__curl_* (curl_lazy.h), and forward to libcurl.so.4 opened with dlopen the first
+ * time one of them runs. A machine
  * without libcurl then fails the live commands with a clear error (curl_easy_init returns
  * NULL), not every command at start-up. Add a function here when kube.c starts using it. */
-#define CURL_DISABLE_TYPECHECK 1 /* the type-checking macros would rename our definitions */
-#include <curl/curl.h>
+#include "curl_lazy.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -52,18 +52,18 @@ static int ready(void)
 	return fn.easy_init != NULL;
 }
 
-CURLcode curl_global_init(long flags)
+CURLcode wmap__curl_global_init(long flags)
 {
 	return ready() ? fn.global_init(flags) : CURLE_FAILED_INIT;
 }
 
-CURL *curl_easy_init(void)
+CURL *wmap__curl_easy_init(void)
 {
 	return ready() ? fn.easy_init() : NULL;
 }
 
 /* The third argument's type follows from the option's range (curl.h's CURLOPTTYPE_*). */
-CURLcode curl_easy_setopt(CURL *h, CURLoption opt, ...)
+CURLcode wmap__curl_easy_setopt(CURL *h, CURLoption opt, ...)
 {
 	va_list ap;
 	CURLcode rc;
@@ -81,13 +81,13 @@ CURLcode curl_easy_setopt(CURL *h, CURLoption opt, ...)
 	return rc;
 }
 
-CURLcode curl_easy_perform(CURL *h)
+CURLcode wmap__curl_easy_perform(CURL *h)
 {
 	return ready() && h ? fn.easy_perform(h) : CURLE_FAILED_INIT;
 }
 
 /* Every getinfo takes a pointer to where the answer goes. */
-CURLcode curl_easy_getinfo(CURL *h, CURLINFO info, ...)
+CURLcode wmap__curl_easy_getinfo(CURL *h, CURLINFO info, ...)
 {
 	va_list ap;
 	CURLcode rc;
@@ -100,29 +100,29 @@ CURLcode curl_easy_getinfo(CURL *h, CURLINFO info, ...)
 	return rc;
 }
 
-void curl_easy_reset(CURL *h)
+void wmap__curl_easy_reset(CURL *h)
 {
 	if (ready() && h)
 		fn.easy_reset(h);
 }
 
-void curl_easy_cleanup(CURL *h)
+void wmap__curl_easy_cleanup(CURL *h)
 {
 	if (ready() && h)
 		fn.easy_cleanup(h);
 }
 
-const char *curl_easy_strerror(CURLcode rc)
+const char *wmap__curl_easy_strerror(CURLcode rc)
 {
 	return ready() ? fn.easy_strerror(rc) : "libcurl (libcurl.so.4) could not be loaded";
 }
 
-struct curl_slist *curl_slist_append(struct curl_slist *list, const char *s)
+struct curl_slist *wmap__curl_slist_append(struct curl_slist *list, const char *s)
 {
 	return ready() ? fn.slist_append(list, s) : NULL;
 }
 
-void curl_slist_free_all(struct curl_slist *list)
+void wmap__curl_slist_free_all(struct curl_slist *list)
 {
 	if (ready())
 		fn.slist_free_all(list);

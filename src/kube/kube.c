@@ -5,7 +5,7 @@
  * cap. Errors become kubectl's messages; credentials never appear in them. */
 #define _GNU_SOURCE   /* timegm */
 #include <ctype.h>
-#include <curl/curl.h>
+#include "curl_lazy.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +18,7 @@
 
 #include "kube_int.h"
 #include "wmap/kube/client.h"
+#include "wmap/buf.h"
 #include "wmap/file.h"
 #include "wmap/yaml.h"
 
@@ -44,38 +45,12 @@ struct wmap_kube_client {
 	char no_proxy[2048];     /* $NO_PROXY (or $no_proxy) and the loopback names */
 };
 
-typedef struct buffer {
-	char *data;
-	size_t len, cap, max;
-	int overflow;
-} buffer;
-
+/* Appends a piece of the body; a body past the cap (or out of memory) aborts the transfer. */
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 {
-	buffer *b = user;
 	size_t n = size * nmemb;
 
-	if (b->len + n + 1 > b->max) {
-		b->overflow = 1;
-		return 0;   /* aborts the transfer */
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 16384;
-		char *d;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if (cap > b->max)
-			cap = b->max;
-		if ((d = realloc(b->data, cap)) == NULL)
-			return 0;
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, ptr, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
+	return wmap_buf_add(user, ptr, n) == 0 ? n : 0;
 }
 
 typedef struct header_ctx {
@@ -246,7 +221,8 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 {
 	const wmap_kube_config *cfg = c->cfg;
 	char path[PATH_MAX], *info = NULL;
-	buffer out = { NULL, 0, 0, EXEC_MAX_OUTPUT, 0 };
+	wmap_buf out = WMAP_BUF_INIT(EXEC_MAX_OUTPUT, 16384);
+	int overflow = 0;
 	wmap_kube__credential cred = { 0 };
 	int fds[2] = { -1, -1 }, wstatus = 0, rc = 0;
 	pid_t pid;
@@ -305,7 +281,12 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 			continue;
 		if (n <= 0)
 			break;
-		if (on_body(chunk, 1, (size_t)n, &out) != (size_t)n)
+		/* Refused before the buffer would drop (and not wipe) the credential text. */
+		if (wmap_buf_grow_size(&out, (size_t)n) == 0) {
+			overflow = 1;
+			break;
+		}
+		if (wmap_buf_add(&out, chunk, (size_t)n))
 			break;
 	}
 	close(fds[0]);
@@ -318,7 +299,7 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 				    cfg->exec_command, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
 		goto cleanup;
 	}
-	if (out.overflow) {
+	if (overflow || out.error || !out.data) {
 		rc = wmap_error_set(err, WMAP_EINVAL,
 				    "exec credential plugin %s: its output is not an ExecCredential "
 				    "(JSON)", cfg->exec_command);
@@ -497,7 +478,7 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	    (rc = check_pem("client-key", cfg->key_file, cfg->key_data, cfg->key_data_len, 1,
 			    err)) != 0)
 		return rc;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (wmap__curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return wmap_error_set(err, WMAP_EIO, "libcurl could not be initialised");
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -523,7 +504,7 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	}
 	if ((rc = setup_server_name(c, err)) != 0)
 		goto fail;
-	if ((c->curl = curl_easy_init()) == NULL) {
+	if ((c->curl = wmap__curl_easy_init()) == NULL) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "libcurl: no handle");
 		goto fail;
 	}
@@ -539,7 +520,7 @@ void wmap_kube_client_free(wmap_kube_client *c)
 	if (!c)
 		return;
 	if (c->curl)
-		curl_easy_cleanup(c->curl);
+		wmap__curl_easy_cleanup(c->curl);
 	if (c->token) {
 		memset(c->token, 0, strlen(c->token));
 		free(c->token);
@@ -577,17 +558,29 @@ static void set_blob(CURL *h, CURLoption opt, const char *data, size_t len)
 	b.data = (void *)data;
 	b.len = len;
 	b.flags = CURL_BLOB_COPY;
-	curl_easy_setopt(h, opt, &b);
+	wmap__curl_easy_setopt(h, opt, &b);
 }
 
 /* The message kubectl prints for an error response (kube_response.c). */
-static int status_error(wmap_error *err, long code, const buffer *body)
+static int status_error(wmap_error *err, long code, const wmap_buf *body)
 {
 	return wmap_kube__status_error(err, code, body->data, body->len);
 }
 
-/* kubeconfig as/as-uid/as-groups/as-user-extra as Impersonate-* headers. */
-static struct curl_slist *impersonation(struct curl_slist *h, const wmap_kube_config *cfg)
+/* Appends line to *list through a temporary, as curl's own tool does: a failed append
+ * leaves the list whole (to be freed by the caller) instead of losing it. -1 on ENOMEM. */
+static int add_header(struct curl_slist **list, const char *line)
+{
+	struct curl_slist *n = wmap__curl_slist_append(*list, line);
+
+	if (!n)
+		return -1;
+	*list = n;
+	return 0;
+}
+
+/* kubeconfig as/as-uid/as-groups/as-user-extra as Impersonate-* headers; -1 on ENOMEM. */
+static int impersonation(struct curl_slist **h, const wmap_kube_config *cfg)
 {
 	char line[1024];
 	const char *k;
@@ -596,30 +589,36 @@ static struct curl_slist *impersonation(struct curl_slist *h, const wmap_kube_co
 
 	if (cfg->as_user) {
 		snprintf(line, sizeof(line), "Impersonate-User: %s", cfg->as_user);
-		h = curl_slist_append(h, line);
+		if (add_header(h, line))
+			return -1;
 	}
 	if (cfg->as_uid) {
 		snprintf(line, sizeof(line), "Impersonate-Uid: %s", cfg->as_uid);
-		h = curl_slist_append(h, line);
+		if (add_header(h, line))
+			return -1;
 	}
 	json_array_foreach(cfg->as_groups, i, v) {
 		if (!json_is_string(v))
 			continue;
 		snprintf(line, sizeof(line), "Impersonate-Group: %s", json_string_value(v));
-		h = curl_slist_append(h, line);
+		if (add_header(h, line))
+			return -1;
 	}
 	json_object_foreach(cfg->as_extra, k, v) {
 		char *key = wmap_kube_query_escape(k);   /* header names carry the key escaped */
+		int rc = key ? 0 : -1;
 
 		json_array_foreach(v, j, e) {
-			if (!key || !json_is_string(e))
+			if (rc || !json_is_string(e))
 				continue;
 			snprintf(line, sizeof(line), "Impersonate-Extra-%s: %s", key, json_string_value(e));
-			h = curl_slist_append(h, line);
+			rc = add_header(h, line);
 		}
 		free(key);
+		if (rc)
+			return -1;
 	}
-	return h;
+	return 0;
 }
 
 static void sleep_ms(long ms)
@@ -637,8 +636,8 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 	const wmap_kube_config *cfg = c->cfg;
 	char *url = NULL, auth[16384], ctype[256];
 	struct curl_slist *hdrs = NULL, *connect_to = NULL;
-	buffer resp = { NULL, 0, 0, 0, 0 };
-	int rc = 0, attempt, reauthed = 0;
+	wmap_buf resp = WMAP_BUF_INIT(c->max_response, 16384);
+	int rc = 0, attempt, reauthed = 0, hfail;
 	long code = 0;
 	size_t ulen;
 
@@ -657,59 +656,61 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 				    sizeof(auth) - 32);
 		goto cleanup;
 	}
-	resp.max = c->max_response;
 	for (attempt = 0;; attempt++) {
 		CURL *h = c->curl;
 		CURLcode cc;
 		header_ctx hc = { -1, c->warnings };
 
-		curl_easy_reset(h);
-		curl_slist_free_all(hdrs);
+		wmap__curl_easy_reset(h);
+		wmap__curl_slist_free_all(hdrs);
 		hdrs = NULL;
 		snprintf(ctype, sizeof(ctype), "Accept: %s", accept ? accept : "application/json");
-		hdrs = curl_slist_append(hdrs, ctype);
+		hfail = add_header(&hdrs, ctype);
 		/* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
-		hdrs = curl_slist_append(hdrs, "Expect:");
-		if (content_type) {
+		hfail = hfail || add_header(&hdrs, "Expect:");
+		if (content_type && !hfail) {
 			snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
-			hdrs = curl_slist_append(hdrs, ctype);
+			hfail = add_header(&hdrs, ctype);
 		}
-		if (c->token) {
+		if (c->token && !hfail) {
 			snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
-			hdrs = curl_slist_append(hdrs, auth);
+			hfail = add_header(&hdrs, auth);
 			memset(auth, 0, sizeof(auth));
 		}
-		hdrs = impersonation(hdrs, cfg);
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+		if (hfail || impersonation(&hdrs, cfg)) {
+			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+		wmap__curl_easy_setopt(h, CURLOPT_URL, url);
+		wmap__curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+		wmap__curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+		wmap__curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+		wmap__curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+		wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+		wmap__curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 				 c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
+		wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+		wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		wmap__curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+		wmap__curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
 		json_array_clear(c->warnings);
-		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
-		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+		wmap__curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
+		wmap__curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
 		if (!cfg->disable_compression)
-			curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+			wmap__curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 		if (body) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+			wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+			wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 		} else if (strcmp(method, "GET") == 0) {
-			curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+			wmap__curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
 		}
 		if (cfg->insecure) {
-			curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-			curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+			wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+			wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 		} else if (cfg->ca_data) {
 			set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_data, cfg->ca_data_len);
 		} else if (cfg->ca_file) {
-			curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
+			wmap__curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
 		}
 		if (c->exec_cert && c->exec_key) {
 			set_blob(h, CURLOPT_SSLCERT_BLOB, c->exec_cert, strlen(c->exec_cert));
@@ -718,35 +719,37 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			if (cfg->cert_data)
 				set_blob(h, CURLOPT_SSLCERT_BLOB, cfg->cert_data, cfg->cert_data_len);
 			else if (cfg->cert_file)
-				curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
+				wmap__curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
 			if (cfg->key_data)
 				set_blob(h, CURLOPT_SSLKEY_BLOB, cfg->key_data, cfg->key_data_len);
 			else if (cfg->key_file)
-				curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
+				wmap__curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
 		}
 		if (c->connect_to) {
-			if (!connect_to)
-				connect_to = curl_slist_append(NULL, c->connect_to);
-			curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
+			if (!connect_to && add_header(&connect_to, c->connect_to)) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				goto cleanup;
+			}
+			wmap__curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
 		}
 		/* proxy-url wins over the environment; else curl reads HTTPS_PROXY, and NO_PROXY
 		 * plus loopback: like client-go, never proxy requests to this host. */
 		if (cfg->proxy_url)
-			curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
+			wmap__curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
 		else
-			curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
+			wmap__curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
 
-		resp.len = 0;
-		resp.overflow = 0;
-		if (resp.data)
-			resp.data[0] = '\0';
+		if (resp.error)
+			wmap_buf_free(&resp);   /* a failed attempt: start again */
+		else
+			wmap_buf_clear(&resp);
 		c->requests++;
-		cc = curl_easy_perform(h);
+		cc = wmap__curl_easy_perform(h);
 		code = 0;
 		if (cc == CURLE_OK)
-			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+			wmap__curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		if (cc != CURLE_OK) {
-			if (resp.overflow || cc == CURLE_FILESIZE_EXCEEDED) {
+			if (resp.error == WMAP_ELIMIT || cc == CURLE_FILESIZE_EXCEEDED) {
 				rc = wmap_error_set(err, WMAP_ELIMIT,
 						    "the response to %s %s is larger than %zu bytes",
 						    method, path, c->max_response);
@@ -761,7 +764,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			}
 			rc = wmap_error_set(err, WMAP_EIO,
 					    "Unable to connect to the server %s: %s", cfg->server,
-					    curl_easy_strerror(cc));
+					    wmap__curl_easy_strerror(cc));
 			goto cleanup;
 		}
 		if (code == 401 && !reauthed && (cfg->exec_command || cfg->token_file)) {
@@ -801,9 +804,9 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 	}
 cleanup:
 	memset(auth, 0, sizeof(auth));
-	curl_slist_free_all(hdrs);
-	curl_slist_free_all(connect_to);
-	free(resp.data);
+	wmap__curl_slist_free_all(hdrs);
+	wmap__curl_slist_free_all(connect_to);
+	wmap_buf_free(&resp);
 	free(url);
 	return rc;
 }

@@ -35,8 +35,7 @@ typedef struct reader {
 	const unsigned char *s, *end, *start;
 	json_error_t *err;
 	int failed;
-	char *scratch;   /* unescaped string text */
-	size_t scratch_cap;
+	wmap_buf scratch;   /* unescaped string text (never longer than the input) */
 	/* Limits (wmap_json_parse_limited). */
 	int max_depth, keep_depth, cut_mode;
 	size_t max_members, max_nodes;
@@ -137,25 +136,6 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 	return n;
 }
 
-static int scratch_put(reader *r, size_t *n, const void *src, size_t len)
-{
-	if (len == 0)
-		return 0;   /* also keeps NULL + 0 out of memcpy before the first allocation */
-	if (r->scratch_cap - *n < len) {
-		size_t cap = r->scratch_cap ? r->scratch_cap : 256;
-		while (cap - *n < len)
-			cap *= 2;
-		char *p = realloc(r->scratch, cap);
-		if (!p)
-			return -1;
-		r->scratch = p;
-		r->scratch_cap = cap;
-	}
-	memcpy(r->scratch + *n, src, len);
-	*n += len;
-	return 0;
-}
-
 static int hex4(const unsigned char *p, uint32_t *out)
 {
 	uint32_t v = 0;
@@ -219,7 +199,6 @@ static const unsigned char string_stop[256] = {
 static int read_string(reader *r, const char **text, size_t *len)
 {
 	const unsigned char *p = r->s, *run = p;
-	size_t n = 0;
 	int escaped = 0;
 	for (;;) {
 		while (p < r->end && !string_stop[*p])
@@ -245,7 +224,9 @@ static int read_string(reader *r, const char **text, size_t *len)
 			return -1;
 		}
 		/* A backslash: what came before goes to the scratch buffer, then the escape. */
-		if (scratch_put(r, &n, run, (size_t)(p - run))) {
+		if (!escaped)
+			wmap_buf_clear(&r->scratch);
+		if (wmap_buf_add(&r->scratch, run, (size_t)(p - run))) {
 			fail_at(r, p, "out of memory");
 			return -1;
 		}
@@ -295,7 +276,7 @@ static int read_string(reader *r, const char **text, size_t *len)
 			fail_at(r, p, "invalid escape");
 			return -1;
 		}
-		if (scratch_put(r, &n, out, on)) {
+		if (wmap_buf_add(&r->scratch, out, on)) {
 			fail_at(r, p, "out of memory");
 			return -1;
 		}
@@ -303,12 +284,12 @@ static int read_string(reader *r, const char **text, size_t *len)
 		run = p;
 	}
 	if (escaped) {
-		if (scratch_put(r, &n, run, (size_t)(p - run))) {
+		if (wmap_buf_add(&r->scratch, run, (size_t)(p - run))) {
 			fail_at(r, p, "out of memory");
 			return -1;
 		}
-		*text = r->scratch;
-		*len = n;
+		*text = r->scratch.data;
+		*len = r->scratch.len;
 	} else {
 		*text = (const char *)r->s;
 		*len = (size_t)(p - r->s);
@@ -957,7 +938,7 @@ static json_t *parse(reader *r)
 			v = NULL;
 		}
 	}
-	free(r->scratch);
+	wmap_buf_free(&r->scratch);
 	return v;
 }
 
@@ -969,6 +950,7 @@ json_t *wmap_json_parse(const char *text, size_t len, json_error_t *err)
 	r.err = err;
 	r.max_depth = WMAP_JSON_PARSE_MAX_DEPTH;
 	r.max_members = r.max_nodes = r.next_check = SIZE_MAX;
+	wmap_buf_init(&r.scratch, len, 256);
 	return parse(&r);
 }
 
@@ -994,6 +976,7 @@ int wmap_json_parse_limited(json_t **out, wmap_json_cut *cut, const char *text, 
 	r.deadline_ns = lim->deadline_ns;
 	r.next_check = r.deadline_ns && r.max_nodes > CHECK_EVERY ? CHECK_EVERY : r.max_nodes;
 	r.reserve = KEEP_RESERVE;
+	wmap_buf_init(&r.scratch, len, 256);
 	*out = parse(&r);
 	if (*out)
 		return 0;

@@ -17,6 +17,7 @@
 #include "helpers.h"
 #include "wmap/admission.h"
 #include "wmap/file.h"
+#include "wmap/pod_target.h"
 #include "wmap/definition.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
@@ -249,6 +250,40 @@ static int s_resolve(void *arg, char *out, size_t len, wmap_error *err)
 	return rc;
 }
 
+/* What `kubectl wmap patch` writes through: every pod-template target of a resolved
+ * workload. Out of memory must fail the whole list (the plugin then sends no patch), never
+ * leave a location out and carry on: a NULL pointer means "nothing to write there". */
+static int s_pod_targets(void *arg, char *out, size_t len, wmap_error *err)
+{
+	const wmap_workload *w = arg;
+	size_t n = 0;
+	int rc = 0;
+
+	out[0] = '\0';
+	for (size_t k = 0; k < w->n_nodes && rc == 0; k++) {
+		for (size_t i = 0; i < w->nodes[k].n_instances && rc == 0; i++) {
+			wmap_pod_target t;
+			int ok;
+
+			if (!w->nodes[k].instances[i].has_pod)
+				continue;
+			ok = wmap_pod_target_init(&t, NULL, w, k, i);
+			if (ok < 0)
+				rc = wmap_error_set(err, ok, "pod targets: out of memory");
+			else if (ok > 0 && n < len)
+				n += (size_t)snprintf(out + n, len - n, "%s[%s] %s %s %s %s %s\n",
+						      t.component, t.instance ? t.instance : "",
+						      t.labels ? t.labels : "-",
+						      t.annotations ? t.annotations : "-",
+						      t.spec ? t.spec : "-",
+						      t.scheduler ? t.scheduler : "-",
+						      t.priority ? t.priority : "-");
+			wmap_pod_target_clear(&t);
+		}
+	}
+	return rc;
+}
+
 typedef struct admit_arg {
 	wmap_engine *eng;
 	wmap_admission_config cfg;
@@ -445,6 +480,35 @@ static void resolve_body(wmap_engine *eng)
 		sweep(paths[i], s_resolve, &a, 0);
 		json_decref(a.object);
 	}
+}
+
+static void pod_targets_body(wmap_engine *eng)
+{
+	const char *paths[] = {
+		JOBSET, RAYCLUSTER,
+		/* fragmented: locations under parts the object lacks are dropped */
+		"tests/fixtures/serving-kserve-io-llminferenceservice-v1alpha1/running.yaml",
+	};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char msg[WMAP_ERROR_MAX];
+		wmap_error err = {0};
+		wmap_workload *w = NULL;
+		json_t *obj = t_load_file(paths[i], msg, sizeof(msg));
+		cr_assert_not_null(obj, "%s", msg);
+		cr_assert_eq(wmap_workload_resolve(&w, eng, obj, NULL, &err), 0, "%s", err.message);
+		sweep(paths[i], s_pod_targets, w, 0);
+		wmap_workload_free(w);
+		json_decref(obj);
+	}
+}
+
+/* The targets of `kubectl wmap patch` (and of the webhook's stamping). */
+Test(allocfail, pod_targets, .timeout = 120)
+{
+	/* They allocate with libc only: the jansson-only hook of unit-tests cannot fail them. */
+	if (!interposed())
+		cr_skip_test("needs build/allocfail-tests (make allocfail)");
+	with_engine(pod_targets_body);
 }
 
 Test(allocfail, resolve, .timeout = 120)
