@@ -1,6 +1,6 @@
 # wmap: one plain Makefile. `make demo` and `make check` do all the set-up on Debian 12.
 #
-#   make            libwmap.a and kubectl-wmap into $(BUILD)/
+#   make            libwmap.a, libwmap-kube.a and kubectl-wmap into $(BUILD)/
 #   make deps       install the Debian packages that are missing (apt-get; sudo when not root)
 #   make demo       deps + build + describe the bundled sample workloads offline
 #   make check      deps + build + every test (unit, golden, compatibility, end-to-end)
@@ -28,7 +28,7 @@ CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) -g $(WAR
             -Iinclude -MMD -MP -DWMAP_VERSION='"$(VERSION)"'
 LDFLAGS  += $(SANFLAGS)
 
-# libcurl is not linked: src/curl_lazy.c opens it when a live command first needs it.
+# libcurl is not linked: src/kube/curl_lazy.c opens it when a live command first needs it.
 CORE_LIBS := -ljq -lonig -ljansson -lyaml -lm -lpthread -ldl
 
 # Debian 12 packages the build and the tests need (checked one by one by `make deps`).
@@ -36,9 +36,14 @@ DEB_PKGS := gcc make pkg-config libyaml-dev libjansson-dev libjq-dev libonig-dev
             libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libssl-dev \
             libcriterion-dev openssl jq curl python3 python3-yaml
 
-CORE_SRC  := $(wildcard src/*.c)
+# Three layers (src/README.md): the utilities (src/util/) and the resolver core (src/) make
+# libwmap.a; the Kubernetes API client (src/kube/) makes libwmap-kube.a, linked only by the
+# programs that talk to a cluster (before libwmap.a, whose utilities it uses).
+CORE_SRC  := $(wildcard src/*.c src/util/*.c)
+KUBE_SRC  := $(wildcard src/kube/*.c)
 # Objects live under $(BUILD)/obj so that no folder is named like a binary (kubectl-wmap).
 CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/catalog_data.o
+KUBE_OBJ  := $(KUBE_SRC:%.c=$(BUILD)/obj/%.o)
 PLUGIN_SRC := $(wildcard kubectl-wmap/*.c)
 PLUGIN_OBJ := $(PLUGIN_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC  := $(wildcard tests/unit/*.c)
@@ -47,13 +52,14 @@ CATALOG   := $(sort $(wildcard catalog/*.yaml))
 
 CONFORMANCE := $(BUILD)/conformance
 LIBWMAP   := $(BUILD)/libwmap.a
+LIBKUBE   := $(BUILD)/libwmap-kube.a
 PLUGIN    := $(BUILD)/kubectl-wmap
 UNIT      := $(BUILD)/unit-tests
 
 .PHONY: all deps demo check unit golden conformance e2e install uninstall clean valgrind
 .DEFAULT_GOAL := all
 
-all: $(LIBWMAP) $(PLUGIN)
+all: $(LIBWMAP) $(LIBKUBE) $(PLUGIN)
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -86,11 +92,15 @@ $(LIBWMAP): $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(PLUGIN): $(PLUGIN_OBJ) $(LIBWMAP)
-	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(LIBWMAP) $(CORE_LIBS)
+$(LIBKUBE): $(KUBE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(UNIT): $(UNIT_OBJ) $(LIBWMAP)
-	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBWMAP) $(CORE_LIBS) -lcriterion
+$(PLUGIN): $(PLUGIN_OBJ) $(LIBKUBE) $(LIBWMAP)
+	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS)
+
+$(UNIT): $(UNIT_OBJ) $(LIBKUBE) $(LIBWMAP)
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS) -lcriterion
 
 $(CONFORMANCE): $(BUILD)/obj/tests/conformance/compare.o $(LIBWMAP)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBWMAP) $(CORE_LIBS)

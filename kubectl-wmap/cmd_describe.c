@@ -14,6 +14,7 @@
 #include "render.h"
 #include "wmap/workload.h"
 #include "wmap/yaml.h"
+#include "wmap/file.h"
 
 static const cli_flag flags[] = {
 	{ "filename", "file", 'f', "FILE", "the object to describe, YAML or JSON (- reads stdin)" },

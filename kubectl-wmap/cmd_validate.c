@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "wmap/definition.h"
+#include "wmap/file.h"
 #include "wmap/yaml.h"
 
 static const char *display_name(const char *path)

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "wmap/registry.h"
+#include "wmap/file.h"
 #include "wmap/yaml.h"
 
 struct wmap_catalog_file {

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include "webhook.h"
-#include "wmap/watch.h"
+#include "wmap/kube/watch.h"
 #include "wmap/yaml.h"
 
 #define DEBOUNCE_MS 50

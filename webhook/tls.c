@@ -14,6 +14,7 @@
 #include <string.h>
 #include "webhook.h"
 #include "wmap/yaml.h"
+#include "wmap/file.h"
 
 #define MAX_CHAIN 8
 #define MAX_PEM (1u << 20)

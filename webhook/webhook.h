@@ -11,7 +11,7 @@
 #include <time.h>
 #include "wmap/admission.h"
 #include "wmap/gang.h"
-#include "wmap/kube.h"
+#include "wmap/kube/kubeconfig.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
 

@@ -80,7 +80,4 @@ int wmap_admission_validate(json_t **violations, json_t **warnings, const char *
 /* "Kind.group" (or "Kind" for the core group) of an object's apiVersion and kind. */
 void wmap_admission_kind(char *buf, size_t len, const json_t *object);
 
-/* Standard base64 (padded) of data, a new string owned by the caller; NULL on ENOMEM. */
-char *wmap_base64(const unsigned char *data, size_t len);
-
 #endif

@@ -35,9 +35,6 @@ int wmap_yaml_parse(json_t **out, const char *data, size_t len, const char *name
 int wmap_yaml_parse_file(json_t **out, const char *path, const wmap_yaml_opts *opts,
 			 wmap_error *err);
 
-/* Reads a whole file ("-" = stdin) into a new NUL-terminated buffer; refuses more than max. */
-int wmap_file_read(char **out, size_t *out_len, const char *path, size_t max, wmap_error *err);
-
 /* Writes value as one YAML document into a new string owned by the caller. Strings that a
  * YAML reader would type otherwise ("true", "1", "") are quoted. */
 int wmap_yaml_dump(char **out, const json_t *value, wmap_error *err);

@@ -21,7 +21,9 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fn
 FUZZ_CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -Wall -Wno-unused-parameter \
                 -Iinclude -Itests/fuzz -DWMAP_VERSION='"$(VERSION)"' -MMD -MP \
                 -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION $(FUZZ_SAN)
-FUZZ_CORE_OBJ := $(CORE_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(FUZZ_BUILD)/obj/catalog_data.o
+# The client too: fuzz-kubeconfig reads kubeconfig documents.
+FUZZ_CORE_OBJ := $(CORE_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) $(KUBE_SRC:%.c=$(FUZZ_BUILD)/obj/%.o) \
+                 $(FUZZ_BUILD)/obj/catalog_data.o
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz-%)
 # Where libFuzzer writes new inputs (the checked-in corpus under tests/fuzz/corpus stays
 # read-only) and crashes.

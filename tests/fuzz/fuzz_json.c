@@ -1,4 +1,4 @@
-/* libFuzzer target: JSON text in and out (src/json_parse.c, src/json_text.c), checked
+/* libFuzzer target: JSON text in and out (src/util/json_parse.c, src/util/json_text.c), checked
  * against jansson, which reads and writes the same JSON. Properties, beyond no crash, leak
  * or UB:
  *   - wmap_json_parse accepts exactly what json_loadb(..., 0) accepts, with equal values,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "wmap/base64.h"
 #include "wmap/admission.h"
 #include "wmap/patch.h"
 #include "wmap/workload.h"

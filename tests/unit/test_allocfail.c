@@ -16,6 +16,7 @@
 
 #include "helpers.h"
 #include "wmap/admission.h"
+#include "wmap/file.h"
 #include "wmap/definition.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"

@@ -3,7 +3,7 @@
  * libcurl pulls some thirty shared libraries (GSSAPI, LDAP, SSH, HTTP/2, brotli, ...) whose
  * relocation cost most of an offline `kubectl wmap describe -f` (measured: 14 M of its 18 M
  * instructions, ~20 ms of system time). Only the live commands talk to a cluster, so the
- * binaries do not link libcurl: the few functions src/kube.c calls are defined here and
+ * binaries do not link libcurl: the few functions src/kube/kube.c calls are defined here and
  * forward to libcurl.so.4 opened with dlopen the first time one of them runs. A machine
  * without libcurl then fails the live commands with a clear error (curl_easy_init returns
  * NULL), not every command at start-up. Add a function here when kube.c starts using it. */

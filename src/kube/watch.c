@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "wmap/watch.h"
+#include "wmap/kube/watch.h"
 
 #define PAGE 500
 #define KEY_MAX 512

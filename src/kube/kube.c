@@ -1,4 +1,4 @@
-/* wmap: the API server client on libcurl (see kube.h).
+/* wmap: the API server client on libcurl (see wmap/kube/client.h).
  *
  * One easy handle serves every request, so the TLS connection is set up once and kept
  * alive (describe makes several requests). Responses are read into a buffer with a hard
@@ -16,7 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "wmap/kube.h"
+#include "wmap/kube/client.h"
+#include "wmap/file.h"
 #include "wmap/yaml.h"
 
 #define DEFAULT_TIMEOUT_MS 30000L

@@ -1,4 +1,4 @@
-/* wmap: kubeconfig resolution as kubectl (client-go clientcmd) does it (see kube.h).
+/* wmap: kubeconfig resolution as kubectl (client-go clientcmd) does it (see wmap/kube/kubeconfig.h).
  *
  * Files are parsed with the strict YAML reader so that a malformed file is reported with
  * file:line:col. Entries keep the folder of the file they came from, because relative paths
@@ -12,7 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "wmap/kube.h"
+#include "wmap/kube/kubeconfig.h"
+#include "wmap/file.h"
 #include "wmap/yaml.h"
 
 #define KUBECONFIG_MAX_FILES 32

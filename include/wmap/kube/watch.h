@@ -9,13 +9,13 @@
  * (the delay is drawn from [d, 2d), capped), honouring Retry-After on 429; a successful
  * list resets the delay. A line that is not a watch event ends that watch (it is counted
  * and the loop watches again); a half-written last event is never read. */
-#ifndef WMAP_WATCH_H
-#define WMAP_WATCH_H
+#ifndef WMAP_KUBE_WATCH_H
+#define WMAP_KUBE_WATCH_H
 
 #include <jansson.h>
 #include <stdatomic.h>
 #include "wmap/error.h"
-#include "wmap/kube.h"
+#include "wmap/kube/client.h"
 
 /* Counters a server exposes as metrics; written by the loop, read from any thread. */
 typedef struct wmap_watch_stats {
