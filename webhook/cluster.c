@@ -29,6 +29,7 @@ typedef struct wsource {
 	int started;
 	json_t *objects;                  /* latest snapshot (name -> object), under cl->lock */
 	int synced;                       /* a list succeeded (or the CRD is not installed) */
+	int absent;                       /* the last list said 404: logged once */
 	int dirty;
 } wsource;
 
@@ -72,8 +73,10 @@ static void on_change(void *ud, const json_t *objects, int synced)
 	json_decref(src->objects);
 	src->objects = snap;
 	src->dirty = 1;
-	if (synced)
+	if (synced) {
 		src->synced = 1;
+		src->absent = 0;
+	}
 	pthread_cond_signal(&src->cl->cond);
 	pthread_mutex_unlock(&src->cl->lock);
 }
@@ -84,8 +87,11 @@ static void on_error(void *ud, const wmap_error *err, long status)
 	json_t *f = json_pack("{s:s, s:i, s:s}", "resource", src->what, "status", (int)status,
 			      "error", err->message);
 	/* No CRD: nothing of this kind exists. Serve without it and keep watching for it. */
+	int first = 1;
 	if (status == 404) {
 		pthread_mutex_lock(&src->cl->lock);
+		first = !src->absent;
+		src->absent = 1;
 		if (!src->synced || src->objects) {
 			json_decref(src->objects);
 			src->objects = NULL;
@@ -95,9 +101,12 @@ static void on_error(void *ud, const wmap_error *err, long status)
 		}
 		pthread_mutex_unlock(&src->cl->lock);
 	}
-	wh_log(status == 404 ? "info" : "warn",
-	       status == 404 ? "the CRD is not installed; watching for it"
-			     : "list/watch failed; serving the last good set and retrying", f);
+	if (status != 404)
+		src->absent = 0;
+	if (first)
+		wh_log(status == 404 ? "info" : "warn",
+		       status == 404 ? "the CRD is not installed; watching for it"
+				     : "list/watch failed; serving the last good set and retrying", f);
 	json_decref(f);
 }
 
