@@ -911,6 +911,8 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			rc = wmap_error_set(err, WMAP_EIO,
 					    "Unable to connect to the server %s: %s", cfg->server,
 					    curl_easy_strerror(cc));
+			if (so && status)
+				*status = code;   /* a stream cut after its headers: 200 */
 			goto cleanup;
 		}
 		if (code == 401 && !reauthed && (cfg->exec_command || cfg->token_file)) {

@@ -19,6 +19,8 @@ typedef struct loop {
 	char rv[128];           /* the last resourceVersion seen */
 	int gone;               /* the watch said 410: list again */
 	int changed;
+	unsigned lines;         /* lines read by the current watch */
+	int failed;             /* it ended on an ERROR event or a line that was no event */
 	unsigned seed;
 } loop;
 
@@ -172,9 +174,10 @@ static int on_line(void *ud, const char *line, size_t len)
 	char key[KEY_MAX];
 	int end = 0;
 
+	l->lines++;
 	if (!type || !json_is_object(obj)) {
 		count(STAT(l, bad_events));
-		end = 1;
+		end = l->failed = 1;
 	} else if (strcmp(type, "BOOKMARK") == 0) {
 		remember_rv(l, obj);
 	} else if (strcmp(type, "ERROR") == 0) {
@@ -190,11 +193,12 @@ static int on_line(void *ud, const char *line, size_t len)
 			wmap_error_set(&e, WMAP_EIO, "watch %s: ERROR event %lld: %s", l->o->path,
 				       (long long)code, msg ? msg : "");
 			report(l, &e, (long)code);
+			l->failed = 1;
 		}
 		end = 1;
 	} else if (object_key(key, sizeof(key), obj) != 0) {
 		count(STAT(l, bad_events));
-		end = 1;
+		end = l->failed = 1;
 	} else if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) {
 		remember_rv(l, obj);
 		if (json_object_set(l->objects, key, obj) == 0) {
@@ -208,7 +212,7 @@ static int on_line(void *ud, const char *line, size_t len)
 		l->changed = 1;
 	} else {
 		count(STAT(l, bad_events));
-		end = 1;
+		end = l->failed = 1;
 	}
 	json_decref(ev);
 	if (l->changed && !end) {
@@ -218,8 +222,9 @@ static int on_line(void *ud, const char *line, size_t len)
 	return end;
 }
 
-/* One watch from l->rv; returns the HTTP status (0 for a transport failure). */
-static long watch_once(loop *l, long *retry_after)
+/* One watch from l->rv: 0 when the server ended it, nonzero when it failed or was cut;
+ * *status is the HTTP status (0 when none came). */
+static int watch_once(loop *l, long *retry_after, long *status_out)
 {
 	unsigned t = l->o->timeout_s ? l->o->timeout_s : 300;
 	char path[2048];
@@ -236,22 +241,27 @@ static long watch_once(loop *l, long *retry_after)
 		 l->o->path, l->rv, t);
 	count(STAT(l, watches));
 	*retry_after = -1;
-	if (wmap_kube_stream(&status, l->c, path, &so, &err) != 0) {
+	l->lines = 0;
+	l->failed = 0;
+	int rc = wmap_kube_stream(&status, l->c, path, &so, &err);
+	*status_out = status;
+	if (rc != 0) {
 		if (status == 410) {
 			l->gone = 1;
 			count(STAT(l, gone));
 		} else if (!stopped(l)) {
 			report(l, &err, status);
 		}
-		return status ? status : -1;
+		return -1;
 	}
-	return status;
+	return l->failed ? -1 : 0;
 }
 
 int wmap_watch_run(wmap_kube_client *c, const wmap_watch_opts *o, wmap_watch_stats *stats,
 		   wmap_error *err)
 {
-	loop l = { c, o, stats, NULL, "", 1, 0, (unsigned)time(NULL) ^ (unsigned)(size_t)o };
+	loop l = { .c = c, .o = o, .st = stats, .gone = 1,
+		   .seed = (unsigned)time(NULL) ^ (unsigned)(size_t)o };
 	unsigned min = o->backoff_min_ms ? o->backoff_min_ms : 800;
 	unsigned max = o->backoff_max_ms ? o->backoff_max_ms : 30000;
 	unsigned failures = 0;
@@ -284,7 +294,8 @@ int wmap_watch_run(wmap_kube_client *c, const wmap_watch_opts *o, wmap_watch_sta
 		struct timespec t0, t1;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		long ra = -1, status = watch_once(&l, &ra);
+		long ra = -1, status = 0;
+		int wr = watch_once(&l, &ra, &status);
 
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (stopped(&l))
@@ -292,11 +303,13 @@ int wmap_watch_run(wmap_kube_client *c, const wmap_watch_opts *o, wmap_watch_sta
 		count(STAT(&l, restarts));
 		if (l.gone)
 			continue;   /* list again at once, as client-go does */
-		/* A watch that ran its course: watch again. One the server ends at once is
-		 * backed off like a failure, so a broken server is never polled in a loop. */
-		if (status == 200 && t1.tv_sec - t0.tv_sec >= 1) {
+		/* A watch that ran a while or brought events was a success, whatever ended
+		 * it: the failures before it no longer count. One the server ends at once with
+		 * nothing is backed off, so a broken server is never polled in a loop. */
+		if (status == 200 && !l.failed && (l.lines > 0 || t1.tv_sec - t0.tv_sec >= 1)) {
 			failures = 0;
-			continue;
+			if (wr == 0)
+				continue;   /* ended by the server: watch again at once */
 		}
 		wait_ms = wmap_watch_backoff_ms(min, max, failures++, jitter(&l));
 		if (status == 429 && ra >= 0 && ra * 1000 > wait_ms)

@@ -11,6 +11,8 @@
 #                                (waits until it listens, not until it is ready)
 #   wh_get PATH                  GET on the webhook (healthz, readyz, metrics): body, then code
 #   wh_metric NAME{LABELS}       the value of one metric line (empty when absent)
+#   metric_is NAME VALUE, metric_gt NAME VALUE   conditions for wait_until (a $(...) in
+#                                wait_until's arguments would be read once, not polled)
 #   wh_review_ms FILE            POSTs an AdmissionReview to /mutate; prints the time in ms,
 #                                fails unless the answer is a 200 AdmissionReview
 #   now_ms                       milliseconds since the epoch
@@ -58,6 +60,16 @@ wh_metric() {
     wh_get /metrics | awk -v k="$1" '$1 == k {print $2; exit}'
 }
 
+metric_is() {
+    [[ "$(wh_metric "$1")" == "$2" ]]
+}
+
+metric_gt() {
+    local v
+    v=$(wh_metric "$1")
+    [[ -n $v ]] && ((v > $2))
+}
+
 wh_review_ms() {
     local t0 t1 out
     t0=$(now_ms)
@@ -67,4 +79,45 @@ wh_review_ms() {
     [[ ${out##*$'\n'} == 200 ]] || return 1
     [[ $out == *'"kind":"AdmissionReview"'* ]] || return 1
     echo $((t1 - t0))
+}
+
+# review_file OBJECT.yaml OUT.json: an AdmissionReview (CREATE, namespace default) for the object.
+review_file() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys, yaml
+obj = yaml.safe_load(open(sys.argv[1]))
+group, _, version = obj["apiVersion"].rpartition("/")
+kind = obj["kind"]
+obj.setdefault("metadata", {})["namespace"] = "default"
+review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+    "uid": "e2e-load-0001", "kind": {"group": group, "version": version, "kind": kind},
+    "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
+    "name": obj["metadata"]["name"], "namespace": "default", "operation": "CREATE",
+    "userInfo": {"username": "e2e"}, "object": obj, "dryRun": False}}
+json.dump(review, open(sys.argv[2], "w"))
+PY
+}
+
+# load_start REVIEW [ARGS]: review-load.py in the background against the webhook; load_stop
+# ends it and sets LOAD_RESULT to its result (JSON). Not in a $(...): wait needs this shell.
+load_start() {
+    rm -f "$E2E_TMP/load.stop" "$E2E_TMP/load.out" "$E2E_TMP/load.started"
+    python3 "$E2E_DIR/review-load.py" --port "$WH_PORT" --review "$1" --stop "$E2E_TMP/load.stop" \
+        --out "$E2E_TMP/load.out" --started "$E2E_TMP/load.started" "${@:2}" &
+    LOAD_PID=$!
+    E2E_PIDS+=("$LOAD_PID")
+    wait_until 20 test -e "$E2E_TMP/load.started" || fail "the review load did not start"
+}
+
+load_stop() {
+    touch "$E2E_TMP/load.stop"
+    wait "$LOAD_PID" || fail "the review load failed"
+    LOAD_RESULT=$(cat "$E2E_TMP/load.out")
+}
+
+# sim_fault JSON: arms a fault in the simulator (POST /sim/faults).
+sim_fault() {
+    local out
+    out=$(sim_curl POST /sim/faults -H 'Content-Type: application/json' -d "$1")
+    [[ ${out##*$'\n'} == 200 ]] || fail "cannot arm the fault $1: $out"
 }

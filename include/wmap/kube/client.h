@@ -62,8 +62,8 @@ typedef struct wmap_kube_stream_opts {
 /* GETs path and streams its body line by line to opts->on_line as it arrives. Returns 0
  * when the server ends the stream or the caller stops it (callback or stop flag), with
  * *status the HTTP code; an error response is WMAP_ENOTFOUND/WMAP_EIO with kubectl's
- * message as in wmap_kube_request, a transport failure or a cut stream WMAP_EIO with
- * *status 0. Nothing is retried (the caller backs off); a 401 with a token file or exec
+ * message as in wmap_kube_request, a transport failure WMAP_EIO with *status 0, a stream
+ * cut after its headers WMAP_EIO with *status the code it had. Nothing is retried (the caller backs off); a 401 with a token file or exec
  * plugin takes a fresh credential once. opts is borrowed for the call. */
 int wmap_kube_stream(long *status, wmap_kube_client *c, const char *path,
 		     const wmap_kube_stream_opts *opts, wmap_error *err);

@@ -26,7 +26,7 @@ assert_eq null "$(kc get widget w0 -o json | jq -r '.spec.roles[0].template.meta
 # The Karta arrives: in force within 2 s.
 t0=$(now_ms)
 run_ok kc create -f "$CLUSTER_DATA/widget-karta.yaml"
-wait_until 5 test "$(wh_metric 'wmap_webhook_cluster_objects{resource="kartas"}')" = 1 \
+wait_until 5 metric_is 'wmap_webhook_cluster_objects{resource="kartas"}' 1 \
     || fail "the Karta was not taken up"
 took=$(($(now_ms) - t0))
 echo "Karta in force after ${took} ms"
@@ -48,7 +48,7 @@ swaps=$(wh_metric 'wmap_webhook_definition_swaps_total{result="success"}')
 sed 's/- name: role$/- name: member/' "$CLUSTER_DATA/widget-karta.yaml" >"$E2E_TMP/karta-renamed.yaml"
 grep -q 'name: member' "$E2E_TMP/karta-renamed.yaml" || fail "test data: rename did not apply"
 run_ok kc apply -f "$E2E_TMP/karta-renamed.yaml"
-wait_until 5 test "$(wh_metric 'wmap_webhook_definition_swaps_total{result="success"}')" -gt "$swaps" \
+wait_until 5 metric_gt 'wmap_webhook_definition_swaps_total{result="success"}' "$swaps" \
     || fail "the edited Karta was not taken up"
 sed 's/name: w1$/name: w2/' "$CLUSTER_DATA/widget.yaml" >"$E2E_TMP/w2.yaml"
 run_ok kc create -f "$E2E_TMP/w2.yaml"
@@ -56,7 +56,7 @@ assert_eq member "$(kc get widget w2 -o json | jq -r '.spec.roles[1].template.me
 
 # The Karta is deleted: no more stamping.
 run_ok kc delete karta example-com-widget-v1
-wait_until 5 test "$(wh_metric 'wmap_webhook_cluster_objects{resource="kartas"}')" = 0 \
+wait_until 5 metric_is 'wmap_webhook_cluster_objects{resource="kartas"}' 0 \
     || fail "the deletion was not taken up"
 sed 's/name: w1$/name: w3/' "$CLUSTER_DATA/widget.yaml" >"$E2E_TMP/w3.yaml"
 run_ok kc create -f "$E2E_TMP/w3.yaml"
