@@ -121,3 +121,17 @@ sim_fault() {
     out=$(sim_curl POST /sim/faults -H 'Content-Type: application/json' -d "$1")
     [[ ${out##*$'\n'} == 200 ]] || fail "cannot arm the fault $1: $out"
 }
+
+# wh_patch ENDPOINT REVIEW: POSTs the review; prints the response's JSON Patch (decoded; "[]"
+# when none), or the whole AdmissionReview with ENDPOINT validate.
+wh_patch() {
+    local out
+    out=$(curl -sk --noproxy '*' --max-time 10 -H 'Content-Type: application/json' \
+        --data-binary "@$2" "https://127.0.0.1:$WH_PORT/$1") || return 1
+    if [[ $1 == validate ]]; then
+        echo "$out"
+    else
+        jq -r '.response.patch // empty' <<<"$out" | base64 -d 2>/dev/null || true
+        jq -e '.response.patch' <<<"$out" >/dev/null || echo '[]'
+    fi
+}
