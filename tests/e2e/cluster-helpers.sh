@@ -34,7 +34,8 @@ cluster_setup() {
     WH_PORT=$(free_port)
     export WH_PORT
     sim_start --service-port "wmap-system/wmap-webhook=$WH_PORT" "$@"
-    run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml"
+    # (A CRD preloaded with --load is left alone: applying it again would replace it.)
+    kc get crd kartas.run.ai >/dev/null 2>&1 || run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml"
     run_ok kc apply -f "$CLUSTER_DATA/widget-crd.yaml"
     wait_until 10 kc get widgets
     wait_until 10 kc get kartas
