@@ -38,7 +38,7 @@ struct wh_cluster {
 	wmap_kube_config *cfg;
 	wsource kartas, policies;
 	pthread_t builder;
-	int builder_started;
+	int builder_started, reconciler_started;
 	atomic_int stop;
 	pthread_mutex_t lock;             /* snapshots, dirty flags */
 	pthread_cond_t cond;
@@ -398,6 +398,7 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			size_t count = wmap_registry_count(d->reg);
 			wh_defs_swap(s, d);
 			atomic_fetch_add(&cl->swaps, 1);
+			wh_reconcile_kick();
 			json_t *f = json_pack("{s:i, s:i, s:i, s:f}", "definitions", (int)count,
 					      "clusterKartas", (int)atomic_load(&cl->cluster_kartas),
 					      "invalidKartas", (int)atomic_load(&cl->invalid_kartas),
@@ -543,6 +544,9 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 		goto fail;
 	}
 	cl->builder_started = 1;
+	if ((rc = wh_reconcile_start(s, cfg, err)) != 0)
+		goto fail;
+	cl->reconciler_started = 1;
 	json_t *f = json_pack("{s:s, s:s, s:i}", "server", cfg->server, "source", cfg->source,
 			      "syncTimeoutS", (int)s->opt.sync_timeout_s);
 	wh_log("info", "watching Kartas and WorkloadPolicies", f);
@@ -568,6 +572,8 @@ void wh_cluster_stop(wh_cluster *cl)
 			pthread_join(srcs[i]->thread, NULL);
 	if (cl->builder_started)
 		pthread_join(cl->builder, NULL);
+	if (cl->reconciler_started)
+		wh_reconcile_stop();
 	for (int i = 0; i < 2; i++) {
 		wmap_kube_client_free(srcs[i]->client);
 		json_decref(srcs[i]->objects);

@@ -65,6 +65,16 @@ wh_defs *wh_defs_acquire(wh_server *s, wmap_engine **eng)
 	return d;
 }
 
+wh_defs *wh_defs_ref(wh_server *s)
+{
+	pthread_mutex_lock(&s->lock);
+	wh_defs *d = s->defs;
+	if (d)
+		atomic_fetch_add(&d->refs, 1);
+	pthread_mutex_unlock(&s->lock);
+	return d;
+}
+
 void wh_defs_release(wh_defs *d)
 {
 	if (d)

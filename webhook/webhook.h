@@ -94,6 +94,8 @@ void wh_defs_free(wh_defs *d);
  * of it in *eng (NULL when the thread has none); give it back with wh_defs_release. */
 wh_defs *wh_defs_acquire(wh_server *s, wmap_engine **eng);
 void wh_defs_release(wh_defs *d);
+/* The set in force with a reference for the caller (not a poll thread: no engine). */
+wh_defs *wh_defs_ref(wh_server *s);
 /* Puts d in force (the server owns it); waits until no review uses the old set, frees it. */
 void wh_defs_swap(wh_server *s, wh_defs *d);
 
@@ -113,6 +115,16 @@ void wh_cluster_stop(wh_cluster *cl);
 void wh_cluster_policy_file_changed(wh_cluster *cl);
 /* The cluster metrics in Prometheus text, a new string owned by the caller (NULL: none). */
 char *wh_cluster_metrics(const wh_cluster *cl);
+
+/* ---- reconcile.c: the MutatingWebhookConfiguration's rules follow the definitions ---- */
+typedef struct wmap_discovery wmap_discovery;
+/* The CREATE rules for the root kinds of reg that disc serves, sorted; a new array. */
+json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc);
+/* Starts the reconciler thread with its own client for cfg (borrowed; outlives it). */
+int wh_reconcile_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err);
+void wh_reconcile_kick(void);     /* the definitions changed: reconcile now */
+void wh_reconcile_stop(void);
+char *wh_reconcile_metrics(void); /* Prometheus text, owned by the caller */
 
 /* ---- server.c ---- */
 typedef struct wh_policy_ref {

@@ -5,8 +5,10 @@
 #
 #   cluster_setup [SIM ARGS...]  serving certs, a port for the webhook, the simulator with
 #                                --service-port, the Karta and Widget CRDs, and deploy/'s
-#                                MutatingWebhookConfiguration with its caBundle and a rule
-#                                for widgets; sets WH_PORT
+#                                MutatingWebhookConfiguration with its caBundle (the webhook
+#                                keeps its rules in step); sets WH_PORT
+#   mwc_resources GROUP          the resources of the MutatingWebhookConfiguration's rules
+#                                for GROUP, sorted, comma-separated
 #   cluster_webhook_start [ARGS...]  wmap-webhook --kubeconfig $KUBECONFIG on $WH_PORT
 #                                (waits until it listens, not until it is ready)
 #   wh_get PATH                  GET on the webhook (healthz, readyz, metrics): body, then code
@@ -40,11 +42,17 @@ cluster_setup() {
     wait_until 10 kc get widgets
     wait_until 10 kc get kartas
     run_ok kc apply -f "$REPO_ROOT/deploy/08-mutatingwebhookconfiguration.yaml"
-    # The rule for widgets is written by hand here: keeping the rules in step with the
-    # definitions in force (the leader's reconciler) is not built yet.
     run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json -p "[
-        {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},
-        {\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\"],\"apiGroups\":[\"example.com\"],\"apiVersions\":[\"v1\"],\"resources\":[\"widgets\"],\"scope\":\"Namespaced\"}}]"
+        {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"}]"
+}
+
+mwc_resources() {
+    kc get mutatingwebhookconfiguration wmap-webhook -o json |
+        jq -r --arg g "$1" '[.webhooks[0].rules[] | select(.apiGroups[0] == $g) | .resources[]] | sort | join(",")'
+}
+
+mwc_has() {
+    [[ ",$(mwc_resources "$1")," == *",$2,"* ]]
 }
 
 cluster_webhook_start() {
