@@ -38,7 +38,7 @@ struct wh_cluster {
 	wmap_kube_config *cfg;
 	wsource kartas, policies;
 	pthread_t builder;
-	int builder_started, reconciler_started;
+	int builder_started, reconciler_started, leader_started;
 	atomic_int stop;
 	pthread_mutex_t lock;             /* snapshots, dirty flags */
 	pthread_cond_t cond;
@@ -547,6 +547,13 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 	if ((rc = wh_reconcile_start(s, cfg, err)) != 0)
 		goto fail;
 	cl->reconciler_started = 1;
+	/* The Lease lives in the webhook's namespace: the pod's, or the kubeconfig context's
+	 * when it names one, else wmap-system. */
+	if ((rc = wh_leader_start(cfg, cfg->in_cluster || cfg->namespace_explicit ? cfg->namespace_
+										 : "wmap-system",
+				  err)) != 0)
+		goto fail;
+	cl->leader_started = 1;
 	json_t *f = json_pack("{s:s, s:s, s:i}", "server", cfg->server, "source", cfg->source,
 			      "syncTimeoutS", (int)s->opt.sync_timeout_s);
 	wh_log("info", "watching Kartas and WorkloadPolicies", f);
@@ -574,6 +581,8 @@ void wh_cluster_stop(wh_cluster *cl)
 		pthread_join(cl->builder, NULL);
 	if (cl->reconciler_started)
 		wh_reconcile_stop();
+	if (cl->leader_started)
+		wh_leader_stop();
 	for (int i = 0; i < 2; i++) {
 		wmap_kube_client_free(srcs[i]->client);
 		json_decref(srcs[i]->objects);

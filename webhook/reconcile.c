@@ -155,6 +155,8 @@ static void reconcile_once(void)
 	wmap_error err;
 	json_t *cfg = NULL, *rules = NULL;
 	char *body = NULL;
+	if (!wh_leader_is())
+		return;   /* only the leader reads discovery and writes */
 	wh_defs *d = wh_defs_ref(R.srv);
 	if (!d)
 		return;
@@ -199,8 +201,8 @@ static void reconcile_once(void)
 	}
 	json_object_set_new(ann, WRITER_ANNOTATION, json_string(WMAP_VERSION));
 	json_object_set(hook, "rules", rules);
-	if (!(body = json_dumps(cfg, JSON_COMPACT)))
-		goto done;
+	if (!(body = json_dumps(cfg, JSON_COMPACT)) || !wh_leader_is())
+		goto done;   /* lost the Lease meanwhile: write nothing */
 	if (wmap_kube_request(NULL, &status, R.client, "PUT", MWC_PATH, "application/json", body,
 			      &err) != 0) {
 		if (status == 409) {

@@ -126,6 +126,13 @@ void wh_reconcile_kick(void);     /* the definitions changed: reconcile now */
 void wh_reconcile_stop(void);
 char *wh_reconcile_metrics(void); /* Prometheus text, owned by the caller */
 
+/* ---- leader.c: a coordination.k8s.io/v1 Lease; only the leader writes ---- */
+/* Starts the election thread with its own client for cfg (borrowed), Lease wmap-webhook in ns. */
+int wh_leader_start(const wmap_kube_config *cfg, const char *ns, wmap_error *err);
+int wh_leader_is(void);           /* 1 while this replica holds the Lease within its deadline */
+void wh_leader_stop(void);        /* gives the Lease up when held */
+char *wh_leader_metrics(void);
+
 /* ---- server.c ---- */
 typedef struct wh_policy_ref {
 	wmap_policy_set *set;            /* NULL when no policy file */
