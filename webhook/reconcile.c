@@ -149,8 +149,21 @@ static void log_error(const char *what, const wmap_error *err)
 	json_decref(f);
 }
 
-/* One round: compute, compare, write when different. */
-static void reconcile_once(void)
+/* 1 when every definition's root kind is in disc. */
+static int all_found(const wmap_registry *reg, const wmap_discovery *disc)
+{
+	for (size_t i = 0; i < wmap_registry_count(reg); i++) {
+		const wmap_gvk *g = wmap_registry_get(reg, i)->components[0].kind;
+		if (g && !wmap_discovery_find_kind(disc, g->group, g->version, g->kind))
+			return 0;
+	}
+	return 1;
+}
+
+/* One round: compute, compare, write when different. Discovery is read again on the
+ * periodic rounds (a CRD may have gone), and on a definition change only when a kind of it
+ * is not in the discovery at hand (a full walk costs a request per group). */
+static void reconcile_once(int resync)
 {
 	wmap_error err;
 	json_t *cfg = NULL, *rules = NULL;
@@ -161,7 +174,8 @@ static void reconcile_once(void)
 	if (!d)
 		return;
 	if (!R.disc ? wmap_discovery_load(&R.disc, R.client, 1, &err) != 0
-		    : wmap_discovery_refresh(R.disc, R.client, &err) != 0) {
+		    : (resync || !all_found(d->reg, R.disc)) &&
+			      wmap_discovery_refresh(R.disc, R.client, &err) != 0) {
 		log_error("discovery", &err);
 		goto done;
 	}
@@ -239,9 +253,10 @@ static void *reconcile_main(void *arg)
 			if (atomic_load(&R.stop))
 				break;
 		}
+		int resync = !R.kick;   /* woken by the clock, not by a change */
 		R.kick = 0;
 		pthread_mutex_unlock(&R.lock);
-		reconcile_once();
+		reconcile_once(resync);
 		pthread_mutex_lock(&R.lock);
 	}
 	pthread_mutex_unlock(&R.lock);

@@ -601,6 +601,7 @@ def bench_swap(a, R, crt, key):
     os.makedirs(d, exist_ok=True)
     kc, rf = os.path.join(d, "kubeconfig"), os.path.join(d, "ready")
     pki = os.path.join(d, "pki")
+    os.makedirs(pki, exist_ok=True)
     for f in (rf,):
         if os.path.exists(f):
             os.unlink(f)
