@@ -43,7 +43,6 @@ phase "no fault"
 # 429 and 500 bursts: the watch is cut so that the webhook's next requests meet them.
 for st in 429 500; do
     load_start "$E2E_TMP/review.json" --expect-patch
-    errs=$(wh_metric 'wmap_webhook_list_errors_total{resource="kartas"}')
     restarts=$(wh_metric 'wmap_webhook_watch_restarts_total{resource="kartas"}')
     sim_fault "{\"status\":$st,\"count\":3,\"retryAfter\":1,\"path\":\"/apis/run.ai/v1alpha1/kartas\"}"
     sim_fault "{\"cutWatch\":1,\"path\":\"/apis/run.ai/v1alpha1/kartas\"}"
