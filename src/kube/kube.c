@@ -41,6 +41,7 @@ struct wmap_kube_client {
 	time_t token_expiry;     /* exec credentials: 0 = none */
 	char *exec_cert, *exec_key;  /* exec credentials' PEM */
 	unsigned requests;
+	long retry_after;        /* Retry-After of the last response, -1 when none */
 	json_t *warnings;        /* texts of the last response's Warning headers */
 	char no_proxy[2048];     /* $NO_PROXY (or $no_proxy) and the loopback names */
 };
@@ -102,6 +103,56 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user)
 			*retry_after = v;
 	}
 	return n;
+}
+
+/* A streamed response (a watch): complete lines go to the caller as they arrive; a line
+ * is capped like a whole response. An error response is kept whole for its message. */
+typedef struct stream {
+	const wmap_kube_stream_opts *o;
+	CURL *h;
+	wmap_buf line;          /* the line being read (capped at the client's max_response) */
+	int error_response;   /* the status is not 2xx: the body is a Status, read whole */
+	int stopped;          /* the caller's callback or stop flag ended the transfer */
+} stream;
+
+static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *user)
+{
+	stream *st = user;
+	size_t n = size * nmemb, start = 0;
+	long code = 0;
+
+	wmap__curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 200 || code >= 300) {
+		st->error_response = 1;
+		return on_body(ptr, size, nmemb, &st->line);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (ptr[i] != '\n')
+			continue;
+		if (on_body(ptr + start, 1, i - start, &st->line) != i - start && i > start)
+			return 0;
+		if (st->line.len > 0 && st->o->on_line(st->o->ud, st->line.data, st->line.len) != 0) {
+			st->stopped = 1;
+			return 0;
+		}
+		wmap_buf_clear(&st->line);
+		start = i + 1;
+	}
+	if (start < n && on_body(ptr + start, 1, n - start, &st->line) != n - start)
+		return 0;
+	return n;
+}
+
+static int on_progress(void *user, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	stream *st = user;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	if (st->o->stop && atomic_load(st->o->stop)) {
+		st->stopped = 1;
+		return 1;
+	}
+	return 0;
 }
 
 long wmap_kube_parse_duration(const char *s)
@@ -483,6 +534,7 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	c->cfg = cfg;
+	c->retry_after = -1;
 	if ((c->warnings = json_array()) == NULL) {
 		free(c);
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -539,6 +591,11 @@ void wmap_kube_client_free(wmap_kube_client *c)
 const json_t *wmap_kube_warnings(const wmap_kube_client *c)
 {
 	return c->warnings;
+}
+
+long wmap_kube_retry_after(const wmap_kube_client *c)
+{
+	return c->retry_after;
 }
 
 unsigned wmap_kube_requests(const wmap_kube_client *c)
@@ -631,13 +688,14 @@ static void sleep_ms(long ms)
 
 static int request(json_t **out, long *status, wmap_kube_client *c, const char *method,
 		   const char *path, const char *accept, const char *content_type,
-		   const char *body, wmap_error *err)
+		   const char *body, const wmap_kube_stream_opts *so, wmap_error *err)
 {
 	const wmap_kube_config *cfg = c->cfg;
 	char *url = NULL, auth[16384], ctype[256];
 	struct curl_slist *hdrs = NULL, *connect_to = NULL;
 	wmap_buf resp = WMAP_BUF_INIT(c->max_response, 16384);
-	int rc = 0, attempt, reauthed = 0, hfail;
+	stream st = { so, c->curl, WMAP_BUF_INIT(c->max_response, 16384), 0, 0 };
+	int rc = 0, attempt, reauthed = 0, hfail, max_retries = so ? 0 : c->max_retries;
 	long code = 0;
 	size_t ulen;
 
@@ -686,11 +744,21 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		wmap__curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 		wmap__curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
 		wmap__curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+		wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, so ? so->timeout_ms : c->timeout_ms);
 		wmap__curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 				 c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
-		wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-		wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		if (so) {
+			/* A watch: lines as they come, and the caller's stop flag checked at
+			 * least once a second. */
+			wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream);
+			wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &st);
+			wmap__curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+			wmap__curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+			wmap__curl_easy_setopt(h, CURLOPT_XFERINFODATA, &st);
+		} else {
+			wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+			wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		}
 		wmap__curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 		wmap__curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
 		json_array_clear(c->warnings);
@@ -743,20 +811,41 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			wmap_buf_free(&resp);   /* a failed attempt: start again */
 		else
 			wmap_buf_clear(&resp);
+		if (st.line.error)
+			wmap_buf_free(&st.line);
+		else
+			wmap_buf_clear(&st.line);
+		st.error_response = 0;
 		c->requests++;
 		cc = wmap__curl_easy_perform(h);
+		c->retry_after = hc.retry_after;
 		code = 0;
-		if (cc == CURLE_OK)
+		if (cc == CURLE_OK || so)
 			wmap__curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		if (so && st.stopped) {
+			if (status)
+				*status = code;
+			goto cleanup;   /* the caller ended it: not an error */
+		}
+		if (so && so->retry_after)
+			*so->retry_after = hc.retry_after;
+		if (so && st.error_response) {
+			/* Keep what the server said for the message below. */
+			wmap_buf_free(&resp);
+			resp = st.line;
+			wmap_buf_init(&st.line, c->max_response, 16384);
+			cc = CURLE_OK;
+		}
 		if (cc != CURLE_OK) {
-			if (resp.error == WMAP_ELIMIT || cc == CURLE_FILESIZE_EXCEEDED) {
+			if (resp.error == WMAP_ELIMIT || st.line.error == WMAP_ELIMIT ||
+			    cc == CURLE_FILESIZE_EXCEEDED) {
 				rc = wmap_error_set(err, WMAP_ELIMIT,
 						    "the response to %s %s is larger than %zu bytes",
 						    method, path, c->max_response);
 				goto cleanup;
 			}
 			/* Connection failures are retried for reads only. */
-			if (strcmp(method, "GET") == 0 && attempt < c->max_retries &&
+			if (strcmp(method, "GET") == 0 && attempt < max_retries &&
 			    cc != CURLE_OPERATION_TIMEDOUT && cc != CURLE_PEER_FAILED_VERIFICATION &&
 			    cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_SSL_CERTPROBLEM) {
 				sleep_ms(100L << attempt);
@@ -765,6 +854,8 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			rc = wmap_error_set(err, WMAP_EIO,
 					    "Unable to connect to the server %s: %s", cfg->server,
 					    wmap__curl_easy_strerror(cc));
+			if (so && status)
+				*status = code;   /* a stream cut after its headers: 200 */
 			goto cleanup;
 		}
 		if (code == 401 && !reauthed && (cfg->exec_command || cfg->token_file)) {
@@ -776,7 +867,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			continue;
 		}
 		if ((code == 429 || code == 502 || code == 503 || code == 504 ||
-		     (code >= 500 && hc.retry_after >= 0)) && attempt < c->max_retries) {
+		     (code >= 500 && hc.retry_after >= 0)) && attempt < max_retries) {
 			long wait = hc.retry_after >= 0 ? hc.retry_after * 1000 : 200L << attempt;
 
 			if (wait > RETRY_AFTER_MAX_S * 1000)
@@ -792,7 +883,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		rc = status_error(err, code, &resp);
 		goto cleanup;
 	}
-	if (out && resp.len > 0) {
+	if (out && !so && resp.len > 0) {
 		json_error_t je;
 
 		if ((*out = json_loadb(resp.data, resp.len, 0, &je)) == NULL) {
@@ -807,6 +898,7 @@ cleanup:
 	wmap__curl_slist_free_all(hdrs);
 	wmap__curl_slist_free_all(connect_to);
 	wmap_buf_free(&resp);
+	wmap_buf_free(&st.line);
 	free(url);
 	return rc;
 }
@@ -815,16 +907,22 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 		      const char *path, const char *content_type, const char *body,
 		      wmap_error *err)
 {
-	return request(out, status, c, method, path, NULL, content_type, body, err);
+	return request(out, status, c, method, path, NULL, content_type, body, NULL, err);
 }
 
 int wmap_kube_get_as(json_t **out, wmap_kube_client *c, const char *path, const char *accept,
 		     wmap_error *err)
 {
-	return request(out, NULL, c, "GET", path, accept, NULL, NULL, err);
+	return request(out, NULL, c, "GET", path, accept, NULL, NULL, NULL, err);
 }
 
 int wmap_kube_get(json_t **out, wmap_kube_client *c, const char *path, wmap_error *err)
 {
 	return wmap_kube_request(out, NULL, c, "GET", path, NULL, NULL, err);
+}
+
+int wmap_kube_stream(long *status, wmap_kube_client *c, const char *path,
+		     const wmap_kube_stream_opts *opts, wmap_error *err)
+{
+	return request(NULL, status, c, "GET", path, NULL, NULL, NULL, opts, err);
 }

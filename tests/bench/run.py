@@ -28,6 +28,7 @@ import time
 
 ROOT = os.getcwd()
 JOBSET_FIXTURE = "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml"
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 JOBSET_CRD = "tests/e2e/data/jobset-crd.yaml"
 
 # Webhook inputs: name -> (wmap-bench SPEC, description, load at the fixed rate)
@@ -698,6 +699,94 @@ def bench_big(a, R):
         logf.close()
 
 
+def bench_swap(a, R, crt, key):
+    """Review latency while the definitions change ten times a second: wmap-webhook watches
+    the simulator's Kartas (--kubeconfig) while tests/e2e/karta-flip.py changes one of them
+    (valid/invalid in turn) at 10/s; h2load sends a Widget review at a fixed 500 req/s. Quiet
+    and changing runs alternate; the figures are medians over the repetitions."""
+    sim = os.path.join(a.bin, "apiserver-sim")
+    d = os.path.join(a.out, "swap")
+    os.makedirs(d, exist_ok=True)
+    kc, rf = os.path.join(d, "kubeconfig"), os.path.join(d, "ready")
+    pki = os.path.join(d, "pki")
+    os.makedirs(pki, exist_ok=True)
+    for f in (rf,):
+        if os.path.exists(f):
+            os.unlink(f)
+    data = os.path.join(REPO, "tests", "e2e", "data", "cluster")
+    gadget = os.path.join(d, "gadget.json")
+    with open(gadget, "w") as f:
+        json.dump({"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": "gadget"},
+                   "spec": {"structureDefinition": {
+                       "rootComponent": {"name": "gadget", "kind": {"group": "example.com", "version": "v1", "kind": "Gadget"},
+                                         "statusDefinition": {"phaseDefinition": {"path": ".status.phase"},
+                                                              "statusMappings": {"running": [{"byPhase": "Running"}]}}},
+                       "childComponents": [{"name": "part", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                                            "ownerRef": "gadget", "specDefinition": {"podTemplateSpecPath": ".spec.template"}}]}}}, f)
+    review = os.path.join(d, "widget-review.json")
+    with open(os.path.join(data, "widget.yaml")) as f:
+        import yaml  # python3-yaml is in DEB_PKGS
+        obj = yaml.safe_load(f)
+    obj["metadata"]["namespace"] = "default"
+    with open(review, "w") as f:
+        json.dump({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "bench-swap", "kind": {"group": "example.com", "version": "v1", "kind": "Widget"},
+            "resource": {"group": "example.com", "version": "v1", "resource": "widgets"},
+            "name": "w1", "namespace": "default", "operation": "CREATE",
+            "userInfo": {"username": "bench"}, "object": obj}}, f, separators=(",", ":"))
+    logf = open(os.path.join(d, "sim.log"), "w")
+    p = subprocess.Popen([sim, "--port", "0", "--kubeconfig-out", kc, "--ready-file", rf, "--pki-dir", pki,
+                          "--load", os.path.join(REPO, "deploy", "01-crd-kartas.run.ai.yaml"),
+                          "--load", os.path.join(data, "widget-crd.yaml"),
+                          "--load", os.path.join(data, "widget-karta.yaml"), "--load", gadget],
+                         stdout=logf, stderr=logf)
+    wh = None
+    try:
+        for _ in range(1000):
+            if os.path.exists(rf) or p.poll() is not None:
+                break
+            time.sleep(0.01)
+        port = int(open(rf).read().split()[0])
+        token = re.search(r"token: (\S+)", open(kc).read()).group(1)
+        wh = Webhook(a, crt, key, "webhook-swap.log", ["--kubeconfig", kc])
+        quiet, busy, changes = [], [], []
+        for rep in range(a.reps):
+            quiet.append(h2load(a, wh, review, os.path.join(d, "quiet-%d" % rep), rate=500,
+                                duration=int(a.rate_seconds)))
+            m0 = wh.metrics()
+            flip = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "e2e", "karta-flip.py"),
+                                     "--url", "https://127.0.0.1:%d" % port, "--token", token,
+                                     "--cacert", os.path.join(pki, "ca.crt"), "--name", "gadget",
+                                     "--rate", "10", "--seconds", str(a.rate_seconds + 1)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(0.5)
+            busy.append(h2load(a, wh, review, os.path.join(d, "changing-%d" % rep), rate=500,
+                               duration=int(a.rate_seconds)))
+            out, err = flip.communicate(timeout=60)
+            changes.append(json.loads(out) if flip.returncode == 0 else {"error": err[-300:]})
+        _, swaps_text = https_get(wh.port, "/metrics")
+        R.raw["swap"] = {"quiet": quiet, "changing": busy, "flips": changes, "metrics": [
+            l for l in swaps_text.splitlines() if l.startswith("wmap_webhook_definition_swaps_total")]}
+        med = lambda runs, k: median([r[k] for r in runs if r.get(k) is not None])
+        cmd = busy[0]["cmd"] + "  (with tests/e2e/karta-flip.py --rate 10 on another Karta)"
+        failed = sum((r.get("failed") or 0) + (r.get("non2xx") or 0) for r in quiet + busy)
+        R.add("swap", "quiet: review p50 / p99 (Widget, 500 req/s)",
+              "%s / %s" % (fmt(med(quiet, "p50_ms")), fmt(med(quiet, "p99_ms"))), "ms", cmd=quiet[0]["cmd"])
+        R.add("swap", "definitions changing 10/s: review p50 / p99",
+              "%s / %s" % (fmt(med(busy, "p50_ms")), fmt(med(busy, "p99_ms"))), "ms", cmd=cmd)
+        R.add("swap", "definitions changing 10/s: review max", med(busy, "max_ms"), "ms", cmd=cmd)
+        R.add("swap", "failed or non-2xx reviews in both", failed, "", "0", failed == 0, cmd=cmd)
+    finally:
+        if wh:
+            wh.stop()
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        logf.close()
+
+
 def wmap_bench(a, args):
     r = run([a.tool] + args)
     if r.returncode != 0:
@@ -978,7 +1067,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
                     help="run every benchmark process at nice N (negative: ahead of other "
@@ -1006,7 +1095,8 @@ def main():
              ("scale", lambda: bench_scale(a, R)),
              ("admit", lambda: bench_admit(a, R)),
              ("hostile", lambda: bench_hostile(a, R, files, crt, key)),
-             ("instructions", lambda: bench_instructions(a, R))]
+             ("instructions", lambda: bench_instructions(a, R)),
+             ("swap", lambda: bench_swap(a, R, crt, key))]
     for name, fn in steps:
         if name not in only:
             continue
