@@ -31,7 +31,7 @@ const cli_command *cli_command_at(size_t i)
 
 	for (k = 0; k < n; k++) {
 		if (!table[k])
-			continue;  /* a weak command that is not linked in */
+			continue; /* a weak command that is not linked in */
 		if (i-- == 0)
 			return table[k];
 	}
@@ -82,7 +82,7 @@ const cli_command *cli_command_suggest(const char *name)
 		size_t d = edit_distance(name, c->name);
 
 		if (name[0] && strncmp(c->name, name, strlen(name)) == 0)
-			d = 0;  /* "desc" for "describe" */
+			d = 0; /* "desc" for "describe" */
 		if (d < best_d) {
 			best_d = d;
 			best = c;
@@ -137,14 +137,16 @@ void cli_print_help(FILE *out, const cli_options *o, const cli_command *cmd)
 	fprintf(out,
 		"%s: the structure of Kubernetes AI workloads (JobSet, PyTorchJob, RayCluster, ...),\n"
 		"read through Karta definitions (NVIDIA Workload Map, run.ai/v1alpha1 Karta).\n\n"
-		"Usage:\n  %s COMMAND [flags]\n\nCommands:\n", o->prog, o->prog);
+		"Usage:\n  %s COMMAND [flags]\n\nCommands:\n",
+		o->prog, o->prog);
 	for (i = 0; (c = cli_command_at(i)) != NULL; i++)
 		fprintf(out, "  %-12s %s\n", c->name, c->summary);
 	fprintf(out, "\nGlobal flags:\n");
 	print_flags(out, cli_global_flags);
 	fprintf(out,
 		"\nExit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 no definition covers the type.\n"
-		"Run '%s COMMAND --help' for the flags and examples of a command.\n", o->prog);
+		"Run '%s COMMAND --help' for the flags and examples of a command.\n",
+		o->prog);
 }
 
 int cli_error(const char *fmt, ...)

@@ -11,8 +11,8 @@
 #include "wmap/registry.h"
 
 /* Cobra's ShellCompDirective bits. */
-#define DIRECTIVE_FILES 0        /* let the shell complete file names */
-#define DIRECTIVE_NO_FILES 4     /* ShellCompDirectiveNoFileComp */
+#define DIRECTIVE_FILES 0    /* let the shell complete file names */
+#define DIRECTIVE_NO_FILES 4 /* ShellCompDirectiveNoFileComp */
 
 static int has_prefix(const char *s, const char *prefix)
 {
@@ -85,7 +85,7 @@ int cli_complete(int n, char **words)
 	const char *name;
 	size_t i, k = 0;
 	int directive = DIRECTIVE_NO_FILES, positional = 0;
-	const char *target = NULL;   /* the first argument of a live command (TYPE or TYPE/NAME) */
+	const char *target = NULL; /* the first argument of a live command (TYPE or TYPE/NAME) */
 
 	if (n < 1 || n > CLI_MAX_ARGS) {
 		printf(":%d\n", DIRECTIVE_NO_FILES);
@@ -129,7 +129,7 @@ int cli_complete(int n, char **words)
 			if (positional == 2)
 				target = argv[i];
 		}
-		positional--;  /* the command itself */
+		positional--; /* the command itself */
 		if (strcmp(cmd->name, "definitions") == 0 && positional == 0)
 			complete_definitions(cur);
 		else if (strcmp(cmd->name, "help") == 0 && positional == 0)

@@ -20,7 +20,7 @@ static const cli_flag flags[] = {
 };
 
 typedef struct row_t {
-	json_t *obj;              /* borrowed from the list */
+	json_t *obj; /* borrowed from the list */
 	const wmap_definition *def;
 	unsigned statuses;
 	char type[256];
@@ -30,10 +30,10 @@ typedef struct row_t {
 typedef struct get_ctx {
 	live_ctx *lc;
 	const cli_options *o;
-	unsigned phase_mask;      /* 0 = all; bit WMAP_STATUS_COUNT = Undefined */
+	unsigned phase_mask; /* 0 = all; bit WMAP_STATUS_COUNT = Undefined */
 	long chunk;
 	const char *selector;
-	json_t *items;            /* every object listed (keeps rows' objects alive) */
+	json_t *items; /* every object listed (keeps rows' objects alive) */
 	size_t n, cap;
 	row_t *rows;
 } get_ctx;
@@ -57,8 +57,9 @@ static int parse_phases(unsigned *mask, const cli_options *o)
 				}
 			if (!found)
 				return cli_usage_error(o, &cli_cmd_get, "unknown phase \"%s\" (use Undefined, "
-						       "Resuming, Suspending, Suspended, Running, Failed, "
-						       "Completed, Initializing or Degraded)", tok);
+									"Resuming, Suspending, Suspended, Running, Failed, "
+									"Completed, Initializing or Degraded)",
+						       tok);
 		}
 	}
 	return 0;
@@ -188,7 +189,7 @@ static int row_cmp(const void *a, const void *b)
 	int c = strcmp(y->created ? y->created : "", x->created ? x->created : "");
 
 	if (c)
-		return c;   /* newest first; RFC 3339 UTC compares as text */
+		return c; /* newest first; RFC 3339 UTC compares as text */
 	c = strcmp(json_string_value(json_object_get(mx, "namespace")) ? json_string_value(json_object_get(mx, "namespace")) : "",
 		   json_string_value(json_object_get(my, "namespace")) ? json_string_value(json_object_get(my, "namespace")) : "");
 	if (c)
@@ -304,7 +305,7 @@ static int all_types(get_ctx *g)
 			continue;
 		r = wmap_discovery_find_kind(g->lc->disc, k->group, k->version, k->kind);
 		if (!r)
-			continue;   /* not served by this cluster */
+			continue; /* not served by this cluster */
 		/* Another definition of the same kind (another version) covers it too: once. */
 		if (wmap_registry_find(g->lc->reg, r->group, r->version, r->kind, &(int){ 0 }) != def)
 			continue;

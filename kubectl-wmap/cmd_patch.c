@@ -33,11 +33,11 @@ static const cli_flag flags[] = {
 };
 
 typedef struct edit {
-	const char *flag;         /* "label", "annotation", ... */
+	const char *flag; /* "label", "annotation", ... */
 	char key[320];
 	char value[320];
 	int remove;
-	json_t *toleration;       /* for --toleration */
+	json_t *toleration; /* for --toleration */
 } edit;
 
 typedef struct patch_args {
@@ -45,7 +45,7 @@ typedef struct patch_args {
 	edit *edits;
 	const char *component;
 	wmap_policy_set *policies;
-	size_t templates;         /* pod templates written, for the message */
+	size_t templates; /* pod templates written, for the message */
 } patch_args;
 
 /* ---- the flags --------------------------------------------------------------------- */
@@ -106,19 +106,22 @@ static int parse_edits(patch_args *a, const cli_options *o)
 		if (strcmp(f, "label") == 0 || strcmp(f, "annotation") == 0) {
 			if (parse_kv(e, v, 1) != 0)
 				return cli_usage_error(o, &cli_cmd_patch, "--%s \"%s\": use KEY=VALUE or KEY- "
-						       "with a valid key", f, v);
+									  "with a valid key",
+						       f, v);
 			if (strcmp(f, "label") == 0 && !e->remove && !wmap_label_value_valid(e->value))
 				return cli_usage_error(o, &cli_cmd_patch, "--label \"%s\": \"%s\" is not a "
-						       "valid label value (63 characters of [A-Za-z0-9_.-], "
-						       "alphanumeric at both ends)", v, e->value);
+									  "valid label value (63 characters of [A-Za-z0-9_.-], "
+									  "alphanumeric at both ends)",
+						       v, e->value);
 		} else if (strcmp(f, "node-selector") == 0) {
 			if (parse_kv(e, v, 0) != 0)
 				return cli_usage_error(o, &cli_cmd_patch, "--node-selector \"%s\": use KEY=VALUE", v);
 		} else if (strcmp(f, "toleration") == 0) {
 			if ((e->toleration = parse_toleration(v)) == NULL)
 				return cli_usage_error(o, &cli_cmd_patch, "--toleration \"%s\": use "
-						       "KEY[=VALUE]:EFFECT with EFFECT NoSchedule, "
-						       "PreferNoSchedule or NoExecute", v);
+									  "KEY[=VALUE]:EFFECT with EFFECT NoSchedule, "
+									  "PreferNoSchedule or NoExecute",
+						       v);
 		} else {
 			if (!v[0])
 				return cli_usage_error(o, &cli_cmd_patch, "--%s needs a value", f);
@@ -158,7 +161,8 @@ static int put_map(wmap_patch *pb, json_t *removes, const json_t *doc, const cha
 			dup |= strcmp(json_string_value(json_object_get(op, "path")), ptr) == 0;
 		if (!dup)
 			rc = json_array_append_new(removes, json_pack("{s:s, s:s}", "op", "remove", "path", ptr))
-				? wmap_error_set(err, WMAP_ENOMEM, "out of memory") : 0;
+				     ? wmap_error_set(err, WMAP_ENOMEM, "out of memory")
+				     : 0;
 	}
 	free(ptr);
 	return rc;
@@ -171,7 +175,8 @@ static int apply_edit(wmap_patch *pb, json_t *removes, const json_t *doc, const 
 		/* The webhook makes that entry (TrainJob's runtimePatches one) when the workload is
 		 * created; a patch of a live workload does not add parts to it. */
 		live_warn(lc, "component %s: its labels live in a list entry the workload does not have; "
-			  "--%s not applied", w->component, e->flag);
+			      "--%s not applied",
+			  w->component, e->flag);
 		return 0;
 	}
 	if (strcmp(e->flag, "label") == 0) {
@@ -183,7 +188,8 @@ static int apply_edit(wmap_patch *pb, json_t *removes, const json_t *doc, const 
 	if (strcmp(e->flag, "annotation") == 0) {
 		if (!w->annotations)
 			live_warn(lc, "component %s: the definition gives no annotations location; "
-				  "--annotation not applied", w->component);
+				      "--annotation not applied",
+				  w->component);
 		return put_map(pb, removes, doc, w->annotations, e, err);
 	}
 	if (strcmp(e->flag, "scheduler-name") == 0 || strcmp(e->flag, "priority-class") == 0) {
@@ -347,8 +353,8 @@ static int run(const cli_options *o)
 		goto done;
 	if (a.n == 0 && !policy) {
 		rc = cli_usage_error(o, &cli_cmd_patch, "nothing to change: give --label, --annotation, "
-				     "--scheduler-name, --priority-class, --node-selector, --toleration "
-				     "or --policy");
+							"--scheduler-name, --priority-class, --node-selector, --toleration "
+							"or --policy");
 		goto done;
 	}
 	if (policy) {

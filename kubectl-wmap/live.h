@@ -24,18 +24,18 @@ typedef struct live_ctx {
 	wmap_discovery *disc;
 	wmap_registry *reg;
 	wmap_engine *eng;
-	const char *ns;           /* the namespace in force (borrowed from cfg) */
+	const char *ns; /* the namespace in force (borrowed from cfg) */
 	size_t n_warnings;
-	char *warnings[LIVE_MAX_WARNINGS];  /* printed on stderr after the output */
+	char *warnings[LIVE_MAX_WARNINGS]; /* printed on stderr after the output */
 } live_ctx;
 
 /* A workload fetched from the cluster and resolved. */
 typedef struct live_target {
-	const wmap_api_resource *res;     /* borrowed from the discovery */
-	const wmap_definition *def;       /* borrowed from the registry */
+	const wmap_api_resource *res; /* borrowed from the discovery */
+	const wmap_definition *def;   /* borrowed from the registry */
 	json_t *object;
 	wmap_workload *w;
-	char label[512];                  /* "jobsets.jobset.x-k8s.io" */
+	char label[512]; /* "jobsets.jobset.x-k8s.io" */
 	char name[256];
 } live_target;
 
@@ -93,8 +93,8 @@ int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_er
 
 typedef enum live_dry {
 	LIVE_DRY_NONE,
-	LIVE_DRY_CLIENT,    /* nothing is sent; the result is computed locally */
-	LIVE_DRY_SERVER,    /* sent with ?dryRun=All: admission runs, nothing is stored */
+	LIVE_DRY_CLIENT, /* nothing is sent; the result is computed locally */
+	LIVE_DRY_SERVER, /* sent with ?dryRun=All: admission runs, nothing is stored */
 } live_dry;
 
 /* Parses --dry-run (none|client|server; absent = none). 0 or CLI_EXIT_USAGE (printed). */

@@ -35,27 +35,27 @@ static int conn_open(quiet_conn *q, int n, char **words)
 	ov.as_groups = groups;
 	for (int i = 0; i + 1 < n; i++) {
 		const char *w = words[i];
-		const char **slot = strcmp(w, "--kubeconfig") == 0 ? &ov.kubeconfig
-				  : strcmp(w, "--context") == 0 ? &ov.context
-				  : strcmp(w, "--cluster") == 0 ? &ov.cluster
-				  : strcmp(w, "--user") == 0 ? &ov.user
-				  : (strcmp(w, "-n") == 0 || strcmp(w, "--namespace") == 0) ? &ov.namespace_
-				  : (strcmp(w, "-s") == 0 || strcmp(w, "--server") == 0) ? &ov.server
-				  : strcmp(w, "--token") == 0 ? &ov.token
-				  : strcmp(w, "--as") == 0 ? &ov.as_user
-				  : strcmp(w, "--as-uid") == 0 ? &ov.as_uid
-				  : strcmp(w, "--certificate-authority") == 0 ? &ov.ca_file
-				  : strcmp(w, "--client-certificate") == 0 ? &ov.cert_file
-				  : strcmp(w, "--client-key") == 0 ? &ov.key_file
-				  : strcmp(w, "--tls-server-name") == 0 ? &ov.tls_server_name
-				  : NULL;
+		const char **slot = strcmp(w, "--kubeconfig") == 0                            ? &ov.kubeconfig
+				    : strcmp(w, "--context") == 0                             ? &ov.context
+				    : strcmp(w, "--cluster") == 0                             ? &ov.cluster
+				    : strcmp(w, "--user") == 0                                ? &ov.user
+				    : (strcmp(w, "-n") == 0 || strcmp(w, "--namespace") == 0) ? &ov.namespace_
+				    : (strcmp(w, "-s") == 0 || strcmp(w, "--server") == 0)    ? &ov.server
+				    : strcmp(w, "--token") == 0                               ? &ov.token
+				    : strcmp(w, "--as") == 0                                  ? &ov.as_user
+				    : strcmp(w, "--as-uid") == 0                              ? &ov.as_uid
+				    : strcmp(w, "--certificate-authority") == 0               ? &ov.ca_file
+				    : strcmp(w, "--client-certificate") == 0                  ? &ov.cert_file
+				    : strcmp(w, "--client-key") == 0                          ? &ov.key_file
+				    : strcmp(w, "--tls-server-name") == 0                     ? &ov.tls_server_name
+											      : NULL;
 
 		if (strcmp(w, "--insecure-skip-tls-verify") == 0 ||
 		    strcmp(w, "--insecure-skip-tls-verify=true") == 0)
 			ov.insecure = 1;
 		if (strcmp(w, "--as-group") == 0 && i + 2 < n && ov.n_as_groups < CLI_MAX_AS_GROUPS)
 			groups[ov.n_as_groups++] = words[i + 1];
-		if (slot && i + 2 < n)   /* not the word being completed */
+		if (slot && i + 2 < n) /* not the word being completed */
 			*slot = words[i + 1];
 	}
 	ko.timeout_ms = 5000;

@@ -14,20 +14,19 @@
 
 #define MAX_KIDS 1024
 
-
 typedef struct desc {
 	live_ctx *lc;
 	live_target *t;
 	const wmap_workload *w;
-	live_pods set;            /* the workload's pods */
-	size_t n_pods;            /* = set.n */
-	pod_info *pods;           /* = set.v */
+	live_pods set;  /* the workload's pods */
+	size_t n_pods;  /* = set.n */
+	pod_info *pods; /* = set.v */
 	long pod_limit, comp_limit;
-	long n_events;            /* --events: event lines per section, 0 = no events request */
+	long n_events; /* --events: event lines per section, 0 = no events request */
 	live_events ev;
 	int have_events;
 	live_gang gang;
-	json_t *why;              /* the sections of "Why", see build_why */
+	json_t *why; /* the sections of "Why", see build_why */
 	render_table *tree;
 	wmap_error err;
 } desc;
@@ -164,13 +163,16 @@ static int shown(const desc *d, int k, int depth)
 
 /* ---- the tree ---------------------------------------------------------------------- */
 
-enum { ENT_COMPONENT, ENT_INSTANCE, ENT_POD, ENT_MORE };
+enum { ENT_COMPONENT,
+       ENT_INSTANCE,
+       ENT_POD,
+       ENT_MORE };
 
 typedef struct entry {
 	int type;
-	int comp;                 /* the component (node index) of an instance entry */
-	int idx;                  /* node index, instance index or pod index */
-	int bad;                  /* unhealthy: listed first when a limit applies */
+	int comp; /* the component (node index) of an instance entry */
+	int idx;  /* node index, instance index or pod index */
+	int bad;  /* unhealthy: listed first when a limit applies */
 	char more[128];
 } entry;
 
@@ -392,8 +394,8 @@ static int render_entries(desc *d, entry *v, size_t n, const char *prefix, int d
 
 /* ---- why: container issues, Warning events, gang ---------------------------------- */
 
-#define WHY_PODS 10               /* not-ready pods listed per section without --pod-limit */
-#define WHY_OWNER_CHECKS 32       /* pod-less controllers checked for ownership */
+#define WHY_PODS 10         /* not-ready pods listed per section without --pod-limit */
+#define WHY_OWNER_CHECKS 32 /* pod-less controllers checked for ownership */
 
 static const char *uid_of(const json_t *obj)
 {
@@ -613,7 +615,7 @@ static int build_why(desc *d)
 			snprintf(key, sizeof(key), "%zu/-2", k);
 			x = json_object_get(extra, key);
 			if (rc == 0 && x)
-				rc = why_section(d, (int)k, -2, x);   /* -2: no instance, no pods */
+				rc = why_section(d, (int)k, -2, x); /* -2: no instance, no pods */
 		} else {
 			snprintf(key, sizeof(key), "%zu/-1", k);
 			rc = why_section(d, (int)k, -1, json_object_get(extra, key));
@@ -727,8 +729,7 @@ static void print_gang(const desc *d)
 			snprintf(mins, sizeof(mins), ", min %lld", (long long)json_integer_value(min));
 		printf("  %s %s %s: %s%s%s%s\n", json_string_value(json_object_get(g, "scheduler")),
 		       json_string_value(json_object_get(g, "kind")),
-		       json_string_value(json_object_get(g, "name")) ?
-			       json_string_value(json_object_get(g, "name")) : "?",
+		       json_string_value(json_object_get(g, "name")) ? json_string_value(json_object_get(g, "name")) : "?",
 		       phase ? phase : "no status yet", mins, msg ? ": " : "", msg ? msg : "");
 	}
 }
@@ -936,10 +937,7 @@ static json_t *component_json(const desc *d, int k, int depth)
 	if (!c)
 		return NULL;
 	if (n->def->kind)
-		json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group",
-							 n->def->kind->group, "version",
-							 n->def->kind->version, "kind",
-							 n->def->kind->kind));
+		json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group", n->def->kind->group, "version", n->def->kind->version, "kind", n->def->kind->kind));
 	if (wmap_component_has_pods(n->def) && n->def->instance_id_path) {
 		json_t *list = json_array();
 
@@ -1017,8 +1015,7 @@ static int render_model(desc *d, cli_output format)
 		      list);
 	if (!m)
 		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory building the output");
-	json_object_set_new(m, "events", d->have_events ?
-				json_deep_copy(json_object_get(d->why, "workload")) : json_null());
+	json_object_set_new(m, "events", d->have_events ? json_deep_copy(json_object_get(d->why, "workload")) : json_null());
 	json_object_set_new(m, "gang", gang_json(d));
 	rc = render_value(stdout, m, format, &d->err);
 	json_decref(m);
@@ -1038,11 +1035,11 @@ static void check_pruning(desc *d)
 	char path[700];
 
 	if (!r->group[0] || !strchr(r->group, '.'))
-		return;   /* built-in kinds have no CRD */
+		return; /* built-in kinds have no CRD */
 	snprintf(path, sizeof(path), "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/%s.%s",
 		 r->plural, r->group);
 	if (wmap_kube_get(&crd, d->lc->client, path, &e) != 0)
-		return;   /* no permission to read CRDs: nothing to say */
+		return; /* no permission to read CRDs: nothing to say */
 	for (size_t k = 0; k < w->n_nodes; k++)
 		for (size_t i = 0; i < w->nodes[k].n_instances; i++) {
 			const wmap_pod *pod = &w->nodes[k].instances[i].pod;
@@ -1061,8 +1058,9 @@ static void check_pruning(desc *d)
 				if (*c == '/')
 					*c = '.';
 			live_warn(d->lc, "the CRD %s.%s declares pod template metadata (%s) without "
-				  "properties: the API server prunes labels and annotations written "
-				  "there (kubernetes/kubernetes#103739); component %s", r->plural,
+					 "properties: the API server prunes labels and annotations written "
+					 "there (kubernetes/kubernetes#103739); component %s",
+				  r->plural,
 				  r->group, dotted, w->nodes[k].def->name);
 		}
 	json_decref(crd);

@@ -37,9 +37,9 @@ static json_t *issue_of(const json_t *cs, int init)
 		json_int_t code = json_integer_value(json_object_get(term, "exitCode"));
 
 		if (code == 0 && !init)
-			return NULL;   /* a finished container of a completed pod */
+			return NULL; /* a finished container of a completed pod */
 		if (code == 0)
-			return NULL;   /* an init container that did its job */
+			return NULL; /* an init container that did its job */
 		reason = json_string_value(json_object_get(term, "reason"));
 		message = json_string_value(json_object_get(term, "message"));
 		if (!reason)
@@ -100,8 +100,7 @@ void live_container_issue_text(char *buf, size_t len, const json_t *issue)
 
 	used = (size_t)snprintf(buf, len, "%s%s: %s",
 				json_is_true(json_object_get(issue, "init")) ? "init container " : "",
-				json_string_value(json_object_get(issue, "container")) ?
-					json_string_value(json_object_get(issue, "container")) : "?",
+				json_string_value(json_object_get(issue, "container")) ? json_string_value(json_object_get(issue, "container")) : "?",
 				json_string_value(json_object_get(issue, "reason")));
 	if (used < len && code)
 		used += (size_t)snprintf(buf + used, len - used, " (exit %lld)",
@@ -207,10 +206,8 @@ int live_event_sum_add(live_event_sum *sum, const live_events *ev, const char *u
 		message = message ? message : "";
 		event_time(when, sizeof(when), e);
 		snprintf(object, sizeof(object), "%s/%s",
-			 json_string_value(json_object_get(io, "kind")) ?
-				 json_string_value(json_object_get(io, "kind")) : "?",
-			 json_string_value(json_object_get(io, "name")) ?
-				 json_string_value(json_object_get(io, "name")) : "?");
+			 json_string_value(json_object_get(io, "kind")) ? json_string_value(json_object_get(io, "kind")) : "?",
+			 json_string_value(json_object_get(io, "name")) ? json_string_value(json_object_get(io, "name")) : "?");
 		json_array_foreach(sum->list, j, s)
 			if (strcmp(json_string_value(json_object_get(s, "reason")), reason) == 0 &&
 			    strcmp(json_string_value(json_object_get(s, "message")), message) == 0) {
@@ -224,8 +221,7 @@ int live_event_sum_add(live_event_sum *sum, const live_events *ev, const char *u
 			if (!hit || json_array_append_new(sum->list, hit) != 0)
 				return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		}
-		json_object_set_new(hit, "count", json_integer(
-			json_integer_value(json_object_get(hit, "count")) + event_count(e)));
+		json_object_set_new(hit, "count", json_integer(json_integer_value(json_object_get(hit, "count")) + event_count(e)));
 		if (strcmp(when, json_string_value(json_object_get(hit, "lastSeen"))) > 0) {
 			json_object_set_new(hit, "lastSeen", json_string(when));
 			json_object_set_new(hit, "object", json_string(object));

@@ -25,7 +25,11 @@
 #include "live_why.h"
 #include "wmap/gang.h"
 
-enum sched { SCHED_VOLCANO, SCHED_COSCHED, SCHED_KAI, SCHED_KUEUE, SCHED_N };
+enum sched { SCHED_VOLCANO,
+	     SCHED_COSCHED,
+	     SCHED_KAI,
+	     SCHED_KUEUE,
+	     SCHED_N };
 
 static const struct sched_kind {
 	const char *group, *version, *kind, *who;
@@ -40,7 +44,7 @@ static const struct sched_kind {
 static const struct name_key {
 	const char *key;
 	int annotation;
-	int sched;                /* -1: any scheduler */
+	int sched; /* -1: any scheduler */
 } name_keys[] = {
 	{ "scheduling.k8s.io/group-name", 1, SCHED_VOLCANO },
 	{ "scheduling.volcano.sh/group-name", 1, SCHED_VOLCANO },
@@ -79,7 +83,8 @@ static void cond_text(char *buf, size_t len, const json_t *c)
 	if (r && m && m[0])
 		snprintf(buf, len, "%s: %s", r, m);
 	else
-		snprintf(buf, len, "%s", m && m[0] ? m : r ? r : "");
+		snprintf(buf, len, "%s", m && m[0] ? m : r ? r
+							   : "");
 }
 
 static int64_t int_at(const json_t *obj, const char *a, const char *b)
@@ -119,10 +124,8 @@ static json_t *group_facts(int s, const json_t *obj, int64_t *min, int *admitted
 				if (used < sizeof(msg))
 					used += (size_t)snprintf(msg + used, sizeof(msg) - used, "%s%s: %s",
 								 used ? "; " : "",
-								 json_string_value(json_object_get(r, "reason")) ?
-									 json_string_value(json_object_get(r, "reason")) : "?",
-								 json_string_value(json_object_get(r, "message")) ?
-									 json_string_value(json_object_get(r, "message")) : "");
+								 json_string_value(json_object_get(r, "reason")) ? json_string_value(json_object_get(r, "reason")) : "?",
+								 json_string_value(json_object_get(r, "message")) ? json_string_value(json_object_get(r, "message")) : "");
 			if (!used)
 				cond_text(msg, sizeof(msg), c);
 		}
@@ -141,10 +144,11 @@ static json_t *group_facts(int s, const json_t *obj, int64_t *min, int *admitted
 			*min += mc ? json_integer_value(mc) : json_integer_value(json_object_get(ps, "count"));
 		}
 		*admitted = adm && cond_true(adm);
-		phase = fin && cond_true(fin) ? "Finished"
-		      : *admitted ? "Admitted"
-		      : evicted && cond_true(evicted) ? "Evicted"
-		      : quota && cond_true(quota) ? "QuotaReserved" : "Pending";
+		phase = fin && cond_true(fin)           ? "Finished"
+			: *admitted                     ? "Admitted"
+			: evicted && cond_true(evicted) ? "Evicted"
+			: quota && cond_true(quota)     ? "QuotaReserved"
+							: "Pending";
 		if (!*admitted) {
 			if (evicted && cond_true(evicted))
 				cond_text(msg, sizeof(msg), evicted);
@@ -273,7 +277,7 @@ int live_gang_load(live_gang *g, live_ctx *lc, const wmap_workload *w, const liv
 		size_t i;
 
 		if (!r || !(path = wmap_resource_path(r, w->namespace_, NULL)))
-			continue;   /* not installed: nothing to ask */
+			continue; /* not installed: nothing to ask */
 		if (!(items = json_array()) || live_list(items, lc, path, 500, &e) != 0) {
 			if (items)
 				live_warn(lc, "gang state: cannot list %s.%s: %s", r->plural, r->group,

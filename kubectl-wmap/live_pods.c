@@ -22,7 +22,7 @@ typedef struct attrib {
 	live_ctx *lc;
 	const wmap_workload *w;
 	const char *root_uid;
-	json_t *owners;           /* "apiVersion|kind|ns|name" -> object or null (a miss) */
+	json_t *owners; /* "apiVersion|kind|ns|name" -> object or null (a miss) */
 	size_t n_pods;
 	pod_info *pods;
 	wmap_error *err;
@@ -82,7 +82,8 @@ static const json_t *owner_of(attrib *d, const json_t *ref, const char *ns)
 		/* Only metadata is needed (owner references, uid): ask for just that. */
 		if (wmap_kube_get_as(&obj, d->lc->client, path,
 				     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
-				     "application/json", &e) != 0)
+				     "application/json",
+				     &e) != 0)
 			obj = NULL;
 		free(path);
 	}
@@ -96,7 +97,7 @@ static int belongs(attrib *d, const json_t *pod, const char *ns)
 	const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
 
 	if (uid && d->root_uid && strcmp(uid, d->root_uid) == 0)
-		return 1;   /* describe pod/NAME: the workload is the pod */
+		return 1; /* describe pod/NAME: the workload is the pod */
 
 	for (int hop = 0; hop < OWNER_HOPS && obj; hop++) {
 		const json_t *ref;
@@ -377,10 +378,8 @@ static int load(attrib *d)
 		char key[1024];
 
 		snprintf(key, sizeof(key), "v1|Pod|%s|%s",
-			 json_string_value(json_object_get(md, "namespace")) ?
-				 json_string_value(json_object_get(md, "namespace")) : "",
-			 json_string_value(json_object_get(md, "name")) ?
-				 json_string_value(json_object_get(md, "name")) : "");
+			 json_string_value(json_object_get(md, "namespace")) ? json_string_value(json_object_get(md, "namespace")) : "",
+			 json_string_value(json_object_get(md, "name")) ? json_string_value(json_object_get(md, "name")) : "");
 		json_object_set(d->owners, key, it);
 	}
 	prefetch_owners(d, items, ns);
@@ -403,7 +402,7 @@ static int load(attrib *d)
 	}
 	d->n_pods = n;
 	qsort(d->pods, n, sizeof(*d->pods), pod_cmp);
-	for (size_t k = 0; k < n; k++)   /* the sort moved the buffers the reasons point into */
+	for (size_t k = 0; k < n; k++) /* the sort moved the buffers the reasons point into */
 		if (d->pods[k].reason_buf[0])
 			d->pods[k].reason = d->pods[k].reason_buf;
 	/* The pods stay referenced by the owner cache, which lives as long as d. */

@@ -5,20 +5,20 @@
 #include "live.h"
 
 typedef struct pod_info {
-	json_t *pod;              /* borrowed from the list */
+	json_t *pod; /* borrowed from the list */
 	const char *name, *phase, *node, *reason;
 	int ready, healthy;
-	int64_t restarts;         /* restartCount summed over the containers */
-	char reason_buf[96];      /* "Init:CrashLoopBackOff" when reason points here */
+	int64_t restarts;    /* restartCount summed over the containers */
+	char reason_buf[96]; /* "Init:CrashLoopBackOff" when reason points here */
 	wmap_resources res;
-	int comp;                 /* node index, -1 when no component claimed it */
-	int inst;                 /* instance index, -1 for none */
+	int comp; /* node index, -1 when no component claimed it */
+	int inst; /* instance index, -1 for none */
 } pod_info;
 
 typedef struct live_pods {
-	json_t *owners;           /* the owner cache; it also holds the pods below */
+	json_t *owners; /* the owner cache; it also holds the pods below */
 	size_t n;
-	pod_info *v;              /* sorted by name */
+	pod_info *v; /* sorted by name */
 } live_pods;
 
 /* Lists the pods of w's namespace and keeps those w owns, each with the component and

@@ -22,13 +22,13 @@ void live_container_issue_text(char *buf, size_t len, const json_t *issue);
 
 /* ---- events (live_events.c) -------------------------------------------------------- */
 
-#define LIVE_EVENTS_DEFAULT 3     /* --events: lines per component */
+#define LIVE_EVENTS_DEFAULT 3 /* --events: lines per component */
 
 /* The Warning events of one namespace, from one list request (type=Warning as a field
  * selector, everything else filtered here: tests/bench/README.md has the measurement). */
 typedef struct live_events {
-	json_t *items;            /* the events as listed (owned) */
-	json_t *by_uid;           /* involvedObject.uid -> array of borrowed events (owned) */
+	json_t *items;  /* the events as listed (owned) */
+	json_t *by_uid; /* involvedObject.uid -> array of borrowed events (owned) */
 } live_events;
 
 /* Lists the namespace's Warning events (ns NULL: every namespace) in one request. *out
@@ -39,7 +39,7 @@ void live_events_free(live_events *ev);
 /* A deduplicated view of the events of several objects: the same reason and message on
  * any of them is one entry, its counts summed, its last time the newest, newest first. */
 typedef struct live_event_sum {
-	json_t *list;             /* array of {reason, message, count, lastSeen, objects, object}
+	json_t *list; /* array of {reason, message, count, lastSeen, objects, object}
 				     (owned); object is "Kind/name" of the first involved object */
 } live_event_sum;
 
@@ -60,12 +60,12 @@ json_t *live_events_objects_of_kind(const live_events *ev, const char *kind);
 #define LIVE_GANG_MAX_OBJECTS 8
 
 typedef struct live_gang {
-	int on;                   /* gang-scheduled: the definition says so or a group exists */
-	int64_t min;              /* the group's minimum (the scheduler's, else the definition's) */
+	int on;      /* gang-scheduled: the definition says so or a group exists */
+	int64_t min; /* the group's minimum (the scheduler's, else the definition's) */
 	int64_t desired, scheduled, ready;
-	int admitted;             /* 1 / 0 */
-	const char *min_source;   /* "definition" or the scheduler object's kind */
-	json_t *groups;           /* array of {apiVersion, kind, name, minMember?, phase?,
+	int admitted;           /* 1 / 0 */
+	const char *min_source; /* "definition" or the scheduler object's kind */
+	json_t *groups;         /* array of {apiVersion, kind, name, minMember?, phase?,
 				     admitted?, message?} (owned) */
 } live_gang;
 

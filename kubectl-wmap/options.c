@@ -85,7 +85,7 @@ static const cli_flag *find_short(const cli_flag *table, char c)
 typedef struct flag_token {
 	const cli_flag *flag;
 	int global;
-	const char *name;       /* as typed, without dashes or value, for messages */
+	const char *name; /* as typed, without dashes or value, for messages */
 	size_t name_len;
 	const char *inline_value; /* after '=' or after a short flag's letter; NULL when none */
 } flag_token;

@@ -18,8 +18,8 @@
 struct render_table {
 	size_t ncols;
 	size_t nrows;
-	size_t cap;       /* rows allocated */
-	char **cells;     /* nrows * ncols, NULL for an empty cell */
+	size_t cap;   /* rows allocated */
+	char **cells; /* nrows * ncols, NULL for an empty cell */
 };
 
 int render_table_new(render_table **out, size_t ncols, wmap_error *err)
@@ -154,7 +154,7 @@ void render_kind_label(char *buf, size_t len, const wmap_gvk *k)
 int render_exact_version(const wmap_workload *w)
 {
 	const wmap_gvk *k = w->definition->n_components > 0 ? w->definition->components[0].kind
-							      : NULL;
+							    : NULL;
 	wmap_api_version av;
 
 	wmap_api_version_split(&av, w->api_version);
@@ -415,7 +415,7 @@ int render_describe(FILE *out, const wmap_workload *w, wmap_error *err)
 	fprintf(out, "%s/%s   namespace: %s   definition: %s (%s)\n",
 		clean(kind, sizeof(kind), w->kind ? w->kind : "?"),
 		clean(name, sizeof(name), w->name ? w->name : w->generate_name ? w->generate_name
-									 : "<none>"),
+									       : "<none>"),
 		clean(ns, sizeof(ns), w->namespace_ ? w->namespace_ : "<none>"), def->name,
 		wmap_origin_name(def->origin));
 	fprintf(out, "(file mode: no pods; the phase is read from the object's .status)\n");
@@ -485,10 +485,7 @@ static json_t *component_json(const wmap_workload *w, int i, int depth)
 	if (json_object_set_new(c, "name", json_string(n->def->name)) != 0)
 		goto fail;
 	if (n->def->kind &&
-	    json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group",
-						     n->def->kind->group, "version",
-						     n->def->kind->version, "kind",
-						     n->def->kind->kind)) != 0)
+	    json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group", n->def->kind->group, "version", n->def->kind->version, "kind", n->def->kind->kind)) != 0)
 		goto fail;
 	if (json_object_set_new(c, "replicas", json_integer(shown_replicas(w, i, 0))) != 0 ||
 	    json_object_set_new(c, "resources", resources_json(&n->total)) != 0)

@@ -16,7 +16,7 @@
 
 #define REVIEW_API "admission.k8s.io/v1"
 #define MAX_WARNINGS 8
-#define WARNING_MAX 240   /* the apiserver may cut warnings past 256 characters */
+#define WARNING_MAX 240 /* the apiserver may cut warnings past 256 characters */
 
 /* wmap's own keys (architecture.md, "Label and annotation keys"). */
 #define KEY_KIND "wmap.io/workload-kind"
@@ -104,7 +104,7 @@ static int too_deep(const json_t *v, int left)
 
 /* ---- where a pod template can be written ------------------------------------------- */
 
-typedef wmap_pod_target target;   /* mark: writes the identity there (mark_owners) */
+typedef wmap_pod_target target; /* mark: writes the identity there (mark_owners) */
 
 /* wmap_pod_target_init, with its warning added to warnings. */
 static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, json_t *warnings)
@@ -122,9 +122,9 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 typedef struct writer {
 	wmap_patch *patch;
 	json_t *warnings;
-	json_t *violations;     /* validation: collect what would change instead */
-	const char *policy;     /* the policy being checked, for messages */
-	int failed;             /* a write failed (not an object where one was expected) */
+	json_t *violations; /* validation: collect what would change instead */
+	const char *policy; /* the policy being checked, for messages */
+	int failed;         /* a write failed (not an object where one was expected) */
 	wmap_error *err;
 } writer;
 
@@ -284,7 +284,8 @@ static json_t *yunikorn_task_groups(const wmap_gang_plan *plan)
 		}
 		json_t *tg = res ? json_pack("{s:s, s:I, s:O}", "name", mem->task_group,
 					     "minMember", (json_int_t)mem->task_min,
-					     "minResource", res) : NULL;
+					     "minResource", res)
+				 : NULL;
 		json_decref(res);
 		bad |= !tg || json_array_append_new(arr, tg) != 0;
 	}
@@ -300,14 +301,14 @@ typedef struct gang_ctx {
 	const char *queue;
 	const wmap_gang_plan *plan;
 	const char *name;
-	char *task_groups;      /* YuniKorn annotation text, computed once */
+	char *task_groups; /* YuniKorn annotation text, computed once */
 } gang_ctx;
 
 static void stamp_gang(writer *wr, const target *t, const gang_ctx *g)
 {
 	const wmap_gang_member *mem = wmap_gang_plan_member(g->plan, t->node, t->instance_index);
 	const wmap_gang_group *grp = (mem && mem->group >= 0) ? &g->plan->groups[mem->group]
-							       : NULL;
+							      : NULL;
 	char v[64];
 	switch (g->scheduler) {
 	case WMAP_GANG_KAI:
@@ -382,7 +383,8 @@ static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 		violation(wr, t, "schedulerName %s \"%s\"%s", req, p->scheduler_name, end);
 	if ((p->runtime_class_name || p->node_selector || p->tolerations) && !t->spec) {
 		warn(wr->warnings, "component %s: no pod spec location; policy %s's "
-		     "runtimeClassName, nodeSelector and tolerations not applied", t->component,
+				   "runtimeClassName, nodeSelector and tolerations not applied",
+		     t->component,
 		     p->name);
 		return;
 	}
@@ -597,9 +599,9 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 	pr.labels = json_object_get(meta, "labels");
 	wmap_admission_kind(pr.kind, sizeof(pr.kind), object);
 	if (!pr.op || !json_is_object(object))
-		return 0;   /* DELETE, CONNECT: nothing to write */
+		return 0; /* DELETE, CONNECT: nothing to write */
 	if (controller_owned(object))
-		return 0;   /* stamped through its owner's template already */
+		return 0; /* stamped through its owner's template already */
 
 	/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
 	int wanted = pr.op == WMAP_POLICY_OP_CREATE;
@@ -641,7 +643,8 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 	if (pr.op == WMAP_POLICY_OP_CREATE) {
 		if (!w->name)
 			warn(warnings, "%s has only generateName: no workload-name label and no "
-			     "name-based gang hints", pr.kind);
+				       "name-based gang hints",
+			     pr.kind);
 		if (g.scheduler != WMAP_GANG_NONE) {
 			if ((rc = wmap_gang_plan_build(&plan, w, w->name, err))) {
 				why = "internal";
@@ -664,10 +667,10 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 			}
 			if (g.scheduler == WMAP_GANG_NATIVE)
 				warn(warnings, "gang: the native Workload API needs Workload objects "
-				     "(a side effect); only wmap.io annotations written");
+					       "(a side effect); only wmap.io annotations written");
 			if (g.scheduler == WMAP_GANG_KUEUE && !g.queue)
 				warn(warnings, "gang: kueue selected but no queue given; no "
-				     "queue-name label written");
+					       "queue-name label written");
 		}
 		for (size_t i = 0; i < w->n_warnings; i++)
 			warn(warnings, "%s", w->warnings[i]);
@@ -698,8 +701,8 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 	/* Queue labels that schedulers read from the workload itself. */
 	if (pr.op == WMAP_POLICY_OP_CREATE && g.queue && !wr.failed) {
 		const char *key = g.scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
-				: g.scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
-								  : NULL;
+				  : g.scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
+								   : NULL;
 		target top = { .component = w->definition->components[0].name, .instance = "" };
 		if (key)
 			put_str(&wr, &top, "/metadata/labels", key, g.queue, WMAP_PATCH_DEFAULT);
@@ -742,7 +745,7 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	}
 	if (rc && *patch)
 		json_array_clear(*patch);
-	wmap_patch_free(pb);   /* the taken array keeps what it needs */
+	wmap_patch_free(pb); /* the taken array keeps what it needs */
 	if (reason)
 		*reason = why;
 	return rc;
@@ -794,7 +797,7 @@ int wmap_admission_validate(json_t **violations, json_t **warnings, const char *
 					continue;
 				int ok = target_init(&t, pr.w, k, i, *warnings);
 				if (ok < 0)
-					wr.failed = 1;   /* out of memory: no partial answer */
+					wr.failed = 1; /* out of memory: no partial answer */
 				else if (ok > 0 && wmap_policy_matches_component(pol, t.component))
 					apply_policy(&wr, &t, pol);
 				wmap_pod_target_clear(&t);
@@ -835,7 +838,7 @@ int wmap_admission_parse(json_t **out, wmap_json_cut *cut, const char *body, siz
 	lim.max_nodes = WMAP_REVIEW_MAX_NODES;
 	lim.deadline_ns = deadline_ns;
 	lim.cut = 1;
-	lim.keep_depth = 3;   /* request.uid, .kind, .namespace, .operation, .dryRun */
+	lim.keep_depth = 3; /* request.uid, .kind, .namespace, .operation, .dryRun */
 	return wmap_json_parse_limited(out, cut, body, len, &lim, jerr);
 }
 
@@ -853,7 +856,8 @@ static void describe_cut(char *buf, size_t len, const wmap_json_cut *c)
 		snprintf(what, sizeof(what), "more than %zu JSON values", c->limit);
 	else {
 		snprintf(buf, len, "the time budget ran out while reading the review, at %s "
-			 "(line %d, column %d)", c->path, c->line, c->column);
+				   "(line %d, column %d)",
+			 c->path, c->line, c->column);
 		return;
 	}
 	snprintf(buf, len, "the review has %s at %s (line %d, column %d)", what, c->path,
@@ -894,7 +898,8 @@ static int answer_cut(json_t *resp, json_t *warnings, wmap_admission_mode mode,
 						    wmap_policy_operation(op));
 		if (p) {
 			snprintf(msg, sizeof(msg), "wmap could not check this %s against enforced "
-				 "policy %s: %s, past what wmap reads", info->kind, p->name, why);
+						   "policy %s: %s, past what wmap reads",
+				 info->kind, p->name, why);
 			info->result = "denied";
 			return deny(resp, msg);
 		}
@@ -997,16 +1002,15 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		/* Karta and WorkloadPolicy objects are the webhook's own: checked as definitions
 		 * and policies, never as workloads. */
 		rc = json_is_object(object) ? wmap_admission_check_own_object(&violations, &warnings,
-									       cfg, object, op, &e)
+									      cfg, object, op, &e)
 					    : 0;
 		if (rc == 0)
 			rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object,
 						     op, ns, &e);
 		else if (rc > 0)
 			rc = 0;
-	}
-	else
-		rc = 0;   /* WMAP_ADMISSION_ALLOW */
+	} else
+		rc = 0; /* WMAP_ADMISSION_ALLOW */
 	info->result = "allowed";
 	if (rc && mode == WMAP_ADMISSION_VALIDATE && rc != WMAP_ENODEF) {
 		/* An enforced policy matched (validation stops earlier otherwise) but the object
@@ -1014,7 +1018,8 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		 * past enforcement. Without a definition there is nothing to check: allowed. */
 		char msg[WMAP_ERROR_MAX + 64];
 		snprintf(msg, sizeof(msg), "wmap could not check this %s against its enforced "
-			 "policies: %s", info->kind, e.message);
+					   "policies: %s",
+			 info->kind, e.message);
 		info->result = "denied";
 		info->reason = reason ? reason : "internal";
 		if (deny(resp, msg))

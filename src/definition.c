@@ -17,15 +17,16 @@
 #include "wmap/registry.h"
 #include "wmap/yaml.h"
 
-static const char *const status_names[] = {"Resuming", "Suspending", "Suspended", "Running",
-					   "Failed", "Completed", "Initializing", "Degraded",
-					   "Undefined"};
-static const char *const status_keys[] = {"resuming", "suspending", "suspended", "running",
-					  "failed", "completed", "initializing", "degraded"};
+static const char *const status_names[] = { "Resuming", "Suspending", "Suspended", "Running",
+					    "Failed", "Completed", "Initializing", "Degraded",
+					    "Undefined" };
+static const char *const status_keys[] = { "resuming", "suspending", "suspended", "running",
+					   "failed", "completed", "initializing", "degraded" };
 static const char *const frag_keys[] = {
 	"schedulerNamePath", "labelsPath", "annotationsPath", "resourcesPath",
 	"resourceClaimsPath", "podAffinityPath", "nodeAffinityPath", "containersPath",
-	"containerPath", "priorityClassNamePath", "imagePath"};
+	"containerPath", "priorityClassNamePath", "imagePath"
+};
 
 const char *wmap_status_name(wmap_status s)
 {
@@ -44,7 +45,8 @@ const char *wmap_frag_field_key(wmap_frag_field f)
 
 const char *wmap_origin_name(wmap_origin o)
 {
-	return o == WMAP_ORIGIN_CLUSTER ? "cluster" : o == WMAP_ORIGIN_FILE ? "file" : "catalog";
+	return o == WMAP_ORIGIN_CLUSTER ? "cluster" : o == WMAP_ORIGIN_FILE ? "file"
+									    : "catalog";
 }
 
 const char *wmap_expr_text(const wmap_expr *e)
@@ -60,7 +62,7 @@ int wmap_expr_is_native(const wmap_expr *e)
 static wmap_gvk *get_gvk(ctx *c, const json_t *obj, const char *ptr, const char *key)
 {
 	const json_t *o = wmap__def_get_object(c, obj, ptr, key);
-	static const char *const keys[] = {"group", "version", "kind", NULL};
+	static const char *const keys[] = { "group", "version", "kind", NULL };
 	if (!o)
 		return NULL;
 	char *p = wmap__def_child_ptr(c, ptr, key);
@@ -105,8 +107,8 @@ void wmap_gvk_format(char *buf, size_t len, const wmap_gvk *g)
 
 static void load_spec(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"podTemplateSpecPath", "podSpecPath", "metadataPath",
-					   "fragmentedPodSpecDefinition", NULL};
+	static const char *const keys[] = { "podTemplateSpecPath", "podSpecPath", "metadataPath",
+					    "fragmentedPodSpecDefinition", NULL };
 	const json_t *sd = wmap__def_get_object(c, obj, ptr, "specDefinition");
 	if (!sd)
 		return;
@@ -134,16 +136,16 @@ static void load_spec(ctx *c, wmap_component *comp, const json_t *obj, const cha
 		}
 		free(fp);
 	}
-	comp->shape = comp->template_path ? WMAP_SPEC_TEMPLATE
+	comp->shape = comp->template_path  ? WMAP_SPEC_TEMPLATE
 		      : comp->podspec_path ? WMAP_SPEC_PODSPEC
-		      : fr		   ? WMAP_SPEC_FRAGMENTED
+		      : fr                 ? WMAP_SPEC_FRAGMENTED
 					   : WMAP_SPEC_NONE;
 	free(p);
 }
 
 static void load_scale(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"replicasPath", "minReplicasPath", "maxReplicasPath", NULL};
+	static const char *const keys[] = { "replicasPath", "minReplicasPath", "maxReplicasPath", NULL };
 	const json_t *sd = wmap__def_get_object(c, obj, ptr, "scaleDefinition");
 	if (!sd)
 		return;
@@ -160,7 +162,7 @@ static void load_scale(ctx *c, wmap_component *comp, const json_t *obj, const ch
 
 static void load_condition(ctx *c, const json_t *x, const char *ip, void *ud)
 {
-	static const char *const ckeys[] = {"type", "status", "reason", NULL};
+	static const char *const ckeys[] = { "type", "status", "reason", NULL };
 	wmap_matcher *m = ud;
 	struct wmap_cond_match *cm = &m->conditions[m->n_conditions++];
 	wmap__def_check_keys(c, x, ip, ckeys);
@@ -184,8 +186,8 @@ static void load_matcher(ctx *c, const json_t *o, const char *p, void *ud)
 {
 	matcher_list *l = ud;
 	wmap_matcher *m = &l->v[(*l->n)++];
-	static const char *const keys[] = {"byPhase", "byConditions", "byExpression", NULL};
-	static const char *const ekeys[] = {"expression", "expectedResult", NULL};
+	static const char *const keys[] = { "byPhase", "byConditions", "byExpression", NULL };
+	static const char *const ekeys[] = { "expression", "expectedResult", NULL };
 
 	wmap__def_check_keys(c, o, p, keys);
 	m->by_phase = wmap__def_get_string(c, o, p, "byPhase", 0);
@@ -212,11 +214,11 @@ static void load_matcher(ctx *c, const json_t *o, const char *p, void *ud)
 
 static void load_status(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"phaseDefinition", "conditionsDefinition",
-					   "statusMappings", NULL};
-	static const char *const ckeys[] = {"path", "typeFieldName", "statusFieldName",
-					    "messageFieldName", "reasonFieldName", NULL};
-	static const char *const pkeys[] = {"path", NULL};
+	static const char *const keys[] = { "phaseDefinition", "conditionsDefinition",
+					    "statusMappings", NULL };
+	static const char *const ckeys[] = { "path", "typeFieldName", "statusFieldName",
+					     "messageFieldName", "reasonFieldName", NULL };
+	static const char *const pkeys[] = { "path", NULL };
 	const json_t *sd = wmap__def_get_object(c, obj, ptr, "statusDefinition");
 	if (!sd)
 		return;
@@ -286,7 +288,7 @@ static void load_status(ctx *c, wmap_component *comp, const json_t *obj, const c
 					c->oom = 1;
 					break;
 				}
-				matcher_list l = {st->matchers[s], &st->n_matchers[s]};
+				matcher_list l = { st->matchers[s], &st->n_matchers[s] };
 				wmap__def_for_each_item(c, list, mp, status_keys[s], "a status matcher", load_matcher, &l);
 			}
 		}
@@ -297,7 +299,7 @@ static void load_status(ctx *c, wmap_component *comp, const json_t *obj, const c
 
 static void load_action(ctx *c, const json_t *x, const char *ip, void *ud)
 {
-	static const char *const keys[] = {"path", "value", NULL};
+	static const char *const keys[] = { "path", "value", NULL };
 	action_list *l = ud;
 	wmap_action *a = &l->v[(*l->n)++];
 	wmap__def_check_keys(c, x, ip, keys);
@@ -332,17 +334,17 @@ static void load_actions(ctx *c, const json_t *sd, const char *p, const char *ke
 		c->oom = 1;
 		return;
 	}
-	action_list l = {*out, n};
+	action_list l = { *out, n };
 	wmap__def_for_each_item(c, list, p, key, "an action", load_action, &l);
 }
 
 static void load_selector(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"componentTypeSelector", "componentInstanceSelector",
-					   "replicaSelector", NULL};
-	static const char *const tkeys[] = {"keyPath", "value", "matchLabels", NULL};
-	static const char *const ikeys[] = {"idPath", NULL};
-	static const char *const rkeys[] = {"keyPath", NULL};
+	static const char *const keys[] = { "componentTypeSelector", "componentInstanceSelector",
+					    "replicaSelector", NULL };
+	static const char *const tkeys[] = { "keyPath", "value", "matchLabels", NULL };
+	static const char *const ikeys[] = { "idPath", NULL };
+	static const char *const rkeys[] = { "keyPath", NULL };
 	const json_t *ps = wmap__def_get_object(c, obj, ptr, "podSelector");
 	if (!ps)
 		return;
@@ -399,9 +401,9 @@ static void load_selector(ctx *c, wmap_component *comp, const json_t *obj, const
 
 static void load_component(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"name", "kind", "ownerRef", "specDefinition",
-					   "scaleDefinition", "statusDefinition", "suspendDefinition",
-					   "instanceIdPath", "podSelector", NULL};
+	static const char *const keys[] = { "name", "kind", "ownerRef", "specDefinition",
+					    "scaleDefinition", "statusDefinition", "suspendDefinition",
+					    "instanceIdPath", "podSelector", NULL };
 	comp->parent = -1;
 	if (!json_is_object(obj)) {
 		wmap__def_finding(c, ptr, "a component must be an object");
@@ -422,7 +424,7 @@ static void load_component(ctx *c, wmap_component *comp, const json_t *obj, cons
 	load_status(c, comp, obj, ptr);
 	const json_t *sd = wmap__def_get_object(c, obj, ptr, "suspendDefinition");
 	if (sd) {
-		static const char *const skeys[] = {"suspendActions", "resumeActions", NULL};
+		static const char *const skeys[] = { "suspendActions", "resumeActions", NULL };
 		char *sp = wmap__def_child_ptr(c, ptr, "suspendDefinition");
 		if (sp) {
 			wmap__def_check_keys(c, sd, sp, skeys);
@@ -435,10 +437,10 @@ static void load_component(ctx *c, wmap_component *comp, const json_t *obj, cons
 	load_selector(c, comp, obj, ptr);
 	if ((comp->instance_id_path != NULL) != (comp->pod_instance_id_path != NULL))
 		wmap__def_finding(c, ptr,
-			comp->instance_id_path
-				? "component '%s' has instanceIdPath but no podSelector.componentInstanceSelector"
-				: "component '%s' has podSelector.componentInstanceSelector but no instanceIdPath",
-			comp->name);
+				  comp->instance_id_path
+					  ? "component '%s' has instanceIdPath but no podSelector.componentInstanceSelector"
+					  : "component '%s' has podSelector.componentInstanceSelector but no instanceIdPath",
+				  comp->name);
 }
 
 static void component_free(wmap_component *c)
@@ -483,10 +485,10 @@ static void component_free(wmap_component *c)
 
 static void load_gang(ctx *c, const json_t *spec, const char *ptr)
 {
-	static const char *const okeys[] = {"gangScheduling", NULL};
-	static const char *const gkeys[] = {"podGroups", "podGroup", NULL};
-	static const char *const pkeys[] = {"name", "members", NULL};
-	static const char *const mkeys[] = {"componentName", "groupByKeyPaths", "filters", NULL};
+	static const char *const okeys[] = { "gangScheduling", NULL };
+	static const char *const gkeys[] = { "podGroups", "podGroup", NULL };
+	static const char *const pkeys[] = { "name", "members", NULL };
+	static const char *const mkeys[] = { "componentName", "groupByKeyPaths", "filters", NULL };
 	wmap_definition *d = c->def;
 	const json_t *oi = wmap__def_get_object(c, spec, ptr, "optimizationInstructions");
 	if (!oi)
@@ -563,7 +565,7 @@ static void load_gang(ctx *c, const json_t *spec, const char *ptr)
 			for (size_t k = 0; gm->component && k + 1 < pg->n_members; k++)
 				if (pg->members[k].component && strcmp(pg->members[k].component, gm->component) == 0)
 					wmap__def_finding(c, jp, "pod-group member '%s' is listed twice", gm->component);
-			const char *lists[2] = {"groupByKeyPaths", "filters"};
+			const char *lists[2] = { "groupByKeyPaths", "filters" };
 			for (int w = 0; w < 2; w++) {
 				const json_t *arr = wmap__def_get_array(c, m, jp, lists[w]);
 				size_t n = arr ? json_array_size(arr) : 0;
@@ -632,12 +634,12 @@ static void validate(ctx *c, const char *comps_ptr)
 	if (!root->kind || !root->kind->version || !*root->kind->version || !root->kind->kind ||
 	    !*root->kind->kind || (!*root->kind->group && strcmp(root->kind->kind, "Pod") != 0))
 		wmap__def_finding(c, "/spec/structureDefinition/rootComponent",
-			"root component must have full kind (group, version, kind)");
+				  "root component must have full kind (group, version, kind)");
 	if (root->owner_ref)
 		wmap__def_finding(c, "/spec/structureDefinition/rootComponent", "root component cannot have owner ref");
 	if (!root->status)
 		wmap__def_finding(c, "/spec/structureDefinition/rootComponent",
-			"root component must have status definition");
+				  "root component must have status definition");
 	for (size_t i = 1; i < n; i++) {
 		wmap_component *comp = &d->components[i];
 		char ptr[128];
@@ -649,10 +651,10 @@ static void validate(ctx *c, const char *comps_ptr)
 		comp->parent = wmap_definition_component(d, comp->owner_ref);
 		if (comp->parent < 0)
 			wmap__def_finding(c, ptr, "child component '%s' has owner ref to non-existing component '%s'",
-				comp->name, comp->owner_ref);
+					  comp->name, comp->owner_ref);
 		if (comp->status)
 			wmap__def_finding(c, ptr, "statusDefinition is read only on the root component ('%s' is a child)",
-				comp->name);
+					  comp->name);
 	}
 	if (c->n_findings == before) {
 		/* Every component must reach the root by following owner refs. */
@@ -665,7 +667,7 @@ static void validate(ctx *c, const char *comps_ptr)
 			}
 			if (at != 0) {
 				wmap__def_finding(c, "/spec/structureDefinition/childComponents",
-					"ownership cycle detected involving component %s", d->components[i].name);
+						  "ownership cycle detected involving component %s", d->components[i].name);
 				break;
 			}
 		}
@@ -682,8 +684,8 @@ static void validate(ctx *c, const char *comps_ptr)
 					 "/spec/optimizationInstructions/gangScheduling/podGroups/%zu/members/%zu",
 					 g, m);
 				wmap__def_finding(c, ptr,
-					"pod-group member component '%s' is not defined (should be a root or child component)",
-					gm->component);
+						  "pod-group member component '%s' is not defined (should be a root or child component)",
+						  gm->component);
 			}
 		}
 }
@@ -716,11 +718,11 @@ int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *s
 			 wmap_origin origin, const json_t *positions, int doc_index,
 			 wmap_error *err)
 {
-	static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-	static const char *const spec_keys[] = {"structureDefinition", "optimizationInstructions", NULL};
-	static const char *const sd_keys[] = {"rootComponent", "childComponents",
-					      "additionalChildKinds", NULL};
-	ctx c = {0};
+	static const char *const top_keys[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
+	static const char *const spec_keys[] = { "structureDefinition", "optimizationInstructions", NULL };
+	static const char *const sd_keys[] = { "rootComponent", "childComponents",
+					       "additionalChildKinds", NULL };
+	ctx c = { 0 };
 	wmap_definition *d = calloc(1, sizeof(*d));
 	int rc = 0;
 
@@ -751,7 +753,7 @@ int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *s
 		d->legacy = 1;
 	} else {
 		wmap__def_finding(&c, NULL, "not a Karta definition: apiVersion must be run.ai/v1alpha1 and kind Karta (got %s %s)",
-			api ? api : "<none>", kind ? kind : "<none>");
+				  api ? api : "<none>", kind ? kind : "<none>");
 		goto done;
 	}
 	const json_t *md = wmap__def_get_object(&c, doc, "", "metadata");

@@ -17,7 +17,6 @@ typedef struct ctx {
 	int oom;
 } ctx;
 
-
 /* Records a finding at ptr (a JSON pointer in the document, NULL for the whole document),
  * prefixed with file:line:column when positions are known, else the file and JSON path. */
 void wmap__def_finding(ctx *c, const char *ptr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -35,13 +34,13 @@ char *wmap__def_get_string(ctx *c, const json_t *obj, const char *ptr, const cha
 /* A jq expression at obj[key], checked against the safety rule and registered with the
  * definition. writable: the engine should also trace its location. */
 wmap_expr *wmap__def_get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key, int required,
-		    int writable);
+			      int writable);
 void wmap__def_expr_free(wmap_expr *e);
 
 /* Calls each() for every element of list (found at ptr/key), with the element's pointer; an
  * element that is not an object is a finding ("<what> must be an object"). */
 typedef void (*item_fn)(ctx *c, const json_t *item, const char *item_ptr, void *ud);
 void wmap__def_for_each_item(ctx *c, const json_t *list, const char *ptr, const char *key, const char *what,
-		   item_fn each, void *ud);
+			     item_fn each, void *ud);
 
 #endif

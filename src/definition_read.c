@@ -155,7 +155,7 @@ int wmap__def_add_jq_text(ctx *c, const char *fmt, const char *text)
 
 /* Reads a jq expression at obj[key]. writable: the engine should also trace its location. */
 wmap_expr *wmap__def_get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key,
-			   int required, int writable)
+			      int required, int writable)
 {
 	char *text = wmap__def_get_string(c, obj, ptr, key, required);
 	char *p = NULL;
@@ -192,7 +192,7 @@ wmap_expr *wmap__def_get_expr(ctx *c, const json_t *obj, const char *ptr, const 
 	int path_oom = 0;
 	e->path = wmap__path_parse_oom(e->text, &path_oom);
 	if (path_oom)
-		c->oom = 1;   /* a plain path must stay one: the schema check and locations rely on it */
+		c->oom = 1; /* a plain path must stay one: the schema check and locations rely on it */
 	if (!e->path)
 		e->jn = wmap__jn_parse(e->text);
 	if (!e->path && !e->jn) {
@@ -216,9 +216,8 @@ fail:
 	return NULL;
 }
 
-
 void wmap__def_for_each_item(ctx *c, const json_t *list, const char *ptr, const char *key, const char *what,
-		   item_fn each, void *ud)
+			     item_fn each, void *ud)
 {
 	char *lp = wmap__def_child_ptr(c, ptr, key);
 	size_t i;

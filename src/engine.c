@@ -13,8 +13,8 @@
 
 typedef struct binding {
 	const wmap_definition *def;
-	wmap_jq *prog;      /* shared by the definitions compiled together */
-	size_t base;        /* index of the definition's first expression in prog */
+	wmap_jq *prog; /* shared by the definitions compiled together */
+	size_t base;   /* index of the definition's first expression in prog */
 } binding;
 
 struct wmap_engine {
@@ -105,7 +105,7 @@ static int compile_set(wmap_engine *eng, const wmap_definition *const *defs, siz
 	}
 	at = 0;
 	for (size_t i = 0; i < n; i++) {
-		eng->bind[eng->n_bind++] = (binding){defs[i], prog, at};
+		eng->bind[eng->n_bind++] = (binding){ defs[i], prog, at };
 		at += defs[i]->n_jq;
 	}
 	return 0;
@@ -148,7 +148,7 @@ static int bind_one(const binding **out, wmap_engine *eng, const wmap_definition
 }
 
 int wmap__eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
-	      const wmap_expr *e, wmap_input *in, int want_pointers, wmap_error *err)
+	       const wmap_expr *e, wmap_input *in, int want_pointers, wmap_error *err)
 {
 	const binding *b;
 	int rc;

@@ -131,7 +131,7 @@ int wmap__jq_check_all(char *const *exprs, size_t n, char *msg, size_t len)
 int wmap__jq_check(const char *expr, char *msg, size_t len)
 {
 	/* compiled as written, so that libjq's message speaks of the user's text only */
-	wmap_jq q = {0};
+	wmap_jq q = { 0 };
 	int rc = 0;
 	q.jq = jq_init();
 	if (!q.jq) {
@@ -268,7 +268,7 @@ void wmap__input_release(wmap_input *in)
 }
 
 int wmap__jq_run(wmap_jq *q, size_t idx, wmap_input *in, int path_mode, wmap_results *out,
-		wmap_error *err)
+		 wmap_error *err)
 {
 	if (idx >= q->n)
 		return wmap_error_set(err, WMAP_EJQ, "no such jq expression %zu", idx);

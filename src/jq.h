@@ -17,15 +17,13 @@ void wmap__jq_free(wmap_jq *q);
  * (from a path(...) expression); they are turned into JSON Pointers and their values read
  * from in->object. Stops at the first error: libjq 1.6 aborts if asked for more. */
 int wmap__jq_run(wmap_jq *q, size_t idx, wmap_input *in, int path_mode, wmap_results *out,
-		wmap_error *err);
+		 wmap_error *err);
 
 /* Compiles exprs as one program, only to say whether they all parse. */
 int wmap__jq_check_all(char *const *exprs, size_t n, char *msg, size_t len);
 
 /* Compiles one expression alone to say whether it parses; msg gets libjq's message. */
 int wmap__jq_check(const char *expr, char *msg, size_t len);
-
-
 
 /* Upstream's jq safety rule: no del, range, paths, recurse, walk, repeat, no `..`, no
  * assignment or update operator. 0 when safe; otherwise msg names what was found. */

@@ -12,7 +12,7 @@
 
 #include "jqnative_int.h"
 
-#define JN_MAX_STEPS 2000000UL   /* evaluation budget per run: no expression loops for ever */
+#define JN_MAX_STEPS 2000000UL /* evaluation budget per run: no expression loops for ever */
 
 /* ---- evaluation ---- */
 
@@ -280,8 +280,10 @@ mismatch:
 	wmap__jn_describe(da, sizeof(da), a);
 	wmap__jn_describe(db, sizeof(db), b);
 	return wmap__jn_err(c, "%s and %s cannot be %s", da, db,
-		   op == T_PLUS ? "added" : op == T_MINUS ? "subtracted" : op == T_STAR ? "multiplied"
-		   : op == T_SLASH ? "divided" : "divided");
+			    op == T_PLUS ? "added" : op == T_MINUS ? "subtracted"
+					     : op == T_STAR        ? "multiplied"
+					     : op == T_SLASH       ? "divided"
+								   : "divided");
 divzero:
 	wmap__jn_describe(da, sizeof(da), a);
 	wmap__jn_describe(db, sizeof(db), b);
@@ -303,7 +305,7 @@ static int collect_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 /* Every output of x on in, as a new array. */
 int wmap__jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **out)
 {
-	collect col = {json_array()};
+	collect col = { json_array() };
 	if (!col.arr)
 		return wmap__jn_oom(c);
 	int rc = wmap__jn_ev(c, x, in, NULL, e, collect_emit, &col);
@@ -351,7 +353,8 @@ int wmap__jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn
 	if (optional)
 		return 0;
 	return wmap__jn_err(c, "Cannot iterate over %s%s", wmap__jn_type_name(in),
-		   json_is_null(in) ? "" : json_is_string(in) ? " (string)" : "");
+			    json_is_null(in) ? "" : json_is_string(in) ? " (string)"
+								       : "");
 }
 
 /* The result of indexing in with idx (jq's .[idx]); ptr of the result into *optr. */
@@ -456,7 +459,7 @@ typedef struct target_ud {
 	const env *e;
 	emit_fn k;
 	void *ud;
-	json_t *root;       /* the input of the whole postfix expression (index expressions read it) */
+	json_t *root; /* the input of the whole postfix expression (index expressions read it) */
 	const char *rootptr;
 } target_ud;
 
@@ -465,7 +468,7 @@ static int target_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 	target_ud *t = ud;
 	if (t->x->k == N_ITER)
 		return wmap__jn_iterate(c, v, ptr, 0, t->k, t->ud);
-	cont iu = {NULL, v, ptr, NULL, t->k, t->ud};
+	cont iu = { NULL, v, ptr, NULL, t->k, t->ud };
 	/* the index expression reads the original input, not the target */
 	return wmap__jn_ev(c, t->x->b, t->root, NULL, t->e, index_emit, &iu);
 }
@@ -510,7 +513,6 @@ static int binop_rhs(ectx *c, void *ud, json_t *rhs, const char *ptr)
 	return wmap__jn_ev(c, b->x->a, b->in, NULL, b->e, binop_lhs, b);
 }
 
-
 static int logic_rhs(ectx *c, void *ud, json_t *v, const char *ptr)
 {
 	cont *l = ud;
@@ -530,15 +532,13 @@ static int logic_lhs(ectx *c, void *ud, json_t *v, const char *ptr)
 	return wmap__jn_ev(c, l->x->b, l->in, NULL, l->e, logic_rhs, l);
 }
 
-
 static int bind_emit(ectx *c, void *ud, json_t *v, const char *ptr_unused)
 {
 	cont *b = ud;
-	env ne = {b->x->name, v, b->e};
+	env ne = { b->x->name, v, b->e };
 	(void)ptr_unused;
 	return wmap__jn_ev(c, b->x->b, b->in, b->ptr, &ne, b->k, b->ud);
 }
-
 
 static int if_emit(ectx *c, void *ud, json_t *cond, const char *ptr_unused)
 {
@@ -599,7 +599,6 @@ static int obj_step(ectx *c, obj_ud *o)
 	return wmap__jn_ev(c, o->x->args[2 * o->at], o->in, NULL, o->e, obj_key, o);
 }
 
-
 int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
 {
 	if (++c->steps > JN_MAX_STEPS)
@@ -611,11 +610,11 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 		return k(c, ud, x->lit, NULL);
 	case N_INDEX:
 	case N_ITER: {
-		target_ud t = {x, e, k, ud, in, ptr};
+		target_ud t = { x, e, k, ud, in, ptr };
 		return wmap__jn_ev(c, x->a, in, ptr, e, target_emit, &t);
 	}
 	case N_PIPE: {
-		pipe_ud p = {x->b, e, k, ud};
+		pipe_ud p = { x->b, e, k, ud };
 		return wmap__jn_ev(c, x->a, in, ptr, e, pipe_emit, &p);
 	}
 	case N_COMMA: {
@@ -625,7 +624,7 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 	case N_ALT: {
 		/* `a // b`: a's truthy outputs; b when there are none. libjq 1.6 lets an error
 		 * in a through (later jq versions swallow it): so do we. */
-		guard g = {k, ud, 0, 0, 1};
+		guard g = { k, ud, 0, 0, 1 };
 		int rc = wmap__jn_ev(c, x->a, in, ptr, e, guard_emit, &g);
 		if (rc || g.emitted)
 			return rc;
@@ -633,11 +632,11 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 	}
 	case N_AND:
 	case N_OR: {
-		cont l = {x, in, NULL, e, k, ud};
+		cont l = { x, in, NULL, e, k, ud };
 		return wmap__jn_ev(c, x->a, in, NULL, e, logic_lhs, &l);
 	}
 	case N_BINOP: {
-		binop_ud b = {x, in, e, NULL, k, ud};
+		binop_ud b = { x, in, e, NULL, k, ud };
 		return wmap__jn_ev(c, x->b, in, NULL, e, binop_rhs, &b);
 	}
 	case N_NEG: {
@@ -666,7 +665,7 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 		return rc;
 	}
 	case N_OBJECT: {
-		obj_ud o = {x, in, e, 0, json_object(), NULL, k, ud};
+		obj_ud o = { x, in, e, 0, json_object(), NULL, k, ud };
 		if (!o.obj)
 			return wmap__jn_oom(c);
 		int rc = obj_step(c, &o);
@@ -679,15 +678,15 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 				return k(c, ud, v->v, NULL);
 		return wmap__jn_err(c, "$%s is not defined", x->name);
 	case N_BIND: {
-		cont b = {x, in, ptr, e, k, ud};
+		cont b = { x, in, ptr, e, k, ud };
 		return wmap__jn_ev(c, x->a, in, NULL, e, bind_emit, &b);
 	}
 	case N_IF: {
-		cont f = {x, in, ptr, e, k, ud};
+		cont f = { x, in, ptr, e, k, ud };
 		return wmap__jn_ev(c, x->a, in, NULL, e, if_emit, &f);
 	}
 	case N_TRY: {
-		guard g = {k, ud, 0, 0, 0};
+		guard g = { k, ud, 0, 0, 0 };
 		int rc = wmap__jn_ev(c, x->a, in, ptr, e, guard_emit, &g);
 		if (!rc || g.downstream_rc || rc == JN_STOP || rc == WMAP_ENOMEM)
 			return rc;
@@ -723,8 +722,8 @@ static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 
 int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
 {
-	ectx c = {error, 0};
-	results_ud r = {out};
+	ectx c = { error, 0 };
+	results_ud r = { out };
 	int rc = wmap__jn_ev(&c, p->root, input, "", NULL, results_emit, &r);
 	if (rc == JN_STOP)
 		rc = 0;

@@ -14,20 +14,76 @@ static const struct {
 	const char *name;
 	size_t arity;
 } known[] = {
-	{"empty", 0}, {"not", 0}, {"length", 0}, {"utf8bytelength", 0}, {"keys", 0},
-	{"keys_unsorted", 0}, {"values", 0}, {"nulls", 0}, {"booleans", 0}, {"numbers", 0},
-	{"strings", 0}, {"arrays", 0}, {"objects", 0}, {"iterables", 0}, {"scalars", 0},
-	{"to_entries", 0}, {"from_entries", 0}, {"add", 0}, {"any", 0}, {"all", 0}, {"min", 0},
-	{"max", 0}, {"floor", 0}, {"ceil", 0}, {"round", 0}, {"sqrt", 0}, {"fabs", 0},
-	{"tostring", 0}, {"tonumber", 0}, {"tojson", 0}, {"fromjson", 0}, {"type", 0},
-	{"ascii_downcase", 0}, {"ascii_upcase", 0}, {"first", 0}, {"last", 0}, {"reverse", 0},
-	{"sort", 0}, {"unique", 0}, {"error", 0},
-	{"select", 1}, {"map", 1}, {"any", 1}, {"all", 1}, {"first", 1}, {"last", 1},
-	{"isempty", 1}, {"with_entries", 1}, {"has", 1}, {"in", 1}, {"contains", 1},
-	{"inside", 1}, {"index", 1}, {"rindex", 1}, {"indices", 1}, {"startswith", 1},
-	{"endswith", 1}, {"ltrimstr", 1}, {"rtrimstr", 1}, {"split", 1}, {"join", 1},
-	{"getpath", 1}, {"error", 1}, {"IN", 1}, {"min_by", 1}, {"max_by", 1},
-	{"any", 2}, {"all", 2}, {"limit", 2}, {"IN", 2},
+	{ "empty", 0 },
+	{ "not", 0 },
+	{ "length", 0 },
+	{ "utf8bytelength", 0 },
+	{ "keys", 0 },
+	{ "keys_unsorted", 0 },
+	{ "values", 0 },
+	{ "nulls", 0 },
+	{ "booleans", 0 },
+	{ "numbers", 0 },
+	{ "strings", 0 },
+	{ "arrays", 0 },
+	{ "objects", 0 },
+	{ "iterables", 0 },
+	{ "scalars", 0 },
+	{ "to_entries", 0 },
+	{ "from_entries", 0 },
+	{ "add", 0 },
+	{ "any", 0 },
+	{ "all", 0 },
+	{ "min", 0 },
+	{ "max", 0 },
+	{ "floor", 0 },
+	{ "ceil", 0 },
+	{ "round", 0 },
+	{ "sqrt", 0 },
+	{ "fabs", 0 },
+	{ "tostring", 0 },
+	{ "tonumber", 0 },
+	{ "tojson", 0 },
+	{ "fromjson", 0 },
+	{ "type", 0 },
+	{ "ascii_downcase", 0 },
+	{ "ascii_upcase", 0 },
+	{ "first", 0 },
+	{ "last", 0 },
+	{ "reverse", 0 },
+	{ "sort", 0 },
+	{ "unique", 0 },
+	{ "error", 0 },
+	{ "select", 1 },
+	{ "map", 1 },
+	{ "any", 1 },
+	{ "all", 1 },
+	{ "first", 1 },
+	{ "last", 1 },
+	{ "isempty", 1 },
+	{ "with_entries", 1 },
+	{ "has", 1 },
+	{ "in", 1 },
+	{ "contains", 1 },
+	{ "inside", 1 },
+	{ "index", 1 },
+	{ "rindex", 1 },
+	{ "indices", 1 },
+	{ "startswith", 1 },
+	{ "endswith", 1 },
+	{ "ltrimstr", 1 },
+	{ "rtrimstr", 1 },
+	{ "split", 1 },
+	{ "join", 1 },
+	{ "getpath", 1 },
+	{ "error", 1 },
+	{ "IN", 1 },
+	{ "min_by", 1 },
+	{ "max_by", 1 },
+	{ "any", 2 },
+	{ "all", 2 },
+	{ "limit", 2 },
+	{ "IN", 2 },
 };
 
 int wmap__jn_known(const char *name, size_t arity)
@@ -58,8 +114,8 @@ static int give(ectx *c, emit_fn k, void *ud, json_t *v)
 typedef struct first_ud {
 	json_t *v;
 	char *ptr;
-	int stop; /* stop at the first output (first, isempty, any, all) */
-	int want; /* any: stop at a truthy one; all: at a falsy one; -1: any output */
+	int stop;  /* stop at the first output (first, isempty, any, all) */
+	int want;  /* any: stop at a truthy one; all: at a falsy one; -1: any output */
 	long left; /* limit */
 	emit_fn k;
 	void *ud;
@@ -119,7 +175,7 @@ static int anyall_gen(ectx *c, void *ud, json_t *v, const char *ptr)
 static int anyall(ectx *c, const node *gen, const node *cond, json_t *in, const env *e, int is_any,
 		  emit_fn k, void *ud)
 {
-	anyall_ud a = {cond, e, {NULL, NULL, 0, is_any ? 1 : 0, 0, NULL, NULL}};
+	anyall_ud a = { cond, e, { NULL, NULL, 0, is_any ? 1 : 0, 0, NULL, NULL } };
 	int rc;
 	if (gen)
 		rc = wmap__jn_ev(c, gen, in, NULL, e, anyall_gen, &a);
@@ -162,7 +218,7 @@ static int map_elem(ectx *c, void *ud, json_t *v, const char *ptr)
 
 static int map(ectx *c, const node *f, json_t *in, const env *e, json_t **out)
 {
-	map_ud m = {f, e, json_array()};
+	map_ud m = { f, e, json_array() };
 	if (!m.arr)
 		return wmap__jn_oom(c);
 	int rc = wmap__jn_iterate(c, in, NULL, 0, map_elem, &m);
@@ -197,7 +253,7 @@ static json_t *to_entries(const json_t *in)
 
 static int from_entries(ectx *c, json_t *in, json_t **out)
 {
-	static const char *const key_names[] = {"key", "k", "name", "Name", "K", "Key"};
+	static const char *const key_names[] = { "key", "k", "name", "Name", "K", "Key" };
 	size_t i;
 	json_t *entry;
 	if (!json_is_array(in))
@@ -362,7 +418,7 @@ static int value_emit(ectx *c, void *ud, json_t *arg, const char *ptr)
 static int with_arg(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, value_fn fn,
 		    emit_fn k, void *ud)
 {
-	value_ud v = {x, in, ptr, fn, k, ud};
+	value_ud v = { x, in, ptr, fn, k, ud };
 	return wmap__jn_ev(c, x->args[0], in, NULL, e, value_emit, &v);
 }
 
@@ -666,8 +722,10 @@ static int call0(ectx *c, const node *x, json_t *in, const char *ptr, emit_fn k,
 		if (!json_is_number(in))
 			return wmap__jn_err(c, "%s number required", wmap__jn_type_name(in));
 		double d = wmap__jn_num(in);
-		d = n[0] == 'f' && n[1] == 'l' ? floor(d) : n[0] == 'c' ? ceil(d) : n[0] == 'r' ? round(d)
-		  : n[0] == 's' ? sqrt(d) : fabs(d);
+		d = n[0] == 'f' && n[1] == 'l' ? floor(d) : n[0] == 'c' ? ceil(d)
+						    : n[0] == 'r'       ? round(d)
+						    : n[0] == 's'       ? sqrt(d)
+									: fabs(d);
 		return give(c, k, ud, wmap__jn_mknum(d));
 	}
 	if (strcmp(n, "tostring") == 0) {
@@ -792,7 +850,7 @@ int wmap__jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env
 	if (x->n == 0)
 		return call0(c, x, in, ptr, k, ud);
 	if (is(x, "select", 1)) {
-		cont s = {NULL, in, ptr, NULL, k, ud};
+		cont s = { NULL, in, ptr, NULL, k, ud };
 		return wmap__jn_ev(c, x->args[0], in, NULL, e, select_emit, &s);
 	}
 	if (is(x, "map", 1) || is(x, "with_entries", 1)) {
@@ -823,7 +881,7 @@ int wmap__jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env
 	if (is(x, "any", 2) || is(x, "all", 2))
 		return anyall(c, x->args[0], x->args[1], in, e, n[1] == 'n', k, ud);
 	if (is(x, "first", 1) || is(x, "last", 1) || is(x, "isempty", 1)) {
-		first_ud f = {NULL, NULL, 0, n[0] == 'l' ? -2 : -1, 0, NULL, NULL};
+		first_ud f = { NULL, NULL, 0, n[0] == 'l' ? -2 : -1, 0, NULL, NULL };
 		rc = run_until(c, x->args[0], in, ptr, e, first_emit, &f);
 		if (!rc && n[0] == 'i')
 			rc = k(c, ud, json_boolean(f.v == NULL), NULL);
@@ -842,7 +900,7 @@ int wmap__jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env
 		json_array_foreach(ns, i, nv) {
 			/* jq 1.6 quirk: a limit of 0 or less still lets the first output through */
 			long lim = json_is_number(nv) ? (long)wmap__jn_num(nv) : 0;
-			first_ud f = {NULL, NULL, 0, 0, lim > 0 ? lim : 1, k, ud};
+			first_ud f = { NULL, NULL, 0, 0, lim > 0 ? lim : 1, k, ud };
 			if ((rc = run_until(c, x->args[1], in, ptr, e, limit_emit, &f)))
 				break;
 		}
@@ -866,7 +924,10 @@ int wmap__jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env
 		int found = 0;
 		size_t i, j;
 		json_t *a, *b;
-		json_array_foreach(ss, j, b) json_array_foreach(srcs, i, a) if (wmap__jn_compare(a, b) == 0) found = 1;
+		json_array_foreach(ss, j, b)
+			json_array_foreach(srcs, i, a)
+				if (wmap__jn_compare(a, b) == 0)
+					found = 1;
 		json_decref(srcs);
 		json_decref(ss);
 		return k(c, ud, json_boolean(found), NULL);

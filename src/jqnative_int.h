@@ -4,28 +4,71 @@
 
 #include "jqnative.h"
 
-#define JN_STOP 1                /* a consumer has seen enough; not an error */
+#define JN_STOP 1 /* a consumer has seen enough; not an error */
 
 typedef enum {
-	T_EOF, T_DOT, T_FIELD, T_LBRACK, T_RBRACK, T_LBRACE, T_RBRACE, T_LPAREN, T_RPAREN,
-	T_PIPE, T_COMMA, T_COLON, T_SEMI, T_QUESTION, T_ALT, T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
-	T_PLUS, T_MINUS, T_STAR, T_SLASH, T_PERCENT, T_IDENT, T_VAR, T_NUM, T_STR,
+	T_EOF,
+	T_DOT,
+	T_FIELD,
+	T_LBRACK,
+	T_RBRACK,
+	T_LBRACE,
+	T_RBRACE,
+	T_LPAREN,
+	T_RPAREN,
+	T_PIPE,
+	T_COMMA,
+	T_COLON,
+	T_SEMI,
+	T_QUESTION,
+	T_ALT,
+	T_EQ,
+	T_NE,
+	T_LT,
+	T_LE,
+	T_GT,
+	T_GE,
+	T_PLUS,
+	T_MINUS,
+	T_STAR,
+	T_SLASH,
+	T_PERCENT,
+	T_IDENT,
+	T_VAR,
+	T_NUM,
+	T_STR,
 } tok_kind;
 
 typedef enum {
-	N_IDENTITY, N_INDEX, N_ITER, N_LITERAL, N_PIPE, N_COMMA, N_ALT, N_AND, N_OR, N_BINOP,
-	N_NEG, N_ARRAY, N_OBJECT, N_VAR, N_BIND, N_IF, N_TRY, N_CALL,
+	N_IDENTITY,
+	N_INDEX,
+	N_ITER,
+	N_LITERAL,
+	N_PIPE,
+	N_COMMA,
+	N_ALT,
+	N_AND,
+	N_OR,
+	N_BINOP,
+	N_NEG,
+	N_ARRAY,
+	N_OBJECT,
+	N_VAR,
+	N_BIND,
+	N_IF,
+	N_TRY,
+	N_CALL,
 } node_kind;
 
 typedef struct node node;
 struct node {
 	node_kind k;
-	tok_kind op;          /* N_BINOP */
-	node *a, *b, *c;      /* operands; N_INDEX: a target, b index; N_IF: a cond, b then, c else */
-	char *name;           /* N_VAR, N_BIND, N_CALL */
-	json_t *lit;          /* N_LITERAL */
-	size_t n;             /* N_CALL args, N_OBJECT entries */
-	node **args;          /* N_CALL: args; N_OBJECT: key, value pairs (2n) */
+	tok_kind op;     /* N_BINOP */
+	node *a, *b, *c; /* operands; N_INDEX: a target, b index; N_IF: a cond, b then, c else */
+	char *name;      /* N_VAR, N_BIND, N_CALL */
+	json_t *lit;     /* N_LITERAL */
+	size_t n;        /* N_CALL args, N_OBJECT entries */
+	node **args;     /* N_CALL: args; N_OBJECT: key, value pairs (2n) */
 };
 
 struct wmap_jn {

@@ -10,18 +10,18 @@
 
 /* Where a pointer leads through the overlay (patch over document). */
 typedef struct walk {
-	int rc;           /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
-	int found;        /* the whole pointer resolved to a non-null value */
-	int in_patch;     /* value (or, when !found, parent) belongs to an op's value */
-	json_t *value;    /* found: the value; else the deepest existing ancestor */
-	size_t miss;      /* !found: offset in the pointer of the first missing token's '/' */
+	int rc;        /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
+	int found;     /* the whole pointer resolved to a non-null value */
+	int in_patch;  /* value (or, when !found, parent) belongs to an op's value */
+	json_t *value; /* found: the value; else the deepest existing ancestor */
+	size_t miss;   /* !found: offset in the pointer of the first missing token's '/' */
 } walk;
 
 /* One `add` operation. */
 typedef struct patch_op {
-	char *path;       /* escaped JSON pointer */
+	char *path; /* escaped JSON pointer */
 	size_t path_len;
-	json_t *value;    /* a reference; NULL once the op is dropped */
+	json_t *value; /* a reference; NULL once the op is dropped */
 } patch_op;
 
 #define NO_OP SIZE_MAX
@@ -30,19 +30,19 @@ typedef struct patch_op {
  * op stays until the next rehash and is skipped). */
 typedef struct slot {
 	uint64_t hash;
-	size_t op;        /* index into ops, NO_OP when the slot is free */
+	size_t op; /* index into ops, NO_OP when the slot is free */
 } slot;
 
 /* Operations are kept as plain records and written as text directly (wmap_patch_dump): a
  * jansson object per operation was a third of a 64-job review's mutation. */
 struct wmap_patch {
 	const json_t *doc;
-	patch_op *ops;        /* in order; dropped ones are skipped */
+	patch_op *ops; /* in order; dropped ones are skipped */
 	size_t n_ops, cap_ops, n_live;
-	slot *slots;          /* path -> the op that owns the whole value at that path */
+	slot *slots; /* path -> the op that owns the whole value at that path */
 	size_t n_slots, n_used;
-	json_t *appends;      /* array pointer -> values appended to it with "/-" so far */
-	json_t *ops_json;     /* wmap_patch_ops' array, built on demand, dropped on change */
+	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
+	json_t *ops_json; /* wmap_patch_ops' array, built on demand, dropped on change */
 	/* The last successful walk: callers set several keys of one map in a row (a
 	 * template's labels), and each walk is one lookup per token of an 8-token pointer. */
 	char *last_ptr;
@@ -130,7 +130,7 @@ static int own(wmap_patch *p, size_t op_index)
 		size_t used = 0;
 		for (size_t i = 0; i < p->n_slots; i++) {
 			const slot *sl = &p->slots[i];
-			if (sl->op != NO_OP && p->ops[sl->op].value) {   /* dropped ops go */
+			if (sl->op != NO_OP && p->ops[sl->op].value) { /* dropped ops go */
 				slot_put(ns, n, sl->hash, sl->op);
 				used++;
 			}
@@ -284,7 +284,7 @@ static walk walk_cached(wmap_patch *p, const char *pointer)
 		return p->last;
 	forget_walk(p);
 	walk w = walk_pointer(p, pointer);
-	if (w.rc == 0 && (p->last_ptr = strdup(pointer)) != NULL)   /* no memory: no shortcut */
+	if (w.rc == 0 && (p->last_ptr = strdup(pointer)) != NULL) /* no memory: no shortcut */
 		p->last = w;
 	return w;
 }
@@ -420,7 +420,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 		if (changed)
 			*changed = 1;
 		if (w.in_patch) {
-			ops_changed(p);   /* an op's value changes in place */
+			ops_changed(p); /* an op's value changes in place */
 			rc = json_object_set_new(w.value, key, value) ? WMAP_ENOMEM : 0;
 			value = NULL;
 		} else if (o) {
@@ -462,10 +462,10 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 	}
 	if (changed)
 		*changed = 1;
-	forget_walk(p);   /* a container on the way to parent is created */
+	forget_walk(p); /* a container on the way to parent is created */
 	if (w.in_patch) {
 		char *tok = wmap_pointer_token_dup(tok_start, tok_len);
-		ops_changed(p);   /* an op's value changes in place */
+		ops_changed(p); /* an op's value changes in place */
 		if (!tok || json_object_set_new(w.value, tok, nested) != 0)
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		free(tok);
@@ -572,7 +572,7 @@ int wmap_patch_create(wmap_patch *p, const char *pointer, json_t *value, char **
 		char idx[24];
 		forget_walk(p);
 		if (pw.in_patch) {
-			ops_changed(p);   /* an op's value changes in place */
+			ops_changed(p); /* an op's value changes in place */
 			rc = json_array_append_new(pw.value, value) ? WMAP_ENOMEM : 0;
 			value = NULL;
 		} else {
@@ -636,8 +636,8 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	if (w.rc) {
 		json_decref(value);
 		return w.rc == WMAP_ENOMEM
-			? wmap_error_set(err, w.rc, "out of memory")
-			: wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", pointer);
+			       ? wmap_error_set(err, w.rc, "out of memory")
+			       : wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", pointer);
 	}
 	if (!w.found) {
 		json_t *arr = json_array();
@@ -660,11 +660,12 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	}
 	if (changed)
 		*changed = 1;
-	forget_walk(p);   /* the array at pointer grows */
+	forget_walk(p); /* the array at pointer grows */
 	if (w.in_patch) {
-		ops_changed(p);   /* an op's value changes in place */
+		ops_changed(p); /* an op's value changes in place */
 		return json_array_append_new(w.value, value)
-			? wmap_error_set(err, WMAP_ENOMEM, "out of memory") : 0;
+			       ? wmap_error_set(err, WMAP_ENOMEM, "out of memory")
+			       : 0;
 	}
 	if (!pending) {
 		pending = json_array();
@@ -816,7 +817,7 @@ void wmap_label_value(char *buf, size_t len, const char *value)
 	if (len == 0)
 		return;
 	if (wmap_label_value_valid(value)) {
-		size_t n = strlen(value);   /* at most 63 */
+		size_t n = strlen(value); /* at most 63 */
 		if (n < len) {
 			memcpy(buf, value, n + 1);
 			return;

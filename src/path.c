@@ -18,21 +18,23 @@
 
 #include "eval.h"
 
-typedef enum { STEP_KEY, STEP_INDEX, STEP_ITER } step_kind;
+typedef enum { STEP_KEY,
+	       STEP_INDEX,
+	       STEP_ITER } step_kind;
 
 typedef struct step {
 	step_kind kind;
 	char *key;
 	long index;
 	int optional;
-	char *sel_key, *sel_value;  /* STEP_ITER: only entries whose sel_key is sel_value */
+	char *sel_key, *sel_value; /* STEP_ITER: only entries whose sel_key is sel_value */
 } step;
 
 struct wmap_path {
 	size_t n;
 	step *steps;
-	json_t *constant;   /* a literal ("1", "\"x\"", true): the one result, no location */
-	int keyed;          /* every iteration has a selector, and there is one */
+	json_t *constant; /* a literal ("1", "\"x\"", true): the one result, no location */
+	int keyed;        /* every iteration has a selector, and there is one */
 };
 
 void wmap__path_free(wmap_path *p)
@@ -138,7 +140,7 @@ static int parse_select(const char **pp, char **key, char **value, int *oom)
 	if (*s == '|') {
 		s = skip_space(s + 1);
 		if (*s != '.' || s[1] == '\0' || isspace((unsigned char)s[1]))
-			goto fail;  /* `| .` alone, or something that is not a path */
+			goto fail; /* `| .` alone, or something that is not a path */
 	} else if (*s) {
 		goto fail;
 	}
@@ -189,7 +191,7 @@ wmap_path *wmap__path_parse_oom(const char *text, int *oom)
 		goto end;
 	}
 	while (*s && !isspace((unsigned char)*s)) {
-		step st = {0};
+		step st = { 0 };
 		if (*s == '.' && s[1] == '.')
 			goto fail;
 		if (*s == '.' && (isalpha((unsigned char)s[1]) || s[1] == '_')) {
@@ -273,7 +275,8 @@ wmap_path_step_kind wmap__path_step(const wmap_path *p, size_t i, const char **k
 {
 	const step *st = &p->steps[i];
 	*key = st->kind == STEP_KEY ? st->key : NULL;
-	return st->kind == STEP_KEY ? WMAP_PATH_KEY : st->kind == STEP_INDEX ? WMAP_PATH_INDEX : WMAP_PATH_ITER;
+	return st->kind == STEP_KEY ? WMAP_PATH_KEY : st->kind == STEP_INDEX ? WMAP_PATH_INDEX
+									     : WMAP_PATH_ITER;
 }
 
 const char *wmap__json_type_name(const json_t *v)
@@ -298,7 +301,7 @@ typedef struct ev {
 	wmap_results *out;
 	wmap_error *err;
 	int locate;
-	size_t missing_at;   /* SIZE_MAX: everything so far exists */
+	size_t missing_at; /* SIZE_MAX: everything so far exists */
 	const char *anchor;
 	int elem;
 } ev;
@@ -523,7 +526,7 @@ static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, 
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return 0;
 	}
-	ev e = {p, out, err, locate, SIZE_MAX, NULL, 0};
+	ev e = { p, out, err, locate, SIZE_MAX, NULL, 0 };
 	return eval_from(&e, 0, root, "");
 }
 

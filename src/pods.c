@@ -153,7 +153,8 @@ static int apply_actions(wmap_patch *pb, wmap_engine *eng, const wmap_definition
 			if (!r.v[i].pointer || !r.v[i].pointer[0]) {
 				rc = wmap_error_set(err, WMAP_EEVAL,
 						    "component %s: %s action path %s is not a "
-						    "writable location", c->name,
+						    "writable location",
+						    c->name,
 						    resume ? "resume" : "suspend",
 						    wmap_expr_text(acts[a].path));
 				break;

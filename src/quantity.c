@@ -73,7 +73,7 @@ int wmap_quantity_parse_family(int64_t *out, wmap_quantity_family *family, const
 		exp10 += eneg ? -e : e;
 		fam = WMAP_QUANTITY_DECIMAL_EXPONENT;
 	} else if (p[1] == '\0' && strchr("mkMGTPE", *p)) {
-		static const int e[] = {-3, 3, 6, 9, 12, 15, 18};
+		static const int e[] = { -3, 3, 6, 9, 12, 15, 18 };
 		exp10 += e[strchr("mkMGTPE", *p) - "mkMGTPE"];
 	} else {
 		return wmap_error_set(err, WMAP_EINVAL, "quantity \"%s\" has an unknown suffix \"%s\"", s, p);
@@ -123,8 +123,8 @@ void wmap_quantity_format_cpu(char *buf, size_t len, int64_t milli)
  * back enough of them that the exponent is a multiple of 3, and names that exponent. */
 void wmap_quantity_format_bytes(char *buf, size_t len, int64_t v, wmap_quantity_family family)
 {
-	static const char *const bin[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-	static const char *const dec[] = {"", "k", "M", "G", "T", "P", "E"};
+	static const char *const bin[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
+	static const char *const dec[] = { "", "k", "M", "G", "T", "P", "E" };
 	int e = 0;
 
 	if (v == 0) {

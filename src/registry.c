@@ -20,7 +20,7 @@ extern const size_t wmap__catalog_count;
 
 struct wmap_registry {
 	size_t n, cap;
-	wmap_definition **defs;   /* sorted by name */
+	wmap_definition **defs; /* sorted by name */
 };
 
 int wmap_registry_new(wmap_registry **out, wmap_error *err)
@@ -71,7 +71,8 @@ static int same_gvk(const wmap_gvk *a, const wmap_gvk *b)
 /* cluster > file > catalog */
 static int rank(wmap_origin o)
 {
-	return o == WMAP_ORIGIN_CLUSTER ? 2 : o == WMAP_ORIGIN_FILE ? 1 : 0;
+	return o == WMAP_ORIGIN_CLUSTER ? 2 : o == WMAP_ORIGIN_FILE ? 1
+								    : 0;
 }
 
 int wmap_registry_add(wmap_registry *reg, wmap_definition *def, wmap_error *err)
@@ -124,7 +125,7 @@ static int add_documents(wmap_registry *reg, const char *data, size_t len, const
 			 wmap_origin origin, int with_positions, wmap_error *err)
 {
 	json_t *positions = NULL, *docs = NULL;
-	wmap_yaml_opts opts = {.max_bytes = 1u << 20};
+	wmap_yaml_opts opts = { .max_bytes = 1u << 20 };
 	wmap_definition **loaded = NULL;
 	size_t n = 0;
 	int rc;
@@ -200,7 +201,8 @@ void wmap_definition_slug(char *buf, size_t len, const char *group, const char *
 {
 	snprintf(buf, len, "%s-%s-%s", *group ? group : "core", kind, version ? version : "");
 	for (char *p = buf; *p; p++)
-		*p = *p == '.' ? '-' : (*p >= 'A' && *p <= 'Z') ? (char)(*p + 32) : *p;
+		*p = *p == '.' ? '-' : (*p >= 'A' && *p <= 'Z') ? (char)(*p + 32)
+								: *p;
 }
 
 int wmap_registry_add_catalog_kind(wmap_registry *reg, const char *group, const char *kind,

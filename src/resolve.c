@@ -120,7 +120,7 @@ static int scale_value(rctx *c, const wmap_component *comp, const wmap_expr *e, 
 
 static int instance_ids(rctx *c, const wmap_component *comp, wmap_node *node)
 {
-	wmap_results r = {0};
+	wmap_results r = { 0 };
 	int rc;
 
 	if (!comp->instance_id_path) {
@@ -178,7 +178,7 @@ static int zipped(rctx *c, const wmap_component *comp, const wmap_node *node, co
 
 static int resolve_pods(rctx *c, const wmap_component *comp, wmap_node *node)
 {
-	wmap_results r = {0};
+	wmap_results r = { 0 };
 	int rc = 0;
 
 	for (size_t i = 0; i < node->n_instances; i++)
@@ -235,8 +235,8 @@ out:
 
 static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 {
-	const wmap_expr *paths[3] = {comp->replicas_path, comp->min_replicas_path, comp->max_replicas_path};
-	wmap_results r = {0};
+	const wmap_expr *paths[3] = { comp->replicas_path, comp->min_replicas_path, comp->max_replicas_path };
+	wmap_results r = { 0 };
 	int rc = 0;
 
 	for (int k = 0; k < 3; k++) {
@@ -246,8 +246,10 @@ static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 			break;
 		for (size_t i = 0; i < node->n_instances && i < r.n; i++) {
 			wmap_instance *in = &node->instances[i];
-			int *has = k == 0 ? &in->has_replicas : k == 1 ? &in->has_min : &in->has_max;
-			int64_t *v = k == 0 ? &in->replicas : k == 1 ? &in->min_replicas : &in->max_replicas;
+			int *has = k == 0 ? &in->has_replicas : k == 1 ? &in->has_min
+								       : &in->has_max;
+			int64_t *v = k == 0 ? &in->replicas : k == 1 ? &in->min_replicas
+								     : &in->max_replicas;
 			if ((rc = scale_value(c, comp, paths[k], r.v[i].value, i, has, v)))
 				goto out;
 		}
@@ -257,7 +259,8 @@ out:
 	wmap__results_clear(&r);
 	for (size_t i = 0; i < node->n_instances; i++) {
 		wmap_instance *in = &node->instances[i];
-		in->desired = in->has_replicas ? in->replicas : in->has_min ? in->min_replicas : 1;
+		in->desired = in->has_replicas ? in->replicas : in->has_min ? in->min_replicas
+									    : 1;
 	}
 	return rc;
 }
@@ -343,7 +346,7 @@ static void sum_tree(wmap_workload *w, int i)
 int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *object,
 			     const wmap_definition *def, unsigned flags, wmap_error *err)
 {
-	rctx c = {eng, def, {object, NULL}, NULL, flags, err};
+	rctx c = { eng, def, { object, NULL }, NULL, flags, err };
 	wmap_workload *w;
 	int rc = 0, exact = 1;
 

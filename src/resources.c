@@ -77,7 +77,7 @@ static int resource_list(wmap_resources *out, const json_t *list, const char *ba
 /* A ResourceRequirements object at base: requests, each falling back to limits. */
 static int requirements(wmap_resources *out, const json_t *req, const char *base, wmap_error *err)
 {
-	wmap_resources rq = {0}, lim = {0};
+	wmap_resources rq = { 0 }, lim = { 0 };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -163,7 +163,7 @@ static int containers(wmap_resources *sum, wmap_resources *init_max, const json_
 
 int wmap_pod_resources(wmap_resources *out, const json_t *spec, const char *base, wmap_error *err)
 {
-	wmap_resources sum = {0}, init_max = {0}, pod, overhead = {0};
+	wmap_resources sum = { 0 }, init_max = { 0 }, pod, overhead = { 0 };
 	int rc;
 	char *p = NULL;
 
@@ -217,7 +217,7 @@ out:
 /* A fragmented pod (reference 5.8): containers plus container, else resources. */
 int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err)
 {
-	wmap_resources sum = {0}, none = {0};
+	wmap_resources sum = { 0 }, none = { 0 };
 	int rc;
 	const wmap_location *cs = &pod->frag[WMAP_FRAG_CONTAINERS], *c = &pod->frag[WMAP_FRAG_CONTAINER],
 			    *r = &pod->frag[WMAP_FRAG_RESOURCES];

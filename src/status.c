@@ -80,7 +80,7 @@ static int matcher_matches(int *match, const wmap_matcher *m, const wmap_status_
 			return 0;
 	}
 	if (m->expression) {
-		wmap_results res = {0};
+		wmap_results res = { 0 };
 		int rc = wmap__eval(&res, eng, def, m->expression, in, 0, err);
 		if (rc)
 			return rc;
@@ -115,10 +115,10 @@ void wmap__status_result_clear(wmap_status_result *r)
 }
 
 int wmap__status_eval(wmap_status_result *r, wmap_engine *eng, const wmap_definition *def,
-		     wmap_input *in, wmap_error *err)
+		      wmap_input *in, wmap_error *err)
 {
 	const wmap_status_def *sd = def->components[0].status;
-	wmap_results res = {0};
+	wmap_results res = { 0 };
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -172,7 +172,7 @@ out:
 int wmap_status_evaluate(unsigned *statuses, wmap_engine *eng, const wmap_definition *def,
 			 json_t *object, wmap_error *err)
 {
-	wmap_input in = {object, NULL};
+	wmap_input in = { object, NULL };
 	wmap_status_result r;
 	int rc = wmap__status_eval(&r, eng, def, &in, err);
 	wmap__input_release(&in);

@@ -13,7 +13,7 @@ typedef struct wmap_status_result {
 } wmap_status_result;
 
 int wmap__status_eval(wmap_status_result *r, wmap_engine *eng, const wmap_definition *def,
-		     wmap_input *in, wmap_error *err);
+		      wmap_input *in, wmap_error *err);
 void wmap__status_result_clear(wmap_status_result *r);
 
 #endif

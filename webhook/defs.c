@@ -89,7 +89,7 @@ void wh_defs_swap(wh_server *s, wh_defs *d)
 	pthread_mutex_unlock(&s->lock);
 	if (!old)
 		return;
-	atomic_fetch_sub(&old->refs, 1);   /* the server's own reference */
+	atomic_fetch_sub(&old->refs, 1); /* the server's own reference */
 	/* Reviews that took the old set finish within their budget; wait for them here. */
 	while (atomic_load(&old->refs) > 0) {
 		struct timespec t = { 0, 1000000L };

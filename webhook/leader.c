@@ -28,9 +28,9 @@ static struct {
 	int started;
 	atomic_int stop, leader;
 	atomic_uint transitions, renew_failures;
-	atomic_llong last_renew_ms;       /* monotonic: when the leader last renewed */
-	char seen[512];                   /* holder + renewTime last observed */
-	struct timespec seen_at;          /* monotonic: when it last changed */
+	atomic_llong last_renew_ms; /* monotonic: when the leader last renewed */
+	char seen[512];             /* holder + renewTime last observed */
+	struct timespec seen_at;    /* monotonic: when it last changed */
 } L;
 
 static long long mono_ms(void)
@@ -71,8 +71,7 @@ static void set_leader(int on)
 	if (on)
 		atomic_fetch_add(&L.transitions, 1);
 	json_t *f = json_pack("{s:s, s:s}", "lease", L.name, "identity", L.id);
-	wh_log("info", on ? "leader: this replica holds the Lease and writes"
-			  : "leader: this replica no longer holds the Lease; it stops writing", f);
+	wh_log("info", on ? "leader: this replica holds the Lease and writes" : "leader: this replica no longer holds the Lease; it stops writing", f);
 	json_decref(f);
 	if (on)
 		wh_reconcile_kick();
@@ -99,7 +98,8 @@ static int put_lease(json_t *lease, int take)
 	wmap_error err;
 	long status = 0;
 	int rc = body ? wmap_kube_request(NULL, &status, L.client, "PUT", L.path, "application/json",
-					  body, &err) : WMAP_ENOMEM;
+					  body, &err)
+		      : WMAP_ENOMEM;
 	free(body);
 	return rc;
 }
@@ -118,7 +118,8 @@ static int create_lease(void)
 	wmap_error err;
 	long status = 0;
 	int rc = body ? wmap_kube_request(NULL, &status, L.client, "POST", L.coll,
-					  "application/json", body, &err) : WMAP_ENOMEM;
+					  "application/json", body, &err)
+		      : WMAP_ENOMEM;
 	free(body);
 	return rc;
 }
@@ -156,7 +157,7 @@ static void round_once(void)
 			renewed = 1;
 		}
 	} else if (atomic_load(&L.leader)) {
-		set_leader(0);   /* someone else holds it */
+		set_leader(0); /* someone else holds it */
 	}
 done:
 	json_decref(lease);
@@ -165,7 +166,7 @@ done:
 	else if (atomic_load(&L.leader)) {
 		atomic_fetch_add(&L.renew_failures, 1);
 		if (since_renew() >= RENEW_DEADLINE_S)
-			set_leader(0);   /* past the renew deadline: stop acting at once */
+			set_leader(0); /* past the renew deadline: stop acting at once */
 	}
 }
 
@@ -211,8 +212,7 @@ static void *leader_main(void *arg)
 
 int wh_leader_start(const wmap_kube_config *cfg, const char *ns, wmap_error *err)
 {
-	wmap_kube_opts ko = { .timeout_ms = 5000, .max_retries = -1,
-			      .user_agent = "wmap-webhook/" WMAP_VERSION };
+	wmap_kube_opts ko = { .timeout_ms = 5000, .max_retries = -1, .user_agent = "wmap-webhook/" WMAP_VERSION };
 	char host[128] = "";
 	int rc = wmap_kube_client_new(&L.client, cfg, &ko, err);
 	if (rc)

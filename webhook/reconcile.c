@@ -86,10 +86,11 @@ json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc)
 	for (size_t i = 0; i < wmap_registry_count(reg); i++) {
 		const wmap_gvk *g = wmap_registry_get(reg, i)->components[0].kind;
 		const wmap_api_resource *res = g ? wmap_discovery_find_kind(disc, g->group, g->version,
-									  g->kind) : NULL;
+									    g->kind)
+						 : NULL;
 		char key[400];
 		if (!res)
-			continue;   /* not served: a rule would never match */
+			continue; /* not served: a rule would never match */
 		const char *scope = res->namespaced ? "Namespaced" : "Cluster";
 		snprintf(key, sizeof(key), "%s\n%s\n%s", res->group, res->version, scope);
 		json_t *rule = json_object_get(byk, key);
@@ -142,7 +143,7 @@ static void log_error(const char *what, const wmap_error *err)
 {
 	atomic_fetch_add(&R.errors, 1);
 	if (R.last_error_logged)
-		return;   /* once until a round succeeds */
+		return; /* once until a round succeeds */
 	R.last_error_logged = 1;
 	json_t *f = json_pack("{s:s, s:s}", "step", what, "error", err->message);
 	wh_log("warn", "cannot keep the MutatingWebhookConfiguration's rules in step; retrying", f);
@@ -169,7 +170,7 @@ static void reconcile_once(int resync)
 	json_t *cfg = NULL, *rules = NULL;
 	char *body = NULL;
 	if (!wh_leader_is())
-		return;   /* only the leader reads discovery and writes */
+		return; /* only the leader reads discovery and writes */
 	wh_defs *d = wh_defs_ref(R.srv);
 	if (!d)
 		return;
@@ -207,7 +208,7 @@ static void reconcile_once(int resync)
 	const char *by = json_string_value(json_object_get(ann, WRITER_ANNOTATION));
 	if (by && newer(by, WMAP_VERSION)) {
 		atomic_fetch_add(&R.skipped_newer, 1);
-		goto done;   /* a newer version keeps these rules */
+		goto done; /* a newer version keeps these rules */
 	}
 	if (!json_is_object(ann)) {
 		ann = json_object();
@@ -216,13 +217,13 @@ static void reconcile_once(int resync)
 	json_object_set_new(ann, WRITER_ANNOTATION, json_string(WMAP_VERSION));
 	json_object_set(hook, "rules", rules);
 	if (!(body = json_dumps(cfg, JSON_COMPACT)) || !wh_leader_is())
-		goto done;   /* lost the Lease meanwhile: write nothing */
+		goto done; /* lost the Lease meanwhile: write nothing */
 	if (wmap_kube_request(NULL, &status, R.client, "PUT", MWC_PATH, "application/json", body,
 			      &err) != 0) {
 		if (status == 409) {
 			atomic_fetch_add(&R.conflicts, 1);
 			pthread_mutex_lock(&R.lock);
-			R.kick = 1;   /* changed under us: read it again at once */
+			R.kick = 1; /* changed under us: read it again at once */
 			pthread_mutex_unlock(&R.lock);
 		} else {
 			log_error("write", &err);
@@ -253,7 +254,7 @@ static void *reconcile_main(void *arg)
 			if (atomic_load(&R.stop))
 				break;
 		}
-		int resync = !R.kick;   /* woken by the clock, not by a change */
+		int resync = !R.kick; /* woken by the clock, not by a change */
 		R.kick = 0;
 		pthread_mutex_unlock(&R.lock);
 		reconcile_once(resync);
@@ -265,8 +266,7 @@ static void *reconcile_main(void *arg)
 
 int wh_reconcile_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err)
 {
-	wmap_kube_opts ko = { .timeout_ms = 10000, .max_retries = 2,
-			      .user_agent = "wmap-webhook/" WMAP_VERSION };
+	wmap_kube_opts ko = { .timeout_ms = 10000, .max_retries = 2, .user_agent = "wmap-webhook/" WMAP_VERSION };
 	R.srv = s;
 	int rc = wmap_kube_client_new(&R.client, cfg, &ko, err);
 	if (rc)

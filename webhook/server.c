@@ -20,12 +20,12 @@ typedef struct request {
 	wh_endpoint ep;
 	int is_post_review;
 	int too_big;
-	int over_budget;     /* the global in-flight byte budget was exceeded */
+	int over_budget; /* the global in-flight byte budget was exceeded */
 	unsigned status;
 	struct timespec start;
-	wmap_buf body;       /* capped at max_body */
-	size_t len;          /* body bytes received (kept after the body is freed) */
-	size_t accounted;    /* bytes of body memory counted in the in-flight budget */
+	wmap_buf body;    /* capped at max_body */
+	size_t len;       /* body bytes received (kept after the body is freed) */
+	size_t accounted; /* bytes of body memory counted in the in-flight budget */
 	wh_server *srv;
 } request;
 
@@ -67,7 +67,7 @@ void wh_policy_swap(wh_server *s, wmap_policy_set *set)
 		return;
 	}
 	p->set = set;
-	p->refs = 1;   /* the server's own reference */
+	p->refs = 1; /* the server's own reference */
 	pthread_mutex_lock(&s->lock);
 	wh_policy_ref *old = s->policy;
 	s->policy = p;
@@ -247,9 +247,9 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	enum MHD_Result ret;
 	wmap_engine *eng = NULL;
 	wh_defs *defs = wh_defs_acquire(s, &eng);
-	wmap_admission_mode mode = s->opt.null_admission ? WMAP_ADMISSION_ALLOW
-				 : r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
-							 : WMAP_ADMISSION_VALIDATE;
+	wmap_admission_mode mode = s->opt.null_admission   ? WMAP_ADMISSION_ALLOW
+				   : r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
+							   : WMAP_ADMISSION_VALIDATE;
 	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
 	wh_defs_release(defs);
@@ -322,7 +322,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (strcmp(url, "/readyz") == 0) {
 			int ok = s->ready && !s->draining;
 			return reply_text(c, r, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
-					  ok ? "ok\n" : s->draining ? "draining\n" : "starting\n");
+					  ok ? "ok\n" : s->draining ? "draining\n"
+								    : "starting\n");
 		}
 		if (strcmp(url, "/metrics") == 0) {
 			char *text = wh_metrics_render(atomic_load(&s->inflight));
@@ -364,14 +365,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return reply_text(c, r, MHD_HTTP_NOT_FOUND, "not found\n");
 	}
 	if (!r->is_post_review) {
-		*upload_data_size = 0;   /* a body on a GET is read and dropped */
+		*upload_data_size = 0; /* a body on a GET is read and dropped */
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
 		if (r->too_big || r->over_budget)
-			return MHD_YES;   /* drain what was sent, answer at the end */
+			return MHD_YES; /* drain what was sent, answer at the end */
 		size_t want = wmap_buf_grow_size(&r->body, n);
 		if (want == 0) {
 			r->too_big = 1;

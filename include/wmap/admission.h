@@ -23,15 +23,15 @@
 #include "wmap/schema.h"
 
 typedef struct wmap_admission_config {
-	wmap_gang_scheduler scheduler;     /* used when no matching policy picks one */
-	const char *queue;                 /* used when no matching policy gives one; NULL = none */
-	const wmap_policy_set *policies;   /* NULL = none (borrowed) */
-	int64_t deadline_ns;               /* CLOCK_MONOTONIC deadline, 0 = none */
-	int max_depth;                     /* object nesting limit, 0 = WMAP_ADMISSION_MAX_DEPTH */
+	wmap_gang_scheduler scheduler;   /* used when no matching policy picks one */
+	const char *queue;               /* used when no matching policy gives one; NULL = none */
+	const wmap_policy_set *policies; /* NULL = none (borrowed) */
+	int64_t deadline_ns;             /* CLOCK_MONOTONIC deadline, 0 = none */
+	int max_depth;                   /* object nesting limit, 0 = WMAP_ADMISSION_MAX_DEPTH */
 	/* The CRDs the cluster serves, for the schema path check of Karta objects at
 	 * /validate; NULL (or a NULL find) = unknown, no check. Borrowed. */
 	const wmap_crd_lookup *crds;
-	const wmap_json_cut *cut;          /* what wmap_admission_parse left out of the review
+	const wmap_json_cut *cut; /* what wmap_admission_parse left out of the review
 					    * (borrowed); NULL or no reason: nothing */
 } wmap_admission_config;
 
@@ -71,12 +71,12 @@ typedef enum wmap_admission_mode {
 /* What happened, for the log line and the metrics. Strings are truncated copies. */
 typedef struct wmap_admission_info {
 	char uid[80];
-	char kind[128];          /* "Kind.group" */
+	char kind[128]; /* "Kind.group" */
 	char namespace_[64];
 	char name[256];
 	char operation[16];
-	const char *result;      /* "patched", "allowed", "denied", "failopen" (static) */
-	const char *reason;      /* for failopen: "no-definition", "evaluation", "budget",
+	const char *result; /* "patched", "allowed", "denied", "failopen" (static) */
+	const char *reason; /* for failopen: "no-definition", "evaluation", "budget",
 				  * "too-deep", "too-many-members", "too-many-nodes",
 				  * "internal"; for a denial the review could not be checked:
 				  * the same; NULL otherwise (static) */

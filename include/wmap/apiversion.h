@@ -6,9 +6,9 @@
 #include <stddef.h>
 
 typedef struct wmap_api_version {
-	const char *group;     /* group_len bytes of api (not NUL-terminated) */
+	const char *group; /* group_len bytes of api (not NUL-terminated) */
 	size_t group_len;
-	const char *version;   /* the rest of api, NUL-terminated */
+	const char *version; /* the rest of api, NUL-terminated */
 } wmap_api_version;
 
 /* Splits api (NULL counts as "") without copying: the parts borrow from it. */

@@ -13,16 +13,19 @@
 #include <string.h>
 
 typedef struct wmap_buf {
-	char *data;      /* NULL until the first append */
-	size_t len;      /* bytes held */
-	size_t alloc;    /* bytes allocated: always more than len once data is set */
-	size_t cap;      /* the most bytes it may hold */
-	size_t first;    /* the first allocation (0 = 256 bytes); then it doubles */
-	int error;       /* 0, or the WMAP_E* code of the append that failed */
+	char *data;   /* NULL until the first append */
+	size_t len;   /* bytes held */
+	size_t alloc; /* bytes allocated: always more than len once data is set */
+	size_t cap;   /* the most bytes it may hold */
+	size_t first; /* the first allocation (0 = 256 bytes); then it doubles */
+	int error;    /* 0, or the WMAP_E* code of the append that failed */
 } wmap_buf;
 
 /* An empty buffer holding at most cap bytes, allocating first bytes on its first append. */
-#define WMAP_BUF_INIT(cap, first) { NULL, 0, 0, (cap), (first), 0 }
+#define WMAP_BUF_INIT(cap, first)             \
+	{                                     \
+		NULL, 0, 0, (cap), (first), 0 \
+	}
 
 /* The same as a function (the buffer holds nothing yet and owns nothing). */
 void wmap_buf_init(wmap_buf *b, size_t cap, size_t first);

@@ -36,7 +36,10 @@ typedef struct wmap_json_writer {
 
 /* One allocation for a small review's answer; glibc consolidates its free lists on every
  * request of 1 KiB or more, so growing 256, 512, 1024, ... costs more than this. */
-#define WMAP_JSON_WRITER_INIT { WMAP_BUF_INIT(WMAP_JSON_TEXT_MAX_BYTES, 4096) }
+#define WMAP_JSON_WRITER_INIT                                 \
+	{                                                     \
+		WMAP_BUF_INIT(WMAP_JSON_TEXT_MAX_BYTES, 4096) \
+	}
 
 void wmap_json_write_raw(wmap_json_writer *w, const char *s, size_t n);    /* as it is */
 void wmap_json_write_string(wmap_json_writer *w, const char *s, size_t n); /* quoted */
@@ -57,12 +60,12 @@ json_t *wmap_json_parse(const char *text, size_t len, json_error_t *err);
 
 /* Caps for wmap_json_parse_limited; 0 in a field means no cap (depth: 2048). */
 typedef struct wmap_json_limits {
-	int max_depth;          /* levels, the outermost value is level 1 */
-	size_t max_members;     /* members of one object, items of one array */
-	size_t max_nodes;       /* values in the whole text (containers and scalars) */
-	int64_t deadline_ns;    /* CLOCK_MONOTONIC; read every 4096 values */
-	int cut;                /* 0: a cap fails the parse (WMAP_ELIMIT); 1: cut mode */
-	int keep_depth;         /* cut mode: values this deep or less are still built past the
+	int max_depth;       /* levels, the outermost value is level 1 */
+	size_t max_members;  /* members of one object, items of one array */
+	size_t max_nodes;    /* values in the whole text (containers and scalars) */
+	int64_t deadline_ns; /* CLOCK_MONOTONIC; read every 4096 values */
+	int cut;             /* 0: a cap fails the parse (WMAP_ELIMIT); 1: cut mode */
+	int keep_depth;      /* cut mode: values this deep or less are still built past the
 				 * node cap and the deadline (4096 of them at most) */
 } wmap_json_limits;
 
@@ -70,13 +73,13 @@ typedef struct wmap_json_limits {
 
 /* What cut mode left out: nothing when reason is NULL. */
 typedef struct wmap_json_cut {
-	const char *reason;     /* "too-deep", "too-many-members", "too-many-nodes", "budget" */
-	size_t limit;           /* the cap that was reached (0 for the deadline) */
-	int line, column;       /* where the first value left out starts (column in characters) */
-	size_t position;        /* the same in bytes from the start */
-	char path[224];         /* its JSON path (.request.object.spec["a b"][3]); the first
+	const char *reason; /* "too-deep", "too-many-members", "too-many-nodes", "budget" */
+	size_t limit;       /* the cap that was reached (0 for the deadline) */
+	int line, column;   /* where the first value left out starts (column in characters) */
+	size_t position;    /* the same in bytes from the start */
+	char path[224];     /* its JSON path (.request.object.spec["a b"][3]); the first
 				 * WMAP_JSON_CUT_PATH_STEPS steps, "..." when there are more */
-	size_t left_out;        /* values left out (a skipped container counts once) */
+	size_t left_out;    /* values left out (a skipped container counts once) */
 } wmap_json_cut;
 
 /* wmap_json_parse with caps. *out gets the value (owned by the caller) or NULL. Returns 0;

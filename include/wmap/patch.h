@@ -17,13 +17,13 @@
 #include <jansson.h>
 #include <stddef.h>
 #include "wmap/error.h"
-#include "wmap/pointer.h"   /* patches are written in terms of pointers */
+#include "wmap/pointer.h" /* patches are written in terms of pointers */
 
 typedef struct wmap_patch wmap_patch;
 
 typedef enum wmap_patch_mode {
-	WMAP_PATCH_DEFAULT,   /* set only when absent (or null) */
-	WMAP_PATCH_OVERRIDE,  /* set unless already equal */
+	WMAP_PATCH_DEFAULT,  /* set only when absent (or null) */
+	WMAP_PATCH_OVERRIDE, /* set unless already equal */
 } wmap_patch_mode;
 
 /* A builder for patches against doc, which it borrows: doc must outlive the builder and

@@ -8,20 +8,20 @@
 #include "wmap/workload.h"
 
 typedef struct wmap_pod_target {
-	const char *component;  /* the component's name (borrowed from the definition) */
-	const char *instance;   /* the instance id (borrowed), "" for single-instance components */
-	int multi;              /* the component has several instances (instanceIdPath) */
-	char *labels;           /* pointer of the labels map, NULL when not writable */
+	const char *component; /* the component's name (borrowed from the definition) */
+	const char *instance;  /* the instance id (borrowed), "" for single-instance components */
+	int multi;             /* the component has several instances (instanceIdPath) */
+	char *labels;          /* pointer of the labels map, NULL when not writable */
 	char *annotations;
-	char *spec;             /* pointer of the PodSpec, NULL for fragmented definitions */
-	char *scheduler;        /* pointer of schedulerName */
-	char *priority;         /* pointer of priorityClassName */
+	char *spec;      /* pointer of the PodSpec, NULL for fragmented definitions */
+	char *scheduler; /* pointer of schedulerName */
+	char *priority;  /* pointer of priorityClassName */
 	size_t node, instance_index;
 	/* labels (and annotations) lie in a keyed list entry that is not there yet: create is
 	 * added at create_at before the first write (both borrowed from the workload). */
 	const char *create_at;
 	const json_t *create;
-	int mark;               /* the caller's (0 after init) */
+	int mark; /* the caller's (0 after init) */
 } wmap_pod_target;
 
 /* Fills t for instance i of node k of w. Returns 1 when the template has a location to write,

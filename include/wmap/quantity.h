@@ -9,9 +9,9 @@
 /* The suffix family a quantity was written in. Kubernetes keeps it and prints a value in
  * it ("144G" stays decimal, "1536Mi" binary), so wmap keeps it too. */
 typedef enum wmap_quantity_family {
-	WMAP_QUANTITY_DECIMAL_SI = 0,    /* no suffix, or m k M G T P E (the default) */
-	WMAP_QUANTITY_BINARY_SI,         /* Ki Mi Gi Ti Pi Ei */
-	WMAP_QUANTITY_DECIMAL_EXPONENT   /* 1e3, 5E-2 */
+	WMAP_QUANTITY_DECIMAL_SI = 0,  /* no suffix, or m k M G T P E (the default) */
+	WMAP_QUANTITY_BINARY_SI,       /* Ki Mi Gi Ti Pi Ei */
+	WMAP_QUANTITY_DECIMAL_EXPONENT /* 1e3, 5E-2 */
 } wmap_quantity_family;
 
 /* Parses s into thousandths of a unit (milli), rounding up as Kubernetes' MilliValue does.

@@ -3,7 +3,7 @@
  * One easy handle serves every request, so the TLS connection is set up once and kept
  * alive (describe makes several requests). Responses are read into a buffer with a hard
  * cap. Errors become kubectl's messages; credentials never appear in them. */
-#define _GNU_SOURCE   /* timegm */
+#define _GNU_SOURCE /* timegm */
 #include <ctype.h>
 #include "curl_lazy.h"
 #include <errno.h>
@@ -35,15 +35,15 @@ struct wmap_kube_client {
 	int max_retries;
 	size_t max_response;
 	char user_agent[128];
-	char *url_base;          /* server, or the tls-server-name form of it */
-	char *connect_to;        /* "name:port:host:port" for tls-server-name */
-	char *token;             /* secret: the bearer token in force */
-	time_t token_expiry;     /* exec credentials: 0 = none */
-	char *exec_cert, *exec_key;  /* exec credentials' PEM */
+	char *url_base;             /* server, or the tls-server-name form of it */
+	char *connect_to;           /* "name:port:host:port" for tls-server-name */
+	char *token;                /* secret: the bearer token in force */
+	time_t token_expiry;        /* exec credentials: 0 = none */
+	char *exec_cert, *exec_key; /* exec credentials' PEM */
 	unsigned requests;
-	long retry_after;        /* Retry-After of the last response, -1 when none */
-	json_t *warnings;        /* texts of the last response's Warning headers */
-	char no_proxy[2048];     /* $NO_PROXY (or $no_proxy) and the loopback names */
+	long retry_after;    /* Retry-After of the last response, -1 when none */
+	json_t *warnings;    /* texts of the last response's Warning headers */
+	char no_proxy[2048]; /* $NO_PROXY (or $no_proxy) and the loopback names */
 };
 
 /* Appends a piece of the body; a body past the cap (or out of memory) aborts the transfer. */
@@ -110,9 +110,9 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user)
 typedef struct stream {
 	const wmap_kube_stream_opts *o;
 	CURL *h;
-	wmap_buf line;          /* the line being read (capped at the client's max_response) */
-	int error_response;   /* the status is not 2xx: the body is a Status, read whole */
-	int stopped;          /* the caller's callback or stop flag ended the transfer */
+	wmap_buf line;      /* the line being read (capped at the client's max_response) */
+	int error_response; /* the status is not 2xx: the body is a Status, read whole */
+	int stopped;        /* the caller's callback or stop flag ended the transfer */
 } stream;
 
 static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *user)
@@ -353,7 +353,8 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 	if (overflow || out.error || !out.data) {
 		rc = wmap_error_set(err, WMAP_EINVAL,
 				    "exec credential plugin %s: its output is not an ExecCredential "
-				    "(JSON)", cfg->exec_command);
+				    "(JSON)",
+				    cfg->exec_command);
 		goto cleanup;
 	}
 	if ((rc = wmap_kube__exec_credential(&cred, out.data, out.len, cfg->exec_api_version,
@@ -366,7 +367,7 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 	c->exec_cert = cred.cert;
 	c->exec_key = cred.key;
 	c->token_expiry = cred.expiry;
-	memset(&cred, 0, sizeof(cred));   /* handed over */
+	memset(&cred, 0, sizeof(cred)); /* handed over */
 cleanup:
 	if (fds[0] >= 0)
 		close(fds[0]);
@@ -539,10 +540,12 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 		free(c);
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
-	c->timeout_ms = opts->timeout_ms == 0 ? DEFAULT_TIMEOUT_MS
-					      : opts->timeout_ms < 0 ? 0 : opts->timeout_ms;
-	c->max_retries = opts->max_retries == 0 ? DEFAULT_RETRIES
-						: opts->max_retries < 0 ? 0 : opts->max_retries;
+	c->timeout_ms = opts->timeout_ms == 0  ? DEFAULT_TIMEOUT_MS
+			: opts->timeout_ms < 0 ? 0
+					       : opts->timeout_ms;
+	c->max_retries = opts->max_retries == 0  ? DEFAULT_RETRIES
+			 : opts->max_retries < 0 ? 0
+						 : opts->max_retries;
 	c->max_response = opts->max_response ? opts->max_response : DEFAULT_MAX_RESPONSE;
 	snprintf(c->user_agent, sizeof(c->user_agent), "%s",
 		 opts->user_agent ? opts->user_agent : "kubectl-wmap");
@@ -662,7 +665,7 @@ static int impersonation(struct curl_slist **h, const wmap_kube_config *cfg)
 			return -1;
 	}
 	json_object_foreach(cfg->as_extra, k, v) {
-		char *key = wmap_kube_query_escape(k);   /* header names carry the key escaped */
+		char *key = wmap_kube_query_escape(k); /* header names carry the key escaped */
 		int rc = key ? 0 : -1;
 
 		json_array_foreach(v, j, e) {
@@ -746,7 +749,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		wmap__curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 		wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, so ? so->timeout_ms : c->timeout_ms);
 		wmap__curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-				 c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
+				       c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
 		if (so) {
 			/* A watch: lines as they come, and the caller's stop flag checked at
 			 * least once a second. */
@@ -808,7 +811,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			wmap__curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
 
 		if (resp.error)
-			wmap_buf_free(&resp);   /* a failed attempt: start again */
+			wmap_buf_free(&resp); /* a failed attempt: start again */
 		else
 			wmap_buf_clear(&resp);
 		if (st.line.error)
@@ -825,7 +828,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		if (so && st.stopped) {
 			if (status)
 				*status = code;
-			goto cleanup;   /* the caller ended it: not an error */
+			goto cleanup; /* the caller ended it: not an error */
 		}
 		if (so && so->retry_after)
 			*so->retry_after = hc.retry_after;
@@ -855,7 +858,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 					    "Unable to connect to the server %s: %s", cfg->server,
 					    wmap__curl_easy_strerror(cc));
 			if (so && status)
-				*status = code;   /* a stream cut after its headers: 200 */
+				*status = code; /* a stream cut after its headers: 200 */
 			goto cleanup;
 		}
 		if (code == 401 && !reauthed && (cfg->exec_command || cfg->token_file)) {
@@ -867,7 +870,8 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			continue;
 		}
 		if ((code == 429 || code == 502 || code == 503 || code == 504 ||
-		     (code >= 500 && hc.retry_after >= 0)) && attempt < max_retries) {
+		     (code >= 500 && hc.retry_after >= 0)) &&
+		    attempt < max_retries) {
 			long wait = hc.retry_after >= 0 ? hc.retry_after * 1000 : 200L << attempt;
 
 			if (wait > RETRY_AFTER_MAX_S * 1000)

@@ -11,9 +11,9 @@
 /* What an exec credential plugin handed over: new strings owned by the caller (free them
  * with wmap_kube__credential_clear, which wipes them first). */
 typedef struct wmap_kube__credential {
-	char *token;              /* NULL when the plugin gave a client certificate */
-	char *cert, *key;         /* PEM, both or neither */
-	time_t expiry;            /* 0 = none given */
+	char *token;      /* NULL when the plugin gave a client certificate */
+	char *cert, *key; /* PEM, both or neither */
+	time_t expiry;    /* 0 = none given */
 } wmap_kube__credential;
 
 /* Reads the ExecCredential a plugin wrote (len bytes of text, not NUL-terminated): its

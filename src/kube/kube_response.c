@@ -1,7 +1,7 @@
 /* wmap: what the API client reads from outside besides objects: an error response's
  * metav1.Status and an exec credential plugin's ExecCredential (see kube_int.h). Kept apart
  * from the transport in kube.c so that the fuzz targets can feed them any bytes. */
-#define _GNU_SOURCE   /* timegm, strptime */
+#define _GNU_SOURCE /* timegm, strptime */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +43,8 @@ int wmap_kube__exec_credential(wmap_kube__credential *out, const char *text, siz
 	memset(out, 0, sizeof(*out));
 	if (!cred) {
 		rc = wmap_error_set(err, WMAP_EINVAL, "exec credential plugin %s: its output is not "
-				    "an ExecCredential (JSON)", command);
+						      "an ExecCredential (JSON)",
+				    command);
 		goto cleanup;
 	}
 	const char *kind = json_string_value(json_object_get(cred, "kind"));
@@ -51,7 +52,7 @@ int wmap_kube__exec_credential(wmap_kube__credential *out, const char *text, siz
 	if (!kind || strcmp(kind, "ExecCredential") != 0 || !api ||
 	    strcmp(api, api_version) != 0) {
 		rc = wmap_error_set(err, WMAP_EINVAL, "exec credential plugin %s: expected an "
-				    "ExecCredential of %s, got kind \"%.64s\" apiVersion \"%.64s\"",
+						      "ExecCredential of %s, got kind \"%.64s\" apiVersion \"%.64s\"",
 				    command, api_version, kind ? kind : "", api ? api : "");
 		goto cleanup;
 	}
@@ -61,7 +62,7 @@ int wmap_kube__exec_credential(wmap_kube__credential *out, const char *text, siz
 	const char *key = json_string_value(json_object_get(status, "clientKeyData"));
 	if (!(tok && tok[0]) && !(crt && key)) {
 		rc = wmap_error_set(err, WMAP_EINVAL, "exec credential plugin %s: status has "
-				    "neither a token nor clientCertificateData and clientKeyData",
+						      "neither a token nor clientCertificateData and clientKeyData",
 				    command);
 		goto cleanup;
 	}
@@ -93,8 +94,9 @@ int wmap_kube__status_error(wmap_error *err, long code, const char *body, size_t
 			       reason && reason[0] ? reason : "Unknown", msg);
 	} else {
 		const char *name = code == 403 ? "Forbidden" : code == 404 ? "NotFound"
-				 : code == 429 ? "TooManyRequests"
-				 : code >= 500 ? "InternalError" : "BadRequest";
+						       : code == 429       ? "TooManyRequests"
+						       : code >= 500       ? "InternalError"
+									   : "BadRequest";
 		size_t n = len > 200 ? 200 : len;
 
 		wmap_error_set(err, rc,

@@ -27,7 +27,7 @@
  * array index. Lives on the stack of the reader's recursion; only read on a cut. */
 typedef struct frame {
 	const struct frame *up;
-	const char *key;   /* NULL for an array item */
+	const char *key; /* NULL for an array item */
 	size_t key_len, index;
 } frame;
 
@@ -35,16 +35,16 @@ typedef struct reader {
 	const unsigned char *s, *end, *start;
 	json_error_t *err;
 	int failed;
-	wmap_buf scratch;   /* unescaped string text (never longer than the input) */
+	wmap_buf scratch; /* unescaped string text (never longer than the input) */
 	/* Limits (wmap_json_parse_limited). */
 	int max_depth, keep_depth, cut_mode;
 	size_t max_members, max_nodes;
-	size_t nodes, next_check;   /* values read; where the slow check runs next */
+	size_t nodes, next_check; /* values read; where the slow check runs next */
 	int64_t deadline_ns;
-	const char *over;           /* the node cap or the deadline was reached: why */
+	const char *over; /* the node cap or the deadline was reached: why */
 	size_t over_limit;
-	size_t reserve;             /* envelope values still built once over */
-	int limit_code;             /* strict mode: WMAP_ELIMIT when a limit failed the parse */
+	size_t reserve; /* envelope values still built once over */
+	int limit_code; /* strict mode: WMAP_ELIMIT when a limit failed the parse */
 	int oom;
 	wmap_json_cut *cut;
 } reader;
@@ -55,7 +55,7 @@ typedef struct reader {
 #define KEEP_RESERVE 4096
 #define CHECK_EVERY 4096
 
-static json_t skipped_value;   /* read_value's answer for a value left out (cut mode) */
+static json_t skipped_value; /* read_value's answer for a value left out (cut mode) */
 #define SKIPPED (&skipped_value)
 
 /* Line and column (1-based, columns in characters) of at; worked out only when needed. */
@@ -181,17 +181,168 @@ static size_t utf8_encode(uint32_t cp, unsigned char *out)
 
 /* 1 for the bytes that end a plain run inside a string: '"', '\\', controls, non-ASCII. */
 static const unsigned char string_stop[256] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	['"'] = 1, ['\\'] = 1,
-	[0x80] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	['"'] = 1,
+	['\\'] = 1,
+	[0x80] = 1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
 };
 
 /* Reads the string at r->s (after its opening quote). Sets *text and *len to the characters:
@@ -393,8 +544,8 @@ static int next_item(reader *r, char close)
 	skip_space(r);
 	if (r->s < r->end && (*r->s == ',' || *r->s == close))
 		return *r->s++ == ',';
-	fail_at(r, r->s, r->s >= r->end ? "premature end of input"
-			: close == '}' ? "',' or '}' expected" : "',' or ']' expected");
+	fail_at(r, r->s, r->s >= r->end ? "premature end of input" : close == '}' ? "',' or '}' expected"
+										  : "',' or ']' expected");
 	return -1;
 }
 
@@ -436,7 +587,7 @@ static void path_append(char *buf, size_t cap, size_t *n, const frame *f)
 			memcpy(buf + *n, "...", 4);
 			*n += 3;
 		}
-		*n = cap;   /* full: nothing more is appended */
+		*n = cap; /* full: nothing more is appended */
 		return;
 	}
 	memcpy(buf + *n, part, len + 1);
@@ -597,7 +748,7 @@ static int skim(reader *r, char open)
 			if (depth == cap) {
 				size_t ncap = cap * 2;
 				unsigned char *nb = bits == stack_bits ? malloc(ncap / 8)
-								    : realloc(bits, ncap / 8);
+								       : realloc(bits, ncap / 8);
 				if (!nb) {
 					fail_at(r, p, "out of memory");
 					goto done;
@@ -627,15 +778,16 @@ static int skim(reader *r, char open)
 			}
 		} else {
 			r->s = p;
-			if (!literal(r, c == 't' ? "true" : c == 'f' ? "false" : "null")) {
+			if (!literal(r, c == 't' ? "true" : c == 'f' ? "false"
+								     : "null")) {
 				fail_at(r, p, "invalid token");
 				goto done;
 			}
 			p = r->s;
 		}
-after_value:
+	after_value:
 		/* A value ended: close what it ends, or go on with the next item. */
-		if (p < end && *p == ',' && depth) {   /* the common case, first */
+		if (p < end && *p == ',' && depth) { /* the common case, first */
 			p++;
 			if (obj)
 				goto key;
@@ -664,7 +816,7 @@ after_value:
 		}
 		if (!obj)
 			continue;
-key:
+	key:
 		while (p < end && space[*p])
 			p++;
 		if (p >= end || *p != '"') {
@@ -763,8 +915,7 @@ static json_t *read_object(reader *r, int depth, const frame *up)
 	for (size_t members = 0;; members++) {
 		skip_space(r);
 		if (r->s >= r->end || *r->s != '"') {
-			fail_at(r, r->s, r->s >= r->end ? "premature end of input"
-							: "string or '}' expected");
+			fail_at(r, r->s, r->s >= r->end ? "premature end of input" : "string or '}' expected");
 			goto bad;
 		}
 		r->s++;
@@ -778,7 +929,7 @@ static json_t *read_object(reader *r, int depth, const frame *up)
 			fail_at(r, r->s, "out of memory");
 			goto bad;
 		}
-		memcpy(k, key, key_len);   /* no NUL inside: read_string refuses \u0000 */
+		memcpy(k, key, key_len); /* no NUL inside: read_string refuses \u0000 */
 		k[key_len] = '\0';
 		skip_space(r);
 		if (r->s >= r->end || *r->s != ':') {
@@ -799,7 +950,8 @@ static json_t *read_object(reader *r, int depth, const frame *up)
 			v = read_value(r, depth + 1, &f);
 		}
 		/* As jansson without JSON_REJECT_DUPLICATES: a repeated key keeps its last value. */
-		int rc = v == SKIPPED ? 0 : v ? json_object_setn_new_nocheck(obj, k, key_len, v) : -1;
+		int rc = v == SKIPPED ? 0 : v ? json_object_setn_new_nocheck(obj, k, key_len, v)
+					      : -1;
 		if (k != kbuf)
 			free(k);
 		if (rc) {
@@ -846,7 +998,7 @@ static json_t *read_array(reader *r, int depth, const frame *up)
 		}
 		if (!v)
 			goto bad;
-		if (v == SKIPPED) {   /* the items after it are over the same cap */
+		if (v == SKIPPED) { /* the items after it are over the same cap */
 			if (skim(r, '['))
 				goto bad;
 			return arr;
@@ -926,7 +1078,7 @@ static json_t *parse(reader *r)
 		v = read_value(r, 1, NULL);
 	else
 		fail_at(r, r->s, "'[' or '{' expected");
-	if (v == SKIPPED) {   /* cannot happen: the root is always kept; refused all the same */
+	if (v == SKIPPED) { /* cannot happen: the root is always kept; refused all the same */
 		fail_at(r, r->start, "nothing was kept");
 		v = NULL;
 	}
@@ -969,7 +1121,8 @@ int wmap_json_parse_limited(json_t **out, wmap_json_cut *cut, const char *text, 
 	r.cut = cut;
 	r.cut_mode = lim->cut;
 	r.max_depth = lim->max_depth > 0 && lim->max_depth < WMAP_JSON_PARSE_MAX_DEPTH
-			      ? lim->max_depth : WMAP_JSON_PARSE_MAX_DEPTH;
+			      ? lim->max_depth
+			      : WMAP_JSON_PARSE_MAX_DEPTH;
 	r.keep_depth = lim->keep_depth;
 	r.max_members = lim->max_members ? lim->max_members : SIZE_MAX;
 	r.max_nodes = lim->max_nodes ? lim->max_nodes : SIZE_MAX;

@@ -23,9 +23,40 @@ static inline void put_c(text *t, char c)
  * UTF-8 sequences are copied (jansson's strings are valid UTF-8, and jansson does the same
  * without JSON_ENSURE_ASCII). */
 static const unsigned char must_escape[256] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	['"'] = 1, ['\\'] = 1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	['"'] = 1,
+	['\\'] = 1,
 };
 
 /* The length of the run at the start of s[0..n) that needs no escape. Eight bytes at a
@@ -70,7 +101,7 @@ static void put_string(text *t, const char *s, size_t n)
 		case '\r': e = "\\r"; break;
 		case '\t': e = "\\t"; break;
 		default:
-			snprintf(esc, sizeof(esc), "\\u%04X", c);   /* as jansson: upper-case hex */
+			snprintf(esc, sizeof(esc), "\\u%04X", c); /* as jansson: upper-case hex */
 			en = 6;
 		}
 		put(t, e, en);

@@ -14,7 +14,8 @@ size_t wmap_pointer_escape(char *buf, size_t len, const char *token)
 
 	/* RFC 6901: `~` first, then `/`, so "a/~b" becomes "a~1~0b" and never "a~01b". */
 	for (const char *s = token; *s; s++) {
-		const char *rep = *s == '~' ? "~0" : *s == '/' ? "~1" : NULL;
+		const char *rep = *s == '~' ? "~0" : *s == '/' ? "~1"
+							       : NULL;
 		size_t need = rep ? 2 : 1;
 
 		if (n == written && n + need < len) {

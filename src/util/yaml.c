@@ -19,11 +19,11 @@
 #include "wmap/yaml.h"
 
 typedef struct frame {
-	json_t *container;  /* object or array being filled */
-	char *key;          /* pending mapping key (owned), NULL when the next scalar is a key */
+	json_t *container; /* object or array being filled */
+	char *key;         /* pending mapping key (owned), NULL when the next scalar is a key */
 	size_t key_line, key_col;
-	char *anchor;       /* anchor of this container, registered when it closes */
-	size_t path_len;    /* length of the pointer prefix of this container */
+	char *anchor;    /* anchor of this container, registered when it closes */
+	size_t path_len; /* length of the pointer prefix of this container */
 } frame;
 
 typedef struct anchor {
@@ -41,7 +41,7 @@ typedef struct loader {
 	int depth;
 	anchor *anchors;
 	size_t n_anchors, cap_anchors;
-	char path[4096];    /* JSON pointer of the current node, "<doc>/a/b" */
+	char path[4096]; /* JSON pointer of the current node, "<doc>/a/b" */
 	size_t path_len;
 	int path_overflow;
 	wmap_error *err;
@@ -63,13 +63,13 @@ static int is_one_of(const char *s, const char *const *list)
 	return 0;
 }
 
-static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-static const char *const trues[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-				    "on", "On", "ON", NULL};
-static const char *const falses[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
-				     "off", "Off", "OFF", NULL};
-static const char *const infs[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
-				   "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", NULL};
+static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
+static const char *const trues[] = { "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
+				     "on", "On", "ON", NULL };
+static const char *const falses[] = { "n", "N", "no", "No", "NO", "false", "False", "FALSE",
+				      "off", "Off", "OFF", NULL };
+static const char *const infs[] = { ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
+				    "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", NULL };
 
 /* Integer forms: decimal, 0x hex, 0o / leading-0 octal, 0b binary, '_' separators. */
 static int parse_int(const char *s, json_int_t *out, int *overflow)
@@ -818,7 +818,8 @@ int wmap_yaml_dump(char **out, const json_t *value, wmap_error *err)
 	    !yaml_emitter_flush(&em) || b.error) {
 		rc = wmap_error_set(err, b.error ? b.error : WMAP_EINVAL, "cannot write YAML: %s",
 				    b.error == WMAP_ELIMIT ? "the text is too large"
-				    : em.problem ? em.problem : "out of memory");
+				    : em.problem           ? em.problem
+							   : "out of memory");
 	} else if ((*out = wmap_buf_take(&b, NULL)) == NULL) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
