@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "webhook.h"
+#include "wmap/json_text.h"
 #include "wmap/kube/client.h"
 
 #define LEASE_S 15
@@ -94,7 +95,7 @@ static int put_lease(json_t *lease, int take)
 	}
 	json_object_set_new(spec, "leaseDurationSeconds", json_integer(LEASE_S));
 	json_object_set_new(spec, "renewTime", json_string(now));
-	char *body = json_dumps(lease, JSON_COMPACT);
+	char *body = wmap_json_text(lease, NULL);
 	wmap_error err;
 	long status = 0;
 	int rc = body ? wmap_kube_request(NULL, &status, L.client, "PUT", L.path, "application/json",
@@ -113,7 +114,7 @@ static int create_lease(void)
 				  "metadata", "name", L.name, "namespace", L.ns,
 				  "spec", "holderIdentity", L.id, "leaseDurationSeconds", LEASE_S,
 				  "acquireTime", now, "renewTime", now, "leaseTransitions", 0);
-	char *body = lease ? json_dumps(lease, JSON_COMPACT) : NULL;
+	char *body = lease ? wmap_json_text(lease, NULL) : NULL;
 	json_decref(lease);
 	wmap_error err;
 	long status = 0;
@@ -183,7 +184,7 @@ static void release(void)
 		const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
 		if (holder && strcmp(holder, L.id) == 0) {
 			json_object_set_new(spec, "holderIdentity", json_string(""));
-			char *body = json_dumps(lease, JSON_COMPACT);
+			char *body = wmap_json_text(lease, NULL);
 			if (body)
 				wmap_kube_request(NULL, &status, L.client, "PUT", L.path,
 						  "application/json", body, &err);

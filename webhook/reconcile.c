@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include "webhook.h"
+#include "wmap/json_text.h"
 #include "wmap/kube/client.h"
 #include "wmap/kube/discovery.h"
 
@@ -216,7 +217,7 @@ static void reconcile_once(int resync)
 	}
 	json_object_set_new(ann, WRITER_ANNOTATION, json_string(WMAP_VERSION));
 	json_object_set(hook, "rules", rules);
-	if (!(body = json_dumps(cfg, JSON_COMPACT)) || !wh_leader_is())
+	if (!(body = wmap_json_text(cfg, NULL)) || !wh_leader_is())
 		goto done; /* lost the Lease meanwhile: write nothing */
 	if (wmap_kube_request(NULL, &status, R.client, "PUT", MWC_PATH, "application/json", body,
 			      &err) != 0) {
