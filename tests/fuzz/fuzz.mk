@@ -121,7 +121,14 @@ allocfail: $(ALLOCFAIL)
 hostile: $(WEBHOOK)
 	HOSTILE_LIMIT_MS=$(if $(filter 1,$(SANITIZE)),400,100) python3 tests/hostile/hostile.py $(WEBHOOK)
 
+# The fuzz build (build-fuzz/) is ASan+UBSan whatever SANITIZE says: make check SANITIZE=1
+# would only run the same smoke again, so it says so and skips it.
 e2e:: $(if $(wildcard tests/unit/test_allocfail.c),allocfail) \
-      $(if $(wildcard tests/hostile/hostile.py),hostile) fuzz-smoke
+      $(if $(wildcard tests/hostile/hostile.py),hostile) \
+      $(if $(filter 1,$(SANITIZE)),fuzz-smoke-skip,fuzz-smoke)
+
+.PHONY: fuzz-smoke-skip
+fuzz-smoke-skip:
+	@echo "fuzz-smoke: skipped under SANITIZE=1 (build-fuzz/ is the same ASan+UBSan build that make check runs)"
 
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
