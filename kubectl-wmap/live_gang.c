@@ -174,20 +174,6 @@ static json_t *group_facts(int s, const json_t *obj, int64_t *min, int *admitted
 	return g;
 }
 
-static int owned_by(const json_t *obj, const char *uid)
-{
-	size_t i;
-	json_t *r;
-
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r) {
-		const char *u = json_string_value(json_object_get(r, "uid"));
-
-		if (u && uid && strcmp(u, uid) == 0)
-			return 1;
-	}
-	return 0;
-}
-
 /* names[s]: the group names each scheduler's objects may carry (the key "*" for any). */
 static void collect_names(json_t *names, const live_pods *pods, const wmap_gang_plan *plan)
 {
@@ -294,7 +280,7 @@ int live_gang_load(live_gang *g, live_ctx *lc, const wmap_workload *w, const liv
 			int adm;
 			json_t *facts;
 
-			if (!owned_by(it, uid) && !(s != SCHED_KUEUE && named(names, s, name)))
+			if (!live_refs_uid(it, uid) && !(s != SCHED_KUEUE && named(names, s, name)))
 				continue;
 			if (json_array_size(g->groups) >= LIVE_GANG_MAX_OBJECTS)
 				break;

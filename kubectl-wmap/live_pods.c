@@ -41,7 +41,7 @@ static json_t *controller_ref(const json_t *obj)
 	return NULL;
 }
 
-static int refs_uid(const json_t *obj, const char *uid)
+int live_refs_uid(const json_t *obj, const char *uid)
 {
 	size_t i;
 	json_t *r;
@@ -102,7 +102,7 @@ static int belongs(attrib *d, const json_t *pod, const char *ns)
 	for (int hop = 0; hop < OWNER_HOPS && obj; hop++) {
 		const json_t *ref;
 
-		if (refs_uid(obj, d->root_uid))
+		if (live_refs_uid(obj, d->root_uid))
 			return 1;
 		if ((ref = controller_ref(obj)) == NULL)
 			return 0;

@@ -27,6 +27,9 @@ typedef struct live_pods {
 int live_pods_load(live_pods *out, live_ctx *lc, const wmap_workload *w, wmap_error *err);
 void live_pods_free(live_pods *p);
 
+/* Whether one of obj's ownerReferences has this uid (NULL: none has). */
+int live_refs_uid(const json_t *obj, const char *uid);
+
 /* Whether the object ref names ({apiVersion, kind, name}) in namespace ns belongs to w
  * through its controller chain (a Job of the JobSet that has no pods yet): 1 with *out the
  * object's metadata (borrowed from p's cache), else 0. Owners are read through p's cache
