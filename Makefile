@@ -34,7 +34,7 @@ CORE_LIBS := -ljq -lonig -ljansson -lyaml -lm -lpthread -ldl
 # Debian 12 packages the build and the tests need (checked one by one by `make deps`).
 DEB_PKGS := gcc make pkg-config libyaml-dev libjansson-dev libjq-dev libonig-dev \
             libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libssl-dev \
-            libcriterion-dev openssl jq curl python3 python3-yaml
+            libcriterion-dev openssl jq curl python3 python3-yaml tmux
 
 CORE_SRC  := $(wildcard src/*.c)
 # Objects live under $(BUILD)/obj so that no folder is named like a binary (kubectl-wmap).

@@ -29,6 +29,7 @@ typedef struct cli_command {
 	const char *help;       /* what --help prints between the synopsis and the flags */
 	const cli_flag *flags;  /* the command's own flags, NULL-name terminated; may be NULL */
 	int (*run)(const cli_options *opts);
+	int wide_output;        /* accepts -o wide */
 } cli_command;
 
 /* The commands, in the order `help` lists them; NULL after the last. */

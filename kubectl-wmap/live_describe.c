@@ -8,6 +8,7 @@
 
 #include "live.h"
 #include "live_pods.h"
+#include "live_watch.h"
 #include "render.h"
 #include "wmap/pods.h"
 #include "wmap/quantity.h"
@@ -660,46 +661,66 @@ static int parse_limit(long *out, const cli_options *o, const char *name)
 	return 0;
 }
 
-int live_describe(const cli_options *o)
+int live_describe_render(live_ctx *lc, live_target *t, const cli_options *o, int warn)
 {
-	char type[256], name[256];
-	int has_name = 0, rc;
-	live_ctx lc;
-	live_target t;
 	desc d;
+	int rc;
 
 	memset(&d, 0, sizeof(d));
-	memset(&t, 0, sizeof(t));
 	if ((rc = parse_limit(&d.pod_limit, o, "pod-limit")) != 0 ||
 	    (rc = parse_limit(&d.comp_limit, o, "component-limit")) != 0)
 		return rc;
-	if ((rc = live_split_target(type, sizeof(type), name, sizeof(name), &has_name, o,
-				    &cli_cmd_describe, 1)) != 0)
-		return rc;
-	if ((rc = live_open(&lc, o)) != 0) {
-		live_close(&lc);
-		return rc;
-	}
-	if ((rc = live_target_load(&t, &lc, type, name)) != 0)
-		goto cleanup;
-	d.lc = &lc;
-	d.t = &t;
-	d.w = t.w;
-	if (live_pods_load(&d.set, &lc, t.w, &d.err) != 0) {
+	d.lc = lc;
+	d.t = t;
+	d.w = t->w;
+	if (live_pods_load(&d.set, lc, t->w, &d.err) != 0) {
 		rc = live_fail(&d.err, CLI_EXIT_ERROR);
 		goto cleanup;
 	}
 	d.pods = d.set.v;
 	d.n_pods = d.set.n;
-	check_pruning(&d);
-	for (size_t i = 0; i < t.w->n_warnings; i++)
-		live_warn(&lc, "%s", t.w->warnings[i]);
+	if (warn) {
+		check_pruning(&d);
+		for (size_t i = 0; i < t->w->n_warnings; i++)
+			live_warn(lc, "%s", t->w->warnings[i]);
+	}
 	rc = o->output == CLI_OUTPUT_TABLE ? render_text(&d) : render_model(&d, o->output);
 	if (rc != 0)
 		rc = live_fail(&d.err, CLI_EXIT_ERROR);
 cleanup:
 	render_table_free(d.tree);
 	live_pods_free(&d.set);
+	return rc;
+}
+
+int live_describe(const cli_options *o)
+{
+	char type[256], name[256];
+	int has_name = 0, rc;
+	long limit;
+	live_ctx lc;
+	live_target t;
+
+	memset(&t, 0, sizeof(t));
+	if ((rc = parse_limit(&limit, o, "pod-limit")) != 0 ||
+	    (rc = parse_limit(&limit, o, "component-limit")) != 0)
+		return rc;
+	if ((rc = live_split_target(type, sizeof(type), name, sizeof(name), &has_name, o,
+				    &cli_cmd_describe, 1)) != 0)
+		return rc;
+	if (cli_options_get(o, "until-done") && !cli_options_get(o, "watch"))
+		return cli_usage_error(o, &cli_cmd_describe, "--until-done goes with -w");
+	if ((rc = live_open(&lc, o)) != 0) {
+		live_close(&lc);
+		return rc;
+	}
+	if ((rc = live_target_load(&t, &lc, type, name)) != 0)
+		goto cleanup;
+	if (cli_options_get(o, "watch"))
+		rc = live_watch_describe(&lc, &t, o);
+	else
+		rc = live_describe_render(&lc, &t, o, 1);
+cleanup:
 	live_target_clear(&t);
 	live_close(&lc);
 	return rc;
