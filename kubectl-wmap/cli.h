@@ -20,6 +20,7 @@ enum {
 	CLI_EXIT_USAGE = 2,     /* unknown command or flag, wrong arguments */
 	CLI_EXIT_NOTFOUND = 3,  /* a named definition or workload does not exist */
 	CLI_EXIT_NODEF = 4,     /* no Karta definition covers the workload's type */
+	CLI_EXIT_LIMIT = 5,     /* logs: more pods than --max-pods */
 };
 
 typedef struct cli_command {

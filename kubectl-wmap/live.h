@@ -15,7 +15,8 @@
 
 #define LIVE_MAX_WARNINGS 64
 
-extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume;
+extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume,
+	cli_cmd_logs;
 
 typedef struct live_ctx {
 	const cli_options *o;
@@ -133,6 +134,12 @@ void live_complete_namespaces(int n, char **words, const char *prefix);
  * covers ("jobsets"), or with "TYPE/" typed, "TYPE/NAME"; with type given (the TYPE NAME
  * form), the names of that type. */
 void live_complete_target(int n, char **words, const char *type, const char *cur);
+
+/* After logs TYPE/NAME: the workload's components ("replicatedjob", "replicatedjob/leader"). */
+void live_complete_components(int n, char **words, const char *target, const char *cur);
+
+/* logs TYPE/NAME [COMPONENT[/INSTANCE]] (live_logs.c); returns the exit code. */
+int live_logs(const cli_options *o);
 
 /* The live describe (cmd_describe.c hands TYPE/NAME over to it); returns the exit code. */
 int live_describe(const cli_options *o);

@@ -7,7 +7,8 @@
  * may start with an RFC 3339 time and a space (the time it was written, as the kubelet
  * records it); a line without one was written when the pod was created. `follow=true`
  * streams what exists, then every line appended to the annotation later (kubectl annotate
- * --overwrite with the longer text), until the pod is deleted or the container terminates. */
+ * --overwrite with the longer text; the last line needs no newline), until the pod is
+ * deleted or the container terminates. */
 #include "api.h"
 
 #include <microhttpd.h>
@@ -144,6 +145,13 @@ static time_t created_at(const json_t *pod)
     return t == (time_t)-1 ? time(NULL) : t;
 }
 
+/* An annotation's last line needs no newline: the text counts as ending with one. */
+static size_t text_end(const char *text)
+{
+    size_t n = strlen(text);
+    return n + (n > 0 && text[n - 1] != '\n');
+}
+
 static ssize_t follow_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct follow *f = cls;
@@ -161,15 +169,11 @@ static ssize_t follow_reader(void *cls, uint64_t pos, char *buf, size_t max)
             break;
         }
         text = annotation(pod, LOG_ANNOTATION, f->container);
-        if (text && strlen(text) > f->sent) {
-            /* Only whole lines: a line still being written waits for its newline. */
-            const char *last_nl = strrchr(text + f->sent, '\n');
-            if (last_nl) {
-                size_t upto = (size_t)(last_nl - text) + 1;
-                render(text + f->sent, upto - f->sent, created_at(pod), -1, f->timestamps, -1, &f->pending,
-                       &f->plen);
-                f->sent = upto;
-            }
+        if (text && text_end(text) > f->sent && f->sent <= strlen(text)) {
+            /* The new lines: the text grew after what was sent. */
+            render(text + f->sent, strlen(text) - f->sent, created_at(pod), -1, f->timestamps, -1, &f->pending,
+                   &f->plen);
+            f->sent = text_end(text);
         }
         if (f->plen)
             break;
@@ -286,8 +290,8 @@ void sim_log_handle(struct sim *s, struct sim_req *r, struct sim_resource *res, 
         snprintf(f->name, sizeof(f->name), "%s", name);
         snprintf(f->container, sizeof(f->container), "%s", container);
         f->timestamps = timestamps;
-        /* What was there is sent now (a partial last line included, as a log file holds it). */
-        f->sent = text ? strlen(text) : 0;
+        /* What was there is sent now; later lines follow as the annotation grows. */
+        f->sent = text ? text_end(text) : 0;
         f->pending = out;
         f->plen = olen;
         f->seen = sim_watch_position();
