@@ -338,9 +338,15 @@ int sim_store_create_direct(struct sim *s, json_t *obj, struct sim_err *err)
         char nsbuf[256];
         snprintf(nsbuf, sizeof(nsbuf), "%s", ns);
         json_t *status = json_incref(json_object_get(copy, "status"));
+        json_t *uid = json_incref(json_object_get(meta, "uid"));
         sim_prune(copy, res->schema, NULL);
         sim_default(copy, res->schema);
         prepare_new(res, copy, nsbuf);
+        /* A uid given in the file is kept, as for state restored from storage, so that the
+         * owner references between preloaded objects can be written in the file. */
+        if (json_is_string(uid) && json_string_length(uid) > 0)
+            json_object_set(json_object_get(copy, "metadata"), "uid", uid);
+        json_decref(uid);
         /* Preloaded objects keep the status they were given: they stand for state that a
          * controller would have written. */
         if (status && strcmp(res->plural, "namespaces"))
