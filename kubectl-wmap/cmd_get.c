@@ -175,9 +175,8 @@ static int list_type(get_ctx *g, const wmap_api_resource *r, const wmap_definiti
 	for (size_t i = start; i < json_array_size(g->items); i++) {
 		json_t *obj = json_array_get(g->items, i);
 
-		if (all_types && !top_level(g, obj))
-			continue;
-		/* A list's items carry no apiVersion/kind; the definition needs them. */
+		/* A list's items carry no apiVersion/kind; the definition (and -o wide, which
+		 * counts listed pods) needs them. */
 		if (!json_object_get(obj, "kind")) {
 			char api[320];
 
@@ -185,6 +184,8 @@ static int list_type(get_ctx *g, const wmap_api_resource *r, const wmap_definiti
 			json_object_set_new(obj, "apiVersion", json_string(api));
 			json_object_set_new(obj, "kind", json_string(r->kind));
 		}
+		if (all_types && !top_level(g, obj))
+			continue;
 		if ((rc = add_row(g, obj, def, type)) != 0)
 			return rc;
 	}
@@ -350,12 +351,16 @@ static int count_pods(get_ctx *g, const json_t *rows_by_uid, const json_t *by_ui
 		const char *next;
 		size_t i;
 
+		char limit[48] = "";
+
+		if (g->chunk > 0)   /* --chunk-size 0: one request, as for the workloads */
+			snprintf(limit, sizeof(limit), "?limit=%ld", g->chunk);
 		if (g->o->kube.all_namespaces)
-			snprintf(url, sizeof(url), "/api/v1/pods?limit=%ld%s%s", g->chunk ? g->chunk : 500,
-				 esc ? "&continue=" : "", esc ? esc : "");
+			snprintf(url, sizeof(url), "/api/v1/pods%s%s%s", limit,
+				 esc ? (limit[0] ? "&continue=" : "?continue=") : "", esc ? esc : "");
 		else
-			snprintf(url, sizeof(url), "/api/v1/namespaces/%s/pods?limit=%ld%s%s", g->lc->ns,
-				 g->chunk ? g->chunk : 500, esc ? "&continue=" : "", esc ? esc : "");
+			snprintf(url, sizeof(url), "/api/v1/namespaces/%s/pods%s%s%s", g->lc->ns, limit,
+				 esc ? (limit[0] ? "&continue=" : "?continue=") : "", esc ? esc : "");
 		free(esc);
 		free(cont);
 		cont = NULL;
@@ -440,7 +445,15 @@ static int wide_columns(get_ctx *g)
 		json_array_foreach(g->items, i, it)
 			if (uid_of(it))
 				json_object_set(by_uid, uid_of(it), it);
-		rc = count_pods(g, rows_by_uid, by_uid);
+		if (json_object_get(g->listed, "Pod")) {
+			/* --all-types listed the pods already (Pod is a covered type): count those. */
+			json_array_foreach(g->items, i, it)
+				if (strcmp(json_string_value(json_object_get(it, "kind")) ? json_string_value(json_object_get(it, "kind")) : "", "Pod") == 0 &&
+				    strcmp(json_string_value(json_object_get(it, "apiVersion")) ? json_string_value(json_object_get(it, "apiVersion")) : "", "v1") == 0)
+					count_pod(g, it, rows_by_uid, by_uid);
+		} else {
+			rc = count_pods(g, rows_by_uid, by_uid);
+		}
 	}
 	json_decref(rows_by_uid);
 	json_decref(by_uid);

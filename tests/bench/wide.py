@@ -20,10 +20,17 @@ PODS_PER_JOB = 5
 NAMESPACES = 10
 
 
-def make_cluster(path):
-    items = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns-%d" % i}}
-             for i in range(NAMESPACES)]
+def make_cluster(d):
+    """One file per namespace (the simulator's --load reads at most a million YAML nodes a
+    file); returns the paths, the namespaces' first."""
+    paths = [os.path.join(d, "namespaces.json")]
+    with open(paths[0], "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns-%d" % i}}
+            for i in range(NAMESPACES)]}, f)
+    per_ns = [[] for _ in range(NAMESPACES)]
     for w in range(N_WORKLOADS):
+        items = per_ns[w % NAMESPACES]
         ns, js = "ns-%d" % (w % NAMESPACES), "js-%05d" % w
         items.append({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
                       "metadata": {"name": js, "namespace": ns, "uid": "u-" + js},
@@ -51,8 +58,11 @@ def make_cluster(path):
                               "spec": {"containers": [{"name": "main", "image": "trainer"}]},
                               "status": {"phase": "Running", "conditions": [
                                   {"type": "Ready", "status": "True" if p < 4 else "False"}]}})
-    with open(path, "w") as f:
-        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+    for i, items in enumerate(per_ns):
+        paths.append(os.path.join(d, "cluster-ns-%d.json" % i))
+        with open(paths[-1], "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+    return paths
 
 
 def bench_wide(a, R, hyperfine, peak_rss, run, log, jobset_crd):
@@ -60,17 +70,18 @@ def bench_wide(a, R, hyperfine, peak_rss, run, log, jobset_crd):
     plugin = os.path.join(a.bin, "kubectl-wmap")
     d = os.path.join(a.out, "wide")
     os.makedirs(d, exist_ok=True)
-    data, kc, rf, reqlog = (os.path.join(d, n) for n in ("cluster.json", "kubeconfig", "ready", "requests.log"))
+    kc, rf, reqlog = (os.path.join(d, n) for n in ("kubeconfig", "ready", "requests.log"))
     for f in (rf, reqlog):
         if os.path.exists(f):
             os.unlink(f)
-    make_cluster(data)
+    files = make_cluster(d)
     log("wide: %d JobSets, %d Jobs, %d pods (%d MB)" % (N_WORKLOADS, 2 * N_WORKLOADS,
-        2 * N_WORKLOADS * PODS_PER_JOB, os.path.getsize(data) >> 20))
+        2 * N_WORKLOADS * PODS_PER_JOB, sum(os.path.getsize(x) for x in files) >> 20))
     logf = open(os.path.join(d, "sim.log"), "w")
     t0 = time.time()
     p = subprocess.Popen([sim, "--port", "0", "--kubeconfig-out", kc, "--ready-file", rf, "--log", reqlog,
-                          "--load", jobset_crd, "--load", data], stdout=logf, stderr=logf)
+                          "--load", jobset_crd] + [x for f in files for x in ("--load", f)],
+                         stdout=logf, stderr=logf)
     try:
         while not os.path.exists(rf) and p.poll() is None and time.time() - t0 < 600:
             time.sleep(0.05)

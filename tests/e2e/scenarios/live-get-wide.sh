@@ -76,3 +76,11 @@ assert_eq 3 "$(grep -c '^GET /apis/jobset.x-k8s.io/v1alpha2/namespaces/many/jobs
 assert_eq 6 "$(grep -c '^GET /apis/batch/v1/namespaces/many/jobs?limit=100' <<<"$reqs")" "600 Jobs in 6 pages"
 assert_eq 18 "$(grep -c '^GET /api/v1/namespaces/many/pods?limit=100' <<<"$reqs")" "1800 pods in 18 pages"
 assert_eq 0 "$(grep -c '/jobsets/\|/jobs/\|/pods/' <<<"$reqs" || true)" "no request per object"
+
+# --all-types lists the pods as a type of its own: -o wide counts those, no second pod list.
+start=$(wc -l <"$LOG")
+kubectl wmap get --all-types -n many -o wide --chunk-size 1000 >"$E2E_TMP/all.out" 2>&1 || fail "get --all-types -o wide: $(cat "$E2E_TMP/all.out")"
+assert_eq 300 "$(awk '$3 == "JobSet.jobset.x-k8s.io" && $7 == "4/6" && $8 == "6"' "$E2E_TMP/all.out" | wc -l)" "PODS from the pods listed as a type"
+reqs=$(tail -n +"$((start + 1))" "$LOG" | awk '{print $2, $3}')
+assert_eq 2 "$(grep -c '^GET /api/v1/namespaces/many/pods?limit=1000' <<<"$reqs")" "1800 pods in 2 pages, listed once"
+assert_eq 0 "$(grep -c '/jobsets/\|/jobs/\|/pods/' <<<"$reqs" || true)" "no request per object"
