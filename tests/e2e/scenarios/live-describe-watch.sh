@@ -17,13 +17,13 @@ start=$(wc -l <"$LOG")
 kubectl wmap describe jobset/train -w >"$E2E_TMP/w.out" 2>"$E2E_TMP/w.err" &
 wpid=$!
 E2E_PIDS+=("$wpid")
-wait_until 20 grep -q '^TOTAL' "$E2E_TMP/w.out" || fail "no first view: $(cat "$E2E_TMP/w.err")"
+wait_until 30 grep -q '^TOTAL' "$E2E_TMP/w.out" || fail "no first view: $(cat "$E2E_TMP/w.err")"
 assert_eq 1 "$(views "$E2E_TMP/w.out")"
 assert_contains "$(cat "$E2E_TMP/w.out")" "train-workers-1-1-f4j8t   Pending (Unschedulable)"
 
 # The unschedulable pod is scheduled and becomes ready: one new view, after a blank line.
 live_status train-workers-1-1-f4j8t Running True
-wait_until 20 test "$(views "$E2E_TMP/w.out")" -ge 2 || fail "no second view after the pod became ready"
+wait_until 30 test "$(views "$E2E_TMP/w.out")" -ge 2 || fail "no second view after the pod became ready: $(cat "$E2E_TMP/w.err"; tail -n 20 "$E2E_TMP/requests.log")"
 sleep 1
 assert_eq 2 "$(views "$E2E_TMP/w.out")" "one redraw for one change"
 second=$(awk '/^JobSet\/train /{n++} n==2' "$E2E_TMP/w.out")
@@ -40,7 +40,7 @@ kill -0 "$wpid" 2>/dev/null || fail "describe -w ended early: $(cat "$E2E_TMP/w.
 
 # After relisting, changes are still seen: a pod fails.
 live_status train-workers-0-0-b5n8q Failed False
-wait_until 20 test "$(views "$E2E_TMP/w.out")" -ge 3 || fail "no view after the pod failed (after 410)"
+wait_until 30 test "$(views "$E2E_TMP/w.out")" -ge 3 || fail "no view after the pod failed (after 410)"
 assert_contains "$(awk '/^JobSet\/train /{n++} n==3' "$E2E_TMP/w.out")" "train-workers-0-0-b5n8q   Failed"
 
 # Watches, not polling: the JobSet by name and its pods by the JobSet's label, with
@@ -57,7 +57,7 @@ gets=$(grep -c 'GET /apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/tr
 
 # Deleting the JobSet ends the watch with exit 0.
 kc delete jobset train >/dev/null
-rc=0; wait_until 20 bash -c "! kill -0 $wpid 2>/dev/null" || fail "describe -w did not end after the delete"
+rc=0; wait_until 30 bash -c "! kill -0 $wpid 2>/dev/null" || fail "describe -w did not end after the delete"
 wait "$wpid" || rc=$?
 assert_eq 0 "$rc" "exit code after the delete"
 assert_contains "$(cat "$E2E_TMP/w.err")" "jobsets.jobset.x-k8s.io/train deleted"
@@ -75,19 +75,19 @@ sleep 600
 EOS
 tm new-session -d -s w -x 150 -y 40 "bash $E2E_TMP/run-watch.sh"
 screen() { tm capture-pane -p -t w; }
-wait_until 20 bash -c "tmux -S '$TMUX_SOCK' capture-pane -p -t w | grep -q '^TOTAL'" || fail "no view in tmux: $(screen)"
+wait_until 30 bash -c "tmux -S '$TMUX_SOCK' capture-pane -p -t w | grep -q '^TOTAL'" || fail "no view in tmux: $(screen)"
 assert_contains "$(screen)" "train-workers-1-1-f4j8t   Pending (Unschedulable)"
 assert_eq 1 "$(screen | grep -c '^JobSet/train ')" "one view on the screen"
 assert_eq 0 "$(tm display -p -t w '#{cursor_flag}')" "the cursor is hidden while watching"
 live_status train-workers-1-1-f4j8t Running True
-wait_until 20 bash -c "tmux -S '$TMUX_SOCK' capture-pane -p -t w | grep -q 'train-workers-1-1-f4j8t   Running'" \
+wait_until 30 bash -c "tmux -S '$TMUX_SOCK' capture-pane -p -t w | grep -q 'train-workers-1-1-f4j8t   Running'" \
     || fail "the view was not redrawn: $(screen)"
 assert_eq 1 "$(screen | grep -c '^JobSet/train ')" "redrawn in place, not appended"
 assert_eq 1 "$(screen | grep -c '^JobSet/train ')"
 assert_not_contains "$(screen)" "Pending (Unschedulable)"
 assert_eq "JobSet/train" "$(screen | head -n1 | awk '{print $1}')" "the view starts at the top"
 kc delete jobset train >/dev/null
-wait_until 20 bash -c "tmux -S '$TMUX_SOCK' capture-pane -p -t w | grep -q '^EXIT='" || fail "no exit in tmux: $(screen)"
+wait_until 30 bash -c "tmux -S '$TMUX_SOCK' capture-pane -p -t w | grep -q '^EXIT='" || fail "no exit in tmux: $(screen)"
 assert_contains "$(screen)" "EXIT=0"
 assert_eq 1 "$(tm display -p -t w '#{cursor_flag}')" "the cursor is back"
 tm kill-session -t w
@@ -95,7 +95,7 @@ tm kill-session -t w
 # Ctrl-C: exit 130, the cursor is back.
 refixture
 tm new-session -d -s c -x 150 -y 40 "bash $E2E_TMP/run-watch.sh"
-wait_until 20 bash -c "tmux -S '$TMUX_SOCK' capture-pane -p -t c | grep -q '^TOTAL'" || fail "no view in tmux"
+wait_until 30 bash -c "tmux -S '$TMUX_SOCK' capture-pane -p -t c | grep -q '^TOTAL'" || fail "no view in tmux"
 tm send-keys -t c C-c
 wait_until 10 bash -c "tmux -S '$TMUX_SOCK' capture-pane -p -t c | grep -q '^EXIT='" || fail "Ctrl-C did not end it"
 assert_contains "$(tm capture-pane -p -t c)" "EXIT=130"
@@ -106,11 +106,11 @@ tm kill-server
 kubectl wmap describe jobset/train -w --until-done >"$E2E_TMP/u.out" 2>&1 &
 upid=$!
 E2E_PIDS+=("$upid")
-wait_until 20 grep -q '^TOTAL' "$E2E_TMP/u.out" || fail "no view with --until-done"
+wait_until 30 grep -q '^TOTAL' "$E2E_TMP/u.out" || fail "no view with --until-done"
 sim_curl PATCH /apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/train/status \
     -H 'Content-Type: application/merge-patch+json' \
     --data-binary '{"status":{"conditions":[{"type":"Completed","status":"True"}]}}' >/dev/null
-rc=0; wait_until 20 bash -c "! kill -0 $upid 2>/dev/null" || fail "--until-done did not end on Completed"
+rc=0; wait_until 30 bash -c "! kill -0 $upid 2>/dev/null" || fail "--until-done did not end on Completed"
 wait "$upid" || rc=$?
 assert_eq 0 "$rc"
 assert_contains "$(tail -n 20 "$E2E_TMP/u.out")" "Phase: Completed"

@@ -39,8 +39,14 @@ sim_start --load "$E2E_TMP/fx.json" --load "$E2E_TMP/many.json"
 plugin_on_path || fail "plugin not built: $PLUGIN"
 kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml" >/dev/null
 LOG=$E2E_TMP/requests.log
-# AGE varies: the golden file has <age>; columns are compared with spaces squeezed.
-norm() { awk 'NR == 1 { print; next } { $5 = "<age>"; print }' | tr -s ' '; }
+# AGE varies, and so does the order (newest first: a slow --load spreads the creation times):
+# the golden file has <age>, rows sorted, spaces squeezed.
+norm() {
+    local all
+    all=$(cat)
+    head -n1 <<<"$all" | tr -s ' '
+    tail -n +2 <<<"$all" | awk '{ $5 = "<age>"; print }' | LC_ALL=C sort
+}
 
 kubectl wmap get --all-types -n fx -o wide >"$E2E_TMP/out" 2>"$E2E_TMP/err" || fail "get -o wide: $(cat "$E2E_TMP/err")"
 norm <"$E2E_TMP/out" >"$E2E_TMP/out.norm"

@@ -110,12 +110,12 @@ start=$(wc -l <"$LOG")
 kubectl wmap logs jobset/train replicatedjob/workers -f >"$E2E_TMP/f.out" 2>"$E2E_TMP/f.err" &
 fpid=$!
 E2E_PIDS+=("$fpid")
-wait_until 20 grep -q 'sidecar says hi' "$E2E_TMP/f.out" || fail "no logs with -f: $(cat "$E2E_TMP/f.err")"
+wait_until 30 grep -q 'sidecar says hi' "$E2E_TMP/f.out" || fail "no logs with -f: $(cat "$E2E_TMP/f.err")"
 setlog train-workers-0-1-c9m4r main $'worker 0-1 ready\nworker 0-1 step 100'
-wait_until 20 grep -q '^train-workers-0-1-c9m4r worker 0-1 step 100$' "$E2E_TMP/f.out" || fail "the appended line was not shown: $(cat "$E2E_TMP/f.out")"
+wait_until 30 grep -q '^train-workers-0-1-c9m4r worker 0-1 step 100$' "$E2E_TMP/f.out" || fail "the appended line was not shown: $(cat "$E2E_TMP/f.out")"
 setlog train-workers-1-1-f4j8t main 'late worker here'
 live_status train-workers-1-1-f4j8t Running True
-wait_until 20 grep -q '^train-workers-1-1-f4j8t late worker here$' "$E2E_TMP/f.out" || fail "the pod that started later was not followed: $(cat "$E2E_TMP/f.out")"
+wait_until 30 grep -q '^train-workers-1-1-f4j8t late worker here$' "$E2E_TMP/f.out" || fail "the pod that started later was not followed: $(cat "$E2E_TMP/f.out")"
 assert_eq 1 "$(grep -c 'worker 0-1 ready' "$E2E_TMP/f.out")" "lines are not repeated"
 reqs=$(tail -n +"$((start + 1))" "$LOG")
 assert_eq 6 "$(grep -c '/log?.*follow=true' <<<"$reqs")" "one follow request per container (5 + the late pod)"
