@@ -36,7 +36,7 @@ CORE_LIBS := -ljq -lonig -ljansson -lyaml -lm -lpthread -ldl
 # Debian 12 packages the build and the tests need (checked one by one by `make deps`).
 DEB_PKGS := gcc make pkg-config libyaml-dev libjansson-dev libjq-dev libonig-dev \
             libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libssl-dev \
-            libcriterion-dev openssl jq curl python3 python3-yaml clang-format-14
+            libcriterion-dev openssl jq curl python3 python3-yaml clang-format-14 tmux
 
 # Three layers (src/README.md): the utilities (src/util/) and the resolver core (src/) make
 # libwmap.a; the Kubernetes API client (src/kube/) makes libwmap-kube.a, linked only by the

@@ -10,13 +10,14 @@
  * plugin link (without the command) while that file does not exist yet. */
 extern const cli_command cli_cmd_mutate __attribute__((weak));
 /* The live-cluster commands (cmd_get.c, cmd_patch.c, cmd_suspend.c). */
-extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume;
+extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume, cli_cmd_logs;
 
 const cli_command *cli_command_at(size_t i)
 {
 	const cli_command *const table[] = {
 		&cli_cmd_describe,
 		&cli_cmd_get,
+		&cli_cmd_logs,
 		&cli_cmd_patch,
 		&cli_cmd_suspend,
 		&cli_cmd_resume,

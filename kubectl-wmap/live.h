@@ -15,7 +15,8 @@
 
 #define LIVE_MAX_WARNINGS 64
 
-extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume;
+extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume,
+	cli_cmd_logs;
 
 typedef struct live_ctx {
 	const cli_options *o;
@@ -134,6 +135,12 @@ void live_complete_namespaces(int n, char **words, const char *prefix);
  * form), the names of that type. */
 void live_complete_target(int n, char **words, const char *type, const char *cur);
 
+/* After logs TYPE/NAME: the workload's components ("replicatedjob", "replicatedjob/leader"). */
+void live_complete_components(int n, char **words, const char *target, const char *cur);
+
+/* logs TYPE/NAME [COMPONENT[/INSTANCE]] (live_logs.c); returns the exit code. */
+int live_logs(const cli_options *o);
+
 /* The live describe (cmd_describe.c hands TYPE/NAME over to it); returns the exit code. */
 int live_describe(const cli_options *o);
 
@@ -141,11 +148,12 @@ int live_describe(const cli_options *o);
  * anything is sent. 0 or CLI_EXIT_USAGE (printed). */
 int live_describe_check_flags(const cli_options *o);
 
-/* One view of the live describe on an open connection: fetches TYPE NAME, its pods, its
- * Warning events (one request) and its gang objects, and prints it as lc->o asks (tree or
- * -o json|yaml). Errors are printed; returns the exit code. Call it again for a new view
- * (describe -w). */
-int live_describe_view(live_ctx *lc, const char *type, const char *name);
+/* One view of the live describe of t (loaded by live_target_load) on an open connection:
+ * reads its pods, its Warning events (one request) and its gang objects, and prints it on
+ * stdout as lc->o asks (tree or -o json|yaml); warn 0 leaves out the warnings (already
+ * given once). Errors are printed; returns the exit code. describe calls it once, describe
+ * -w (live_watch.c) once per redraw, after live_target_reload. */
+int live_describe_view(live_ctx *lc, live_target *t, int warn);
 
 /* "--request-timeout" in milliseconds (0 = default), -1 when malformed. */
 long live_timeout_ms(const cli_options *o);

@@ -139,3 +139,54 @@ done:
 	wmap_registry_free(reg);
 	conn_close(&q);
 }
+
+/* logs TYPE/NAME <TAB>: the workload's pod-bearing components, and component/instance for
+ * those with several instances (the object is read and resolved). */
+void live_complete_components(int n, char **words, const char *target, const char *cur)
+{
+	wmap_registry *reg = NULL;
+	wmap_engine *eng = NULL;
+	wmap_workload *w = NULL;
+	const wmap_definition *def;
+	const wmap_api_resource *r;
+	wmap_error err = { 0 };
+	json_t *obj = NULL;
+	char type[256], *path = NULL;
+	const char *slash = strchr(target, '/');
+	quiet_conn q;
+
+	if (!slash || conn_open(&q, n, words) != 0)
+		return;
+	snprintf(type, sizeof(type), "%.*s", (int)(slash - target), target);
+	if (wmap_discovery_load(&q.disc, q.client, 0, &err) != 0 ||
+	    wmap_discovery_resolve(&r, q.disc, type, &err) != 0 ||
+	    (path = wmap_resource_path(r, r->namespaced ? q.cfg->namespace_ : NULL, slash + 1)) == NULL ||
+	    wmap_kube_get(&obj, q.client, path, &err) != 0 || wmap_registry_new(&reg, &err) != 0 ||
+	    wmap_registry_add_catalog(reg, &err) != 0 ||
+	    wmap_registry_find_object(&def, reg, obj, &err) != 0 ||
+	    wmap_engine_new(&eng, reg, &err) != 0 || wmap_workload_resolve(&w, eng, obj, def, &err) != 0)
+		goto done;
+	for (size_t k = 0; k < w->n_nodes; k++) {
+		const wmap_node *nd = &w->nodes[k];
+
+		if (!wmap_component_has_pods(nd->def))
+			continue;
+		if (has_prefix(nd->def->name, cur))
+			printf("%s\n", nd->def->name);
+		for (size_t i = 0; nd->def->instance_id_path && i < nd->n_instances; i++) {
+			char c[512];
+
+			snprintf(c, sizeof(c), "%s/%s", nd->def->name,
+				 nd->instances[i].id ? nd->instances[i].id : "");
+			if (has_prefix(c, cur))
+				printf("%s\n", c);
+		}
+	}
+done:
+	wmap_workload_free(w);
+	wmap_engine_free(eng);
+	wmap_registry_free(reg);
+	json_decref(obj);
+	free(path);
+	conn_close(&q);
+}

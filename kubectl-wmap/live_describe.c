@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "live.h"
+#include "live_pods.h"
+#include "live_watch.h"
 #include "live_why.h"
 #include "render.h"
 #include "wmap/pods.h"
@@ -1095,25 +1097,21 @@ int live_describe_check_flags(const cli_options *o)
 	return 0;
 }
 
-int live_describe_view(live_ctx *lc, const char *type, const char *name)
+int live_describe_view(live_ctx *lc, live_target *t, int warn)
 {
 	const cli_options *o = lc->o;
-	live_target t;
 	desc d;
 	int rc;
 
 	memset(&d, 0, sizeof(d));
-	memset(&t, 0, sizeof(t));
 	if ((rc = parse_limit(&d.pod_limit, o, "pod-limit", 0)) != 0 ||
 	    (rc = parse_limit(&d.comp_limit, o, "component-limit", 0)) != 0 ||
 	    (rc = parse_limit(&d.n_events, o, "events", LIVE_EVENTS_DEFAULT)) != 0)
 		return rc;
-	if ((rc = live_target_load(&t, lc, type, name)) != 0)
-		goto cleanup;
 	d.lc = lc;
-	d.t = &t;
-	d.w = t.w;
-	if (live_pods_load(&d.set, lc, t.w, &d.err) != 0) {
+	d.t = t;
+	d.w = t->w;
+	if (live_pods_load(&d.set, lc, t->w, &d.err) != 0) {
 		rc = live_fail(&d.err, CLI_EXIT_ERROR);
 		goto cleanup;
 	}
@@ -1123,9 +1121,11 @@ int live_describe_view(live_ctx *lc, const char *type, const char *name)
 		rc = live_fail(&d.err, CLI_EXIT_ERROR);
 		goto cleanup;
 	}
-	check_pruning(&d);
-	for (size_t i = 0; i < t.w->n_warnings; i++)
-		live_warn(lc, "%s", t.w->warnings[i]);
+	if (warn) {
+		check_pruning(&d);
+		for (size_t i = 0; i < t->w->n_warnings; i++)
+			live_warn(lc, "%s", t->w->warnings[i]);
+	}
 	rc = o->output == CLI_OUTPUT_TABLE ? render_text(&d) : render_model(&d, o->output);
 	if (rc != 0)
 		rc = live_fail(&d.err, CLI_EXIT_ERROR);
@@ -1135,7 +1135,6 @@ cleanup:
 	live_gang_free(&d.gang);
 	live_events_free(&d.ev);
 	live_pods_free(&d.set);
-	live_target_clear(&t);
 	return rc;
 }
 
@@ -1144,17 +1143,28 @@ int live_describe(const cli_options *o)
 	char type[256], name[256];
 	int has_name = 0, rc;
 	live_ctx lc;
+	live_target t;
 
+	memset(&t, 0, sizeof(t));
 	if ((rc = live_describe_check_flags(o)) != 0)
 		return rc;
 	if ((rc = live_split_target(type, sizeof(type), name, sizeof(name), &has_name, o,
 				    &cli_cmd_describe, 1)) != 0)
 		return rc;
+	if (cli_options_get(o, "until-done") && !cli_options_get(o, "watch"))
+		return cli_usage_error(o, &cli_cmd_describe, "--until-done goes with -w");
 	if ((rc = live_open(&lc, o)) != 0) {
 		live_close(&lc);
 		return rc;
 	}
-	rc = live_describe_view(&lc, type, name);
+	if ((rc = live_target_load(&t, &lc, type, name)) != 0)
+		goto cleanup;
+	if (cli_options_get(o, "watch"))
+		rc = live_watch_describe(&lc, &t, o);
+	else
+		rc = live_describe_view(&lc, &t, 1);
+cleanup:
+	live_target_clear(&t);
 	live_close(&lc);
 	return rc;
 }

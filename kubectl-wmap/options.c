@@ -193,9 +193,12 @@ static int set_global(cli_options *o, const cli_flag *f, const char *value)
 			o->output = CLI_OUTPUT_JSON;
 		else if (strcmp(value, "yaml") == 0)
 			o->output = CLI_OUTPUT_YAML;
+		else if (strcmp(value, "wide") == 0)
+			o->output = CLI_OUTPUT_TABLE; /* a table with more columns (get only) */
 		else
-			return usage(o, "unsupported output format \"%s\" (use table, json or yaml)",
+			return usage(o, "unsupported output format \"%s\" (use table, wide, json or yaml)",
 				     value);
+		o->wide = strcmp(value, "wide") == 0;
 		o->output_set = 1;
 		return 0;
 	}

@@ -67,6 +67,7 @@ typedef struct cli_options {
 
 	cli_output output;
 	int output_set; /* -o was given (commands that print text only refuse it) */
+	int wide;       /* -o wide: the table with more columns (output is TABLE) */
 	size_t n_definitions;
 	const char *definitions[CLI_MAX_DEFINITIONS];
 

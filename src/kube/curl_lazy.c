@@ -24,6 +24,13 @@ static struct {
 	const char *(*easy_strerror)(CURLcode);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
 	void (*slist_free_all)(struct curl_slist *);
+	CURLM *(*multi_init)(void);
+	CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_perform)(CURLM *, int *);
+	CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
+	CURLMsg *(*multi_info_read)(CURLM *, int *);
+	CURLMcode (*multi_cleanup)(CURLM *);
 } fn;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -40,7 +47,12 @@ static void load(void)
 	    !BIND(easy_setopt, "curl_easy_setopt") || !BIND(easy_perform, "curl_easy_perform") ||
 	    !BIND(easy_getinfo, "curl_easy_getinfo") || !BIND(easy_reset, "curl_easy_reset") ||
 	    !BIND(easy_cleanup, "curl_easy_cleanup") || !BIND(easy_strerror, "curl_easy_strerror") ||
-	    !BIND(slist_append, "curl_slist_append") || !BIND(slist_free_all, "curl_slist_free_all")) {
+	    !BIND(slist_append, "curl_slist_append") || !BIND(slist_free_all, "curl_slist_free_all") ||
+	    !BIND(multi_init, "curl_multi_init") || !BIND(multi_add_handle, "curl_multi_add_handle") ||
+	    !BIND(multi_remove_handle, "curl_multi_remove_handle") ||
+	    !BIND(multi_perform, "curl_multi_perform") || !BIND(multi_poll, "curl_multi_poll") ||
+	    !BIND(multi_info_read, "curl_multi_info_read") ||
+	    !BIND(multi_cleanup, "curl_multi_cleanup")) {
 		fn.easy_init = NULL; /* a partial libcurl is no libcurl */
 		fn.global_init = NULL;
 	}
@@ -126,4 +138,42 @@ void wmap__curl_slist_free_all(struct curl_slist *list)
 {
 	if (ready())
 		fn.slist_free_all(list);
+}
+
+/* The multi interface: kube_stream.c multiplexes watches and log streams with it. */
+CURLM *wmap__curl_multi_init(void)
+{
+	return ready() ? fn.multi_init() : NULL;
+}
+
+CURLMcode wmap__curl_multi_add_handle(CURLM *m, CURL *h)
+{
+	return ready() && m ? fn.multi_add_handle(m, h) : CURLM_BAD_HANDLE;
+}
+
+CURLMcode wmap__curl_multi_remove_handle(CURLM *m, CURL *h)
+{
+	return ready() && m ? fn.multi_remove_handle(m, h) : CURLM_BAD_HANDLE;
+}
+
+CURLMcode wmap__curl_multi_perform(CURLM *m, int *running)
+{
+	return ready() && m ? fn.multi_perform(m, running) : CURLM_BAD_HANDLE;
+}
+
+CURLMcode wmap__curl_multi_poll(CURLM *m, struct curl_waitfd *extra, unsigned int n,
+				int timeout_ms,
+				int *numfds)
+{
+	return ready() && m ? fn.multi_poll(m, extra, n, timeout_ms, numfds) : CURLM_BAD_HANDLE;
+}
+
+CURLMsg *wmap__curl_multi_info_read(CURLM *m, int *left)
+{
+	return ready() && m ? fn.multi_info_read(m, left) : NULL;
+}
+
+CURLMcode wmap__curl_multi_cleanup(CURLM *m)
+{
+	return ready() && m ? fn.multi_cleanup(m) : CURLM_BAD_HANDLE;
 }

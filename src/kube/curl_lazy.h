@@ -18,5 +18,14 @@ void wmap__curl_easy_cleanup(CURL *h);
 const char *wmap__curl_easy_strerror(CURLcode rc);
 struct curl_slist *wmap__curl_slist_append(struct curl_slist *list, const char *s);
 void wmap__curl_slist_free_all(struct curl_slist *list);
+/* The multi interface (kube_stream.c). */
+CURLM *wmap__curl_multi_init(void);
+CURLMcode wmap__curl_multi_add_handle(CURLM *m, CURL *h);
+CURLMcode wmap__curl_multi_remove_handle(CURLM *m, CURL *h);
+CURLMcode wmap__curl_multi_perform(CURLM *m, int *running);
+CURLMcode wmap__curl_multi_poll(CURLM *m, struct curl_waitfd *extra, unsigned int n,
+				int timeout_ms, int *numfds);
+CURLMsg *wmap__curl_multi_info_read(CURLM *m, int *left);
+CURLMcode wmap__curl_multi_cleanup(CURLM *m);
 
 #endif

@@ -27,6 +27,7 @@
 #define DEFAULT_MAX_RESPONSE (64u << 20)
 #define EXEC_MAX_OUTPUT (1u << 20)
 #define RETRY_AFTER_MAX_S 10
+#define AUTH_MAX 16384 /* the Authorization header, token included */
 
 struct wmap_kube_client {
 	const wmap_kube_config *cfg;
@@ -606,6 +607,11 @@ unsigned wmap_kube_requests(const wmap_kube_client *c)
 	return c ? c->requests : 0;
 }
 
+long wmap_kube__timeout_ms(const wmap_kube_client *c)
+{
+	return c->timeout_ms;
+}
+
 const wmap_kube_config *wmap_kube_client_config(const wmap_kube_client *c)
 {
 	return c->cfg;
@@ -689,16 +695,106 @@ static void sleep_ms(long ms)
 		;
 }
 
+int wmap_kube__configure(wmap_kube_client *c, CURL *h, const char *url, const char *method,
+			 const char *accept, const char *content_type, const char *body,
+			 struct curl_slist **hdrs, struct curl_slist **connect_to, wmap_error *err)
+{
+	const wmap_kube_config *cfg = c->cfg;
+	char auth[AUTH_MAX], ctype[256];
+	int hfail;
+
+	snprintf(ctype, sizeof(ctype), "Accept: %s", accept ? accept : "application/json");
+	hfail = add_header(hdrs, ctype);
+	/* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
+	hfail = hfail || add_header(hdrs, "Expect:");
+	if (content_type && !hfail) {
+		snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
+		hfail = add_header(hdrs, ctype);
+	}
+	if (c->token && !hfail) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
+		hfail = add_header(hdrs, auth);
+		memset(auth, 0, sizeof(auth));
+	}
+	if (hfail || impersonation(hdrs, cfg))
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	wmap__curl_easy_setopt(h, CURLOPT_URL, url);
+	wmap__curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	wmap__curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdrs);
+	wmap__curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+	wmap__curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	wmap__curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+	if (!cfg->disable_compression)
+		wmap__curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	if (body) {
+		wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	} else if (strcmp(method, "GET") == 0) {
+		wmap__curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	}
+	if (cfg->insecure) {
+		wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else if (cfg->ca_data) {
+		set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_data, cfg->ca_data_len);
+	} else if (cfg->ca_file) {
+		wmap__curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
+	}
+	if (c->exec_cert && c->exec_key) {
+		set_blob(h, CURLOPT_SSLCERT_BLOB, c->exec_cert, strlen(c->exec_cert));
+		set_blob(h, CURLOPT_SSLKEY_BLOB, c->exec_key, strlen(c->exec_key));
+	} else {
+		if (cfg->cert_data)
+			set_blob(h, CURLOPT_SSLCERT_BLOB, cfg->cert_data, cfg->cert_data_len);
+		else if (cfg->cert_file)
+			wmap__curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
+		if (cfg->key_data)
+			set_blob(h, CURLOPT_SSLKEY_BLOB, cfg->key_data, cfg->key_data_len);
+		else if (cfg->key_file)
+			wmap__curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
+	}
+	if (c->connect_to) {
+		if (!*connect_to && add_header(connect_to, c->connect_to))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		wmap__curl_easy_setopt(h, CURLOPT_CONNECT_TO, *connect_to);
+	}
+	/* proxy-url wins over the environment; else curl reads HTTPS_PROXY, and NO_PROXY
+	 * plus loopback: like client-go, never proxy requests to this host. */
+	if (cfg->proxy_url)
+		wmap__curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
+	else
+		wmap__curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
+	return 0;
+}
+
+int wmap_kube__prepare(char **url, wmap_kube_client *c, const char *path, wmap_error *err)
+{
+	size_t ulen = strlen(c->url_base) + strlen(path) + 1;
+	int rc;
+
+	*url = NULL;
+	if ((rc = refresh_credentials(c, 0, err)) != 0)
+		return rc;
+	if (c->token && strlen(c->token) + 32 > AUTH_MAX)
+		return wmap_error_set(err, WMAP_ELIMIT, "the bearer token is longer than %d bytes",
+				      AUTH_MAX - 32);
+	if ((*url = malloc(ulen)) == NULL)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	snprintf(*url, ulen, "%s%s", c->url_base, path);
+	c->requests++;
+	return 0;
+}
+
 static int request(json_t **out, long *status, wmap_kube_client *c, const char *method,
 		   const char *path, const char *accept, const char *content_type,
 		   const char *body, const wmap_kube_stream_opts *so, wmap_error *err)
 {
 	const wmap_kube_config *cfg = c->cfg;
-	char *url = NULL, auth[16384], ctype[256];
+	char *url = NULL;
 	struct curl_slist *hdrs = NULL, *connect_to = NULL;
 	wmap_buf resp = WMAP_BUF_INIT(c->max_response, 16384);
 	stream st = { so, c->curl, WMAP_BUF_INIT(c->max_response, 16384), 0, 0 };
-	int rc = 0, attempt, reauthed = 0, hfail, max_retries = so ? 0 : c->max_retries;
+	int rc = 0, attempt, reauthed = 0, max_retries = so ? 0 : c->max_retries;
 	long code = 0;
 	size_t ulen;
 
@@ -712,9 +808,9 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 	snprintf(url, ulen, "%s%s", c->url_base, path);
 	if ((rc = refresh_credentials(c, 0, err)) != 0)
 		goto cleanup;
-	if (c->token && strlen(c->token) + 32 > sizeof(auth)) {
-		rc = wmap_error_set(err, WMAP_ELIMIT, "the bearer token is longer than %zu bytes",
-				    sizeof(auth) - 32);
+	if (c->token && strlen(c->token) + 32 > AUTH_MAX) {
+		rc = wmap_error_set(err, WMAP_ELIMIT, "the bearer token is longer than %d bytes",
+				    AUTH_MAX - 32);
 		goto cleanup;
 	}
 	for (attempt = 0;; attempt++) {
@@ -725,28 +821,9 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		wmap__curl_easy_reset(h);
 		wmap__curl_slist_free_all(hdrs);
 		hdrs = NULL;
-		snprintf(ctype, sizeof(ctype), "Accept: %s", accept ? accept : "application/json");
-		hfail = add_header(&hdrs, ctype);
-		/* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
-		hfail = hfail || add_header(&hdrs, "Expect:");
-		if (content_type && !hfail) {
-			snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
-			hfail = add_header(&hdrs, ctype);
-		}
-		if (c->token && !hfail) {
-			snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
-			hfail = add_header(&hdrs, auth);
-			memset(auth, 0, sizeof(auth));
-		}
-		if (hfail || impersonation(&hdrs, cfg)) {
-			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		if ((rc = wmap_kube__configure(c, h, url, method, accept, content_type, body, &hdrs,
+					       &connect_to, err)) != 0)
 			goto cleanup;
-		}
-		wmap__curl_easy_setopt(h, CURLOPT_URL, url);
-		wmap__curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-		wmap__curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		wmap__curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-		wmap__curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 		wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, so ? so->timeout_ms : c->timeout_ms);
 		wmap__curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 				       c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
@@ -766,49 +843,6 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		wmap__curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
 		json_array_clear(c->warnings);
 		wmap__curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
-		wmap__curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
-		if (!cfg->disable_compression)
-			wmap__curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-		if (body) {
-			wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-			wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-		} else if (strcmp(method, "GET") == 0) {
-			wmap__curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-		}
-		if (cfg->insecure) {
-			wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-			wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-		} else if (cfg->ca_data) {
-			set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_data, cfg->ca_data_len);
-		} else if (cfg->ca_file) {
-			wmap__curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
-		}
-		if (c->exec_cert && c->exec_key) {
-			set_blob(h, CURLOPT_SSLCERT_BLOB, c->exec_cert, strlen(c->exec_cert));
-			set_blob(h, CURLOPT_SSLKEY_BLOB, c->exec_key, strlen(c->exec_key));
-		} else {
-			if (cfg->cert_data)
-				set_blob(h, CURLOPT_SSLCERT_BLOB, cfg->cert_data, cfg->cert_data_len);
-			else if (cfg->cert_file)
-				wmap__curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
-			if (cfg->key_data)
-				set_blob(h, CURLOPT_SSLKEY_BLOB, cfg->key_data, cfg->key_data_len);
-			else if (cfg->key_file)
-				wmap__curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
-		}
-		if (c->connect_to) {
-			if (!connect_to && add_header(&connect_to, c->connect_to)) {
-				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-				goto cleanup;
-			}
-			wmap__curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
-		}
-		/* proxy-url wins over the environment; else curl reads HTTPS_PROXY, and NO_PROXY
-		 * plus loopback: like client-go, never proxy requests to this host. */
-		if (cfg->proxy_url)
-			wmap__curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
-		else
-			wmap__curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
 
 		if (resp.error)
 			wmap_buf_free(&resp); /* a failed attempt: start again */
@@ -898,7 +932,6 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		}
 	}
 cleanup:
-	memset(auth, 0, sizeof(auth));
 	wmap__curl_slist_free_all(hdrs);
 	wmap__curl_slist_free_all(connect_to);
 	wmap_buf_free(&resp);

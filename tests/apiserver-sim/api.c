@@ -100,7 +100,8 @@ static int route_parse(struct sim *s, struct sim_req *r, struct route *rt)
     }
     if (n - i == 3) {
         snprintf(rt->sub, sizeof(rt->sub), "%s", seg[i + 2]);
-        if (!(!strcmp(rt->sub, "status") && rt->res->has_status) && !(!strcmp(rt->sub, "scale") && rt->res->has_scale))
+        if (!(!strcmp(rt->sub, "status") && rt->res->has_status) && !(!strcmp(rt->sub, "scale") && rt->res->has_scale) &&
+            !(!strcmp(rt->sub, "log") && !rt->res->group[0] && !strcmp(rt->res->plural, "pods")))
             return -1;
     }
     if (rt->res->namespaced && rt->has_name && !rt->has_ns)
@@ -652,6 +653,10 @@ void sim_api_handle(struct sim *s, struct sim_req *r)
     }
     if (!strcmp(rt.sub, "scale")) {
         sim_scale_handle(s, r, rt.res, rt.ns, rt.name);
+        return;
+    }
+    if (!strcmp(rt.sub, "log")) {
+        sim_log_handle(s, r, rt.res, rt.ns, rt.name);
         return;
     }
     if (!strcmp(m, "GET")) {

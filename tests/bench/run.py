@@ -26,6 +26,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wide  # noqa: E402  (tests/bench/wide.py)
+
 ROOT = os.getcwd()
 JOBSET_FIXTURE = "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml"
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -1067,7 +1070,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
                     help="run every benchmark process at nice N (negative: ahead of other "
@@ -1096,7 +1099,9 @@ def main():
              ("admit", lambda: bench_admit(a, R)),
              ("hostile", lambda: bench_hostile(a, R, files, crt, key)),
              ("instructions", lambda: bench_instructions(a, R)),
-             ("swap", lambda: bench_swap(a, R, crt, key))]
+             ("swap", lambda: bench_swap(a, R, crt, key)),
+             ("wide", lambda: wide.bench_wide(a, R, hyperfine, peak_rss, run, log, JOBSET_CRD))]
+
     for name, fn in steps:
         if name not in only:
             continue
