@@ -445,7 +445,7 @@ static node *parse_term(parser *ps)
 				if (!accept(ps, T_RPAREN))
 					return fail(ps, x);
 			}
-			if (!wmap__jn_known(x->name, x->n))
+			if (!(x->fn = wmap__jn_builtin(x->name, x->n)))
 				return fail(ps, x); /* libjq knows more builtins */
 		}
 		break;
