@@ -900,18 +900,22 @@ static int bi_anyall(ectx *c, const node *x, json_t *in, const char *ptr, const 
 }
 
 /* first(f), last(f), isempty(f). variant: first_ud's want (-1 stops at the first output, -2
- * never stops, so the last one stays), and ISEMPTY. */
-enum { ISEMPTY = 1 };
+ * never stops, so the last one stays), or ISEMPTY. */
+enum { FIRST_OF = -1,
+       LAST_OF = -2,
+       ISEMPTY = 1 };
 
 static int bi_first_of(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
 {
 	int isempty = variant(x) == ISEMPTY;
-	first_ud f = { NULL, NULL, 0, isempty ? -1 : variant(x), 0, NULL, NULL };
+	first_ud f = { NULL, NULL, 0, isempty ? FIRST_OF : variant(x), 0, NULL, NULL };
 	int rc = run_until(c, x->args[0], in, ptr, e, first_emit, &f);
 	if (!rc && isempty)
 		rc = k(c, ud, json_boolean(f.v == NULL), NULL);
 	else if (!rc && f.v)
 		rc = k(c, ud, f.v, f.ptr);
+	else if (!rc && variant(x) == LAST_OF) /* jq 1.6: last(f) is reduce f as $x (null; $x) */
+		rc = k(c, ud, json_null(), NULL);
 	json_decref(f.v);
 	free(f.ptr);
 	return rc;
@@ -1045,8 +1049,8 @@ static const jn_builtin builtins[] = {
 	CALL("with_entries", 1, bi_map, MAP_ENTRIES),
 	CALL("any", 1, bi_anyall, ANY),
 	CALL("all", 1, bi_anyall, ALL),
-	CALL("first", 1, bi_first_of, -1),
-	CALL("last", 1, bi_first_of, -2),
+	CALL("first", 1, bi_first_of, FIRST_OF),
+	CALL("last", 1, bi_first_of, LAST_OF),
 	CALL("isempty", 1, bi_first_of, ISEMPTY),
 	CALL("IN", 1, bi_IN, 0),
 	CALL("min_by", 1, bi_minmax_by, MIN),
