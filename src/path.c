@@ -410,6 +410,26 @@ static int on_missing(ev *e, size_t next_step, size_t seed_step, const char *ptr
 	return rc;
 }
 
+/* One member of an iterated array (key NULL, at index idx) or object (at key): passed over
+ * unless the step's selector picks it, else the path goes on from it. */
+static int iterate_member(ev *e, size_t i, json_t *x, const char *ptr, const char *key, size_t idx,
+			  int *found)
+{
+	const step *st = &e->p->steps[i];
+	int pick = st->sel_key ? picks(e, st, x) : 1;
+	if (pick < 0)
+		return WMAP_EEVAL;
+	if (!pick)
+		return 0;
+	*found = 1;
+	char *next = key ? wmap_pointer_join(ptr, key) : wmap_pointer_join_index(ptr, idx);
+	if (!next)
+		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+	int rc = eval_from(e, i + 1, x, next);
+	free(next);
+	return rc;
+}
+
 static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
 {
 	const step *st = &e->p->steps[i];
@@ -418,37 +438,15 @@ static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
 	if (json_is_array(v)) {
 		size_t k;
 		json_t *x;
-		json_array_foreach(v, k, x) {
-			int pick = st->sel_key ? picks(e, st, x) : 1;
-			if (pick < 0)
-				return WMAP_EEVAL;
-			if (!pick)
-				continue;
-			found = 1;
-			if (!(next = wmap_pointer_join_index(ptr, k)))
-				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
-			rc = eval_from(e, i + 1, x, next);
-			free(next);
-			if (rc)
+		json_array_foreach(v, k, x)
+			if ((rc = iterate_member(e, i, x, ptr, NULL, k, &found)))
 				return rc;
-		}
 	} else if (json_is_object(v)) {
 		const char *k;
 		json_t *x;
-		json_object_foreach(v, k, x) {
-			int pick = st->sel_key ? picks(e, st, x) : 1;
-			if (pick < 0)
-				return WMAP_EEVAL;
-			if (!pick)
-				continue;
-			found = 1;
-			if (!(next = wmap_pointer_join(ptr, k)))
-				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
-			rc = eval_from(e, i + 1, x, next);
-			free(next);
-			if (rc)
+		json_object_foreach(v, k, x)
+			if ((rc = iterate_member(e, i, x, ptr, k, 0, &found)))
 				return rc;
-		}
 	} else if (!st->optional && !(e->locate && e->missing_at != SIZE_MAX)) {
 		return wmap_error_set(e->err, WMAP_EEVAL, "Cannot iterate over %s",
 				      (!v || json_is_null(v)) ? "null" : wmap__json_type_name(v));
