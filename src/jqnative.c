@@ -317,37 +317,37 @@ int wmap__jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **o
 	return 0;
 }
 
+/* Runs k on one element of a container: x at index idx (key NULL) or at key, with its location
+ * below ptr when the container has one. */
+static int iterate_member(ectx *c, json_t *x, const char *ptr, const char *key, size_t idx, emit_fn k,
+			  void *ud)
+{
+	char *p = NULL;
+	if (ptr && !(p = key ? wmap_pointer_join(ptr, key) : wmap_pointer_join_index(ptr, idx)))
+		return wmap__jn_oom(c);
+	int rc = k(c, ud, x, p);
+	free(p);
+	return rc;
+}
+
 /* Runs k for each element of a container (jq's .[]). */
 int wmap__jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud)
 {
 	int rc = 0;
-	char *p = NULL;
 	if (json_is_array(in)) {
 		size_t i;
 		json_t *x;
-		json_array_foreach(in, i, x) {
-			if (ptr && !(p = wmap_pointer_join_index(ptr, i)))
-				return wmap__jn_oom(c);
-			rc = k(c, ud, x, p);
-			free(p);
-			p = NULL;
-			if (rc)
+		json_array_foreach(in, i, x)
+			if ((rc = iterate_member(c, x, ptr, NULL, i, k, ud)))
 				return rc;
-		}
 		return 0;
 	}
 	if (json_is_object(in)) {
 		const char *key;
 		json_t *x;
-		json_object_foreach(in, key, x) {
-			if (ptr && !(p = wmap_pointer_join(ptr, key)))
-				return wmap__jn_oom(c);
-			rc = k(c, ud, x, p);
-			free(p);
-			p = NULL;
-			if (rc)
+		json_object_foreach(in, key, x)
+			if ((rc = iterate_member(c, x, ptr, key, 0, k, ud)))
 				return rc;
-		}
 		return 0;
 	}
 	if (optional)
