@@ -339,7 +339,7 @@ static json_t *seed(const wmap_path *p, size_t i, int *oom)
 	if (st->kind == STEP_KEY) {
 		v = json_object();
 		if (!v || json_object_set_new(v, st->key, below ? below : json_object()) != 0)
-			goto oom;
+			goto fail;
 		return v;
 	}
 	/* A selected entry, its key first: the list that holds it. */
@@ -349,11 +349,11 @@ static json_t *seed(const wmap_path *p, size_t i, int *oom)
 	    (below && json_object_update(entry, below) != 0) || json_array_append_new(v, entry) != 0) {
 		json_decref(entry);
 		json_decref(below);
-		goto oom;
+		goto fail;
 	}
 	json_decref(below);
 	return v;
-oom:
+fail:
 	*oom = 1;
 	json_decref(v);
 	return NULL;

@@ -689,11 +689,11 @@ int wmap_yaml_parse(json_t **out, const char *data, size_t len, const char *name
 	docs = json_array();
 	if (!ld.stack || !docs) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		goto out;
+		goto cleanup;
 	}
 	if (!yaml_parser_initialize(&parser)) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		goto out;
+		goto cleanup;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	rc = load_events(&ld, &parser, docs);
@@ -702,7 +702,7 @@ int wmap_yaml_parse(json_t **out, const char *data, size_t len, const char *name
 		*out = docs;
 		docs = NULL;
 	}
-out:
+cleanup:
 	json_decref(docs);
 	free(ld.stack);
 	return rc;
