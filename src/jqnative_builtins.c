@@ -431,31 +431,7 @@ static int v_split(ectx *c, const node *x, json_t *in, const char *ptr, json_t *
 {
 	if (string_test(c, "split input and separator", in, arg))
 		return wmap__jn_err(c, "split input and separator must be strings");
-	const char *s = json_string_value(in), *sep = json_string_value(arg);
-	size_t ls = json_string_length(in), lsep = json_string_length(arg), start = 0;
-	json_t *out = json_array();
-	if (!out)
-		return wmap__jn_oom(c);
-	if (ls == 0)
-		return give(c, k, ud, out);
-	for (size_t i = 0; lsep > 0 && i + lsep <= ls;) {
-		if (memcmp(s + i, sep, lsep) == 0) {
-			json_array_append_new(out, json_stringn(s + start, i - start));
-			i += lsep;
-			start = i;
-		} else {
-			i++;
-		}
-	}
-	if (lsep == 0) {
-		for (size_t i = 0; i < ls; i++)
-			if (((unsigned char)s[i] & 0xC0) != 0x80 && i > start) {
-				json_array_append_new(out, json_stringn(s + start, i - start));
-				start = i;
-			}
-	}
-	json_array_append_new(out, json_stringn(s + start, ls - start));
-	return give(c, k, ud, out);
+	return give(c, k, ud, wmap__jn_split(in, arg));
 }
 
 /* join's piece for one element: null is "", booleans and numbers their JSON text. */

@@ -120,5 +120,7 @@ int wmap__jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **o
 int wmap__jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud);
 int wmap__jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **out, char **optr);
 int wmap__jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out);
+/* jq's split of string a at string b (also a / b): a new array, NULL when out of memory. */
+json_t *wmap__jn_split(const json_t *a, const json_t *b);
 
 #endif

@@ -86,7 +86,7 @@ Test(jqnative, agrees_with_libjq_on_edge_cases)
 		"3.5 | round", "-2.5 | round", ".arr | inside([1, 2, 3, 4])", ".o | inside({a: 1})",
 		"try (\"m\" | error) catch .", "[.[] | nulls]",
 		"[.[] | booleans]", ".o | to_entries | from_entries", "[.arr[] | tojson]", ".o | tojson",
-		"last(empty)", "[.arr[] | IN(2, 3)]", ".s | indices(\"b\")", "[limit(0; .arr[])]",
+		"last(empty)", "[.arr[] | IN(2, 3)]", "\"abc\" / \"\"", "\"\" / \",\"", ".s | indices(\"b\")", "[limit(0; .arr[])]",
 		"[.[] | strings | ascii_downcase]", "\"1.5\" | tonumber", "\"[1]\" | fromjson",
 		".o | keys_unsorted | length", "[.o | to_entries[] | .key] | join(\"+\")",
 	};
