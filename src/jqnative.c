@@ -19,6 +19,8 @@
 int wmap__jn_err(ectx *c, const char *fmt, ...)
 {
 	va_list ap;
+	json_decref(c->thrown); /* an error of its own: no value was raised */
+	c->thrown = NULL;
 	va_start(ap, fmt);
 	if (c->err) {
 		vsnprintf(c->err->message, sizeof(c->err->message), fmt, ap);
@@ -696,11 +698,19 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 		int rc = wmap__jn_ev(c, x->a, in, ptr, e, guard_emit, &g);
 		if (!rc || g.downstream_rc || rc == JN_STOP || rc == WMAP_ENOMEM)
 			return rc;
-		if (!x->b)
+		if (!x->b) {
+			json_decref(c->thrown); /* swallowed */
+			c->thrown = NULL;
 			return 0;
-		json_t *msg = json_string(c->err ? c->err->message : "error");
+		}
+		/* catch sees the value error raised, else the message; jq 1.6 catches error(null)
+		 * with no output at all */
+		json_t *msg = c->thrown ? c->thrown : json_string(c->err ? c->err->message : "error");
+		c->thrown = NULL;
 		if (!msg)
 			return wmap__jn_oom(c);
+		if (json_is_null(msg))
+			return 0;
 		rc = wmap__jn_ev(c, x->b, msg, NULL, e, k, ud);
 		json_decref(msg);
 		return rc;
@@ -728,9 +738,10 @@ static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 
 int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
 {
-	ectx c = { error, 0 };
+	ectx c = { error, 0, NULL };
 	results_ud r = { out };
 	int rc = wmap__jn_ev(&c, p->root, input, "", NULL, results_emit, &r);
+	json_decref(c.thrown);
 	if (rc == JN_STOP)
 		rc = 0;
 	return rc;

@@ -522,6 +522,7 @@ static int raise_error(ectx *c, const json_t *msg)
 	char *d = json_is_string(msg) ? NULL : wmap__jn_dump(msg);
 	int rc = wmap__jn_err(c, "%s", d ? d : json_string_value(msg));
 	free(d);
+	c->thrown = json_incref((json_t *)msg); /* for catch, after wmap__jn_err cleared it */
 	return rc;
 }
 

@@ -84,7 +84,7 @@ Test(jqnative, agrees_with_libjq_on_edge_cases)
 		"[.arr[] | type]", "not", "[true, false, null, 1] | map(not)", ".arr | utf8bytelength",
 		"\"héllo\" | length", "\"héllo\" | utf8bytelength", "\"abc\" | split(\"\")",
 		"3.5 | round", "-2.5 | round", ".arr | inside([1, 2, 3, 4])", ".o | inside({a: 1})",
-		"try (\"m\" | error) catch .", "[.[] | nulls]",
+		"try (\"m\" | error) catch .", "try ({a: 1} | error) catch .", "try error([1, {b: null}]) catch .[1]", "try error(null) catch .", "[.[] | nulls]",
 		"[.[] | booleans]", ".o | to_entries | from_entries", "[.arr[] | tojson]", ".o | tojson",
 		"last(empty)", "[.arr[] | IN(2, 3)]", "\"abc\" / \"\"", "\"\" / \",\"", ".s | indices(\"b\")", "[limit(0; .arr[])]",
 		"[.[] | strings | ascii_downcase]", "\"1.5\" | tonumber", "\"[1]\" | fromjson",
