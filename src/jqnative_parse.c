@@ -345,6 +345,61 @@ static const char *const unsupported_words[] = { "reduce", "foreach", "def", "la
 						 "include", "then", "elif", "else", "end", "as",
 						 "catch", "and", "or", "__loc__", NULL };
 
+/* A builtin's call, its name read: the arguments, then the builtin bound to it (the parse
+ * fails for one the native evaluator does not have: libjq knows more). */
+static node *parse_call(parser *ps, const char *name)
+{
+	node *x = mk(N_CALL, NULL, NULL);
+	if (!x || !(x->name = strdup(name)))
+		return fail(ps, x);
+	if (accept(ps, T_LPAREN)) {
+		do {
+			node *arg = parse_pipe(ps);
+			node **na = arg ? realloc(x->args, (x->n + 1) * sizeof(*na)) : NULL;
+			if (!na) {
+				node_free(arg);
+				return fail(ps, x);
+			}
+			x->args = na;
+			x->args[x->n++] = arg;
+		} while (accept(ps, T_SEMI));
+		if (!accept(ps, T_RPAREN))
+			return fail(ps, x);
+	}
+	if (!(x->fn = wmap__jn_builtin(x->name, x->n)))
+		return fail(ps, x);
+	return x;
+}
+
+/* A word: a literal (true, false, null), if, try, or a builtin's call. */
+static node *parse_word(parser *ps, const char *w)
+{
+	node *x;
+	if (strcmp(w, "true") == 0)
+		return literal(json_true());
+	if (strcmp(w, "false") == 0)
+		return literal(json_false());
+	if (strcmp(w, "null") == 0)
+		return literal(json_null());
+	if (strcmp(w, "if") == 0)
+		return parse_if(ps);
+	if (strcmp(w, "try") == 0) {
+		x = mk(N_TRY, parse_postfix(ps), NULL);
+		if (!x || !x->a)
+			return fail(ps, x);
+		if (is_ident(ps, "catch")) {
+			ps->lx->pos++;
+			if (!(x->b = parse_postfix(ps)))
+				return fail(ps, x);
+		}
+		return x;
+	}
+	for (const char *const *u = unsupported_words; *u; u++)
+		if (strcmp(w, *u) == 0)
+			return fail(ps, NULL);
+	return parse_call(ps, w);
+}
+
 static node *parse_term(parser *ps)
 {
 	tok *t = peek(ps);
@@ -407,47 +462,7 @@ static node *parse_term(parser *ps)
 		break;
 	case T_IDENT:
 		ps->lx->pos++;
-		if (strcmp(t->s, "true") == 0) {
-			x = literal(json_true());
-		} else if (strcmp(t->s, "false") == 0) {
-			x = literal(json_false());
-		} else if (strcmp(t->s, "null") == 0) {
-			x = literal(json_null());
-		} else if (strcmp(t->s, "if") == 0) {
-			x = parse_if(ps);
-		} else if (strcmp(t->s, "try") == 0) {
-			x = mk(N_TRY, parse_postfix(ps), NULL);
-			if (!x || !x->a)
-				return fail(ps, x);
-			if (is_ident(ps, "catch")) {
-				ps->lx->pos++;
-				if (!(x->b = parse_postfix(ps)))
-					return fail(ps, x);
-			}
-		} else {
-			for (const char *const *w = unsupported_words; *w; w++)
-				if (strcmp(t->s, *w) == 0)
-					return fail(ps, NULL);
-			x = mk(N_CALL, NULL, NULL);
-			if (!x || !(x->name = strdup(t->s)))
-				return fail(ps, x);
-			if (accept(ps, T_LPAREN)) {
-				do {
-					node *arg = parse_pipe(ps);
-					node **na = arg ? realloc(x->args, (x->n + 1) * sizeof(*na)) : NULL;
-					if (!na) {
-						node_free(arg);
-						return fail(ps, x);
-					}
-					x->args = na;
-					x->args[x->n++] = arg;
-				} while (accept(ps, T_SEMI));
-				if (!accept(ps, T_RPAREN))
-					return fail(ps, x);
-			}
-			if (!(x->fn = wmap__jn_builtin(x->name, x->n)))
-				return fail(ps, x); /* libjq knows more builtins */
-		}
+		x = parse_word(ps, t->s);
 		break;
 	default:
 		return fail(ps, NULL);
