@@ -48,16 +48,14 @@ void wmap_admission_kind(char *buf, size_t len, const json_t *object)
 		snprintf(buf, len, "%s", kind);
 }
 
-static void warn(json_t *warnings, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(json_t *warnings, const char *fmt, ...)
+/* Adds a warning (one printable line, cut at WARNING_MAX) unless it is there already or
+ * MAX_WARNINGS are; -1 when memory runs out. */
+static int vwarn(json_t *warnings, const char *fmt, va_list ap)
 {
 	char buf[WARNING_MAX + 1];
 	if (!warnings || json_array_size(warnings) >= MAX_WARNINGS)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
+		return 0;
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	if (n >= (int)sizeof(buf))
 		memcpy(buf + sizeof(buf) - 4, "...", 4);
 	/* Messages may carry object text: keep them one printable line. */
@@ -69,9 +67,30 @@ static void warn(json_t *warnings, const char *fmt, ...)
 	json_t *e;
 	json_array_foreach(warnings, i, e) {
 		if (strcmp(json_string_value(e), buf) == 0)
-			return;
+			return 0;
 	}
-	json_array_append_new(warnings, json_string(buf));
+	return json_array_append_new(warnings, json_string(buf)) ? -1 : 0;
+}
+
+/* A note for the user: best effort (under memory pressure it may be missing). */
+static void warn(json_t *warnings, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(json_t *warnings, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vwarn(warnings, fmt, ap);
+	va_end(ap);
+}
+
+/* A warning that is part of the answer (a Warn policy's violation): -1 out of memory. */
+static int warn_checked(json_t *warnings, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int warn_checked(json_t *warnings, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vwarn(warnings, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static int64_t now_ns(void)
@@ -1069,16 +1088,18 @@ static int answer_violations(json_t *resp, json_t **warnings, const wmap_audit_r
 		if ((v->actions & WMAP_ACTION_DENY) &&
 		    json_array_append_new(denials, json_string(v->message)))
 			goto done;
-		if (v->actions & WMAP_ACTION_WARN)
-			warn(warns, "%s", v->message);
+		if ((v->actions & WMAP_ACTION_WARN) && warn_checked(warns, "%s", v->message))
+			goto done;
 	}
 	if (json_array_size(denials) > 0) {
 		info->result = "denied";
 		rc = deny_with(resp, denials);
 		goto done;
 	}
-	json_array_foreach(*warnings, i, w)
-		warn(warns, "%s", json_string_value(w));
+	json_array_foreach(*warnings, i, w) {
+		if (warn_checked(warns, "%s", json_string_value(w)))
+			goto done;
+	}
 	json_decref(*warnings);
 	*warnings = warns;
 	warns = NULL;
