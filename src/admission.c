@@ -1078,19 +1078,31 @@ static int answer_violations(json_t *resp, json_t **warnings, const wmap_audit_r
 {
 	json_t *denials = json_array(), *warns = json_array();
 	int rc = -1;
-	size_t i;
+	size_t i, n_warn = 0, shown = 0;
 	json_t *w;
 	if (!denials || !warns)
 		goto done;
+	for (i = 0; i < res->n; i++)
+		n_warn += (res->violations[i].actions & WMAP_ACTION_WARN) != 0;
 	for (i = 0; i < res->n; i++) {
 		const wmap_violation *v = &res->violations[i];
 		count_hit(info, v);
 		if ((v->actions & WMAP_ACTION_DENY) &&
 		    json_array_append_new(denials, json_string(v->message)))
 			goto done;
-		if ((v->actions & WMAP_ACTION_WARN) && warn_checked(warns, "%s", v->message))
+		/* Past the cap, the last warning says how many were left out. */
+		if (!(v->actions & WMAP_ACTION_WARN) ||
+		    (n_warn > MAX_WARNINGS && shown == MAX_WARNINGS - 1))
+			continue;
+		if (warn_checked(warns, "%s", v->message))
 			goto done;
+		shown = json_array_size(warns);
 	}
+	if (n_warn > MAX_WARNINGS &&
+	    warn_checked(warns, "wmap: %zu more violations of Warn policies not shown (kubectl "
+				"wmap audit lists them all)",
+			 n_warn - shown))
+		goto done;
 	if (json_array_size(denials) > 0) {
 		info->result = "denied";
 		rc = deny_with(resp, denials);
