@@ -668,6 +668,110 @@ static int policy_applies(const wmap_policy *p, const prepared *pr)
 	return wmap_policy_matches(p, pr->kind, pr->ns, pr->labels, pr->op);
 }
 
+/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
+static int mutation_wanted(const wmap_admission_config *cfg, const prepared *pr)
+{
+	int wanted = pr->op == WMAP_POLICY_OP_CREATE;
+	for (size_t i = 0; !wanted && cfg->policies && i < cfg->policies->n; i++)
+		wanted = policy_applies(&cfg->policies->policies[i], pr);
+	return wanted;
+}
+
+/* Gang settings: the first matching policy that gives them wins over the flags. */
+static void gang_settings(gang_ctx *g, const wmap_admission_config *cfg, const prepared *pr)
+{
+	int have_sched = 0, have_queue = 0;
+	g->scheduler = cfg->scheduler;
+	g->queue = cfg->queue;
+	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
+		const wmap_policy *p = &cfg->policies->policies[i];
+		if (!policy_applies(p, pr))
+			continue;
+		if (p->has_gang && !have_sched) {
+			g->scheduler = p->gang;
+			have_sched = 1;
+		}
+		if (p->queue && !have_queue) {
+			g->queue = p->queue;
+			have_queue = 1;
+		}
+	}
+}
+
+/* On CREATE: the gang plan of g's scheduler into *plan (g->plan, and YuniKorn's task groups
+ * text), and the notes about the object. Negative (*why set) when it cannot be built. */
+static int plan_gang(gang_ctx *g, wmap_gang_plan **plan, const char **why, const wmap_workload *w,
+		     const char *kind, json_t *warnings, wmap_error *err)
+{
+	int rc;
+	if (!w->name)
+		warn(warnings, "%s has only generateName: no workload-name label and no "
+			       "name-based gang hints",
+		     kind);
+	if (g->scheduler != WMAP_GANG_NONE) {
+		if ((rc = wmap_gang_plan_build(plan, w, w->name, err))) {
+			*why = "internal";
+			return rc;
+		}
+		g->plan = *plan;
+		for (size_t i = 0; i < (*plan)->n_notes; i++) {
+			if (w->name)
+				warn(warnings, "gang: %s", (*plan)->notes[i]);
+		}
+		if (g->scheduler == WMAP_GANG_YUNIKORN) {
+			json_t *tg = yunikorn_task_groups(*plan);
+			g->task_groups = tg ? wmap_json_text(tg, NULL) : NULL;
+			json_decref(tg);
+			if (!g->task_groups) {
+				*why = "internal";
+				return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			}
+		}
+		if (g->scheduler == WMAP_GANG_NATIVE)
+			warn(warnings, "gang: the native Workload API needs Workload objects "
+				       "(a side effect); only wmap.io annotations written");
+		if (g->scheduler == WMAP_GANG_KUEUE && !g->queue)
+			warn(warnings, "gang: kueue selected but no queue given; no "
+				       "queue-name label written");
+	}
+	for (size_t i = 0; i < w->n_warnings; i++)
+		warn(warnings, "%s", w->warnings[i]);
+	return 0;
+}
+
+/* Every template: the identity and gang hints (CREATE, the template that owns its
+ * location), then every matching policy; then the queue label schedulers read from the
+ * workload itself. */
+static void write_targets(writer *wr, target *targets, size_t n_targets, const prepared *pr,
+			  const gang_ctx *g, const wmap_admission_config *cfg)
+{
+	const wmap_workload *w = pr->w;
+	for (size_t j = 0; j < n_targets && !wr->failed; j++) {
+		target *t = &targets[j];
+		if (pr->op == WMAP_POLICY_OP_CREATE && t->mark) {
+			ensure_entry(wr, t);
+			stamp_identity(wr, t, pr->kind, w->name);
+			if (g->plan)
+				stamp_gang(wr, t, g);
+		}
+		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
+			const wmap_policy *pol = &cfg->policies->policies[p];
+			if (policy_applies(pol, pr) && wmap_policy_matches_component(pol, t->component)) {
+				ensure_entry(wr, t);
+				apply_policy(wr, t, pol);
+			}
+		}
+	}
+	if (pr->op == WMAP_POLICY_OP_CREATE && g->queue && !wr->failed) {
+		const char *key = g->scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
+				  : g->scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
+								    : NULL;
+		target top = { .component = w->definition->components[0].name, .instance = "" };
+		if (key)
+			put_str(wr, &top, "/metadata/labels", key, g->queue, WMAP_PATCH_DEFAULT);
+	}
+}
+
 /* The mutation of object as a patch builder in *out (NULL when there is nothing to write),
  * its warnings appended to warnings. Negative when wmap cannot process the object (*reason says
  * why, see wmap_admission_info). */
@@ -694,111 +798,30 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 		return 0; /* DELETE, CONNECT: nothing to write */
 	if (controller_owned(object))
 		return 0; /* stamped through its owner's template already */
-
-	/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
-	int wanted = pr.op == WMAP_POLICY_OP_CREATE;
-	for (size_t i = 0; !wanted && cfg->policies && i < cfg->policies->n; i++)
-		wanted = policy_applies(&cfg->policies->policies[i], &pr);
-	if (!wanted)
+	if (!mutation_wanted(cfg, &pr))
 		return 0;
-
-	/* Gang settings: the first matching policy that gives them wins over the flags. */
-	g.scheduler = cfg->scheduler;
-	g.queue = cfg->queue;
-	int have_sched = 0, have_queue = 0;
-	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
-		const wmap_policy *p = &cfg->policies->policies[i];
-		if (!policy_applies(p, &pr))
-			continue;
-		if (p->has_gang && !have_sched) {
-			g.scheduler = p->gang;
-			have_sched = 1;
-		}
-		if (p->queue && !have_queue) {
-			g.queue = p->queue;
-			have_queue = 1;
-		}
-	}
+	gang_settings(&g, cfg, &pr);
 	/* Only YuniKorn's task groups carry per-pod resources (minResource). */
 	int need_resources = pr.op == WMAP_POLICY_OP_CREATE && g.scheduler == WMAP_GANG_YUNIKORN;
 	if ((rc = prepare(&pr, &why, eng, cfg, object,
 			  need_resources ? 0 : WMAP_RESOLVE_NO_RESOURCES, err)))
 		goto done;
-	wmap_workload *w = pr.w;
 	if ((rc = wmap_patch_new(&pb, object, err))) {
 		why = "internal";
 		goto done;
 	}
 	writer wr = { pb, warnings, NULL, NULL, NULL, 0, err };
-
-	g.name = w->name;
-	if (pr.op == WMAP_POLICY_OP_CREATE) {
-		if (!w->name)
-			warn(warnings, "%s has only generateName: no workload-name label and no "
-				       "name-based gang hints",
-			     pr.kind);
-		if (g.scheduler != WMAP_GANG_NONE) {
-			if ((rc = wmap_gang_plan_build(&plan, w, w->name, err))) {
-				why = "internal";
-				goto done;
-			}
-			g.plan = plan;
-			for (size_t i = 0; i < plan->n_notes; i++) {
-				if (w->name)
-					warn(warnings, "gang: %s", plan->notes[i]);
-			}
-			if (g.scheduler == WMAP_GANG_YUNIKORN) {
-				json_t *tg = yunikorn_task_groups(plan);
-				g.task_groups = tg ? wmap_json_text(tg, NULL) : NULL;
-				json_decref(tg);
-				if (!g.task_groups) {
-					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-					why = "internal";
-					goto done;
-				}
-			}
-			if (g.scheduler == WMAP_GANG_NATIVE)
-				warn(warnings, "gang: the native Workload API needs Workload objects "
-					       "(a side effect); only wmap.io annotations written");
-			if (g.scheduler == WMAP_GANG_KUEUE && !g.queue)
-				warn(warnings, "gang: kueue selected but no queue given; no "
-					       "queue-name label written");
-		}
-		for (size_t i = 0; i < w->n_warnings; i++)
-			warn(warnings, "%s", w->warnings[i]);
-	}
-
-	if ((rc = collect_targets(&targets, &n_targets, w, warnings)) ||
-	    (rc = mark_owners(w, targets, n_targets))) {
+	g.name = pr.w->name;
+	if (pr.op == WMAP_POLICY_OP_CREATE &&
+	    (rc = plan_gang(&g, &plan, &why, pr.w, pr.kind, warnings, err)))
+		goto done;
+	if ((rc = collect_targets(&targets, &n_targets, pr.w, warnings)) ||
+	    (rc = mark_owners(pr.w, targets, n_targets))) {
 		why = "internal";
 		wmap_error_set(err, rc, "out of memory");
 		goto done;
 	}
-	for (size_t j = 0; j < n_targets && !wr.failed; j++) {
-		target *t = &targets[j];
-		if (pr.op == WMAP_POLICY_OP_CREATE && t->mark) {
-			ensure_entry(&wr, t);
-			stamp_identity(&wr, t, pr.kind, w->name);
-			if (g.plan)
-				stamp_gang(&wr, t, &g);
-		}
-		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
-			const wmap_policy *pol = &cfg->policies->policies[p];
-			if (policy_applies(pol, &pr) && wmap_policy_matches_component(pol, t->component)) {
-				ensure_entry(&wr, t);
-				apply_policy(&wr, t, pol);
-			}
-		}
-	}
-	/* Queue labels that schedulers read from the workload itself. */
-	if (pr.op == WMAP_POLICY_OP_CREATE && g.queue && !wr.failed) {
-		const char *key = g.scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
-				  : g.scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
-								   : NULL;
-		target top = { .component = w->definition->components[0].name, .instance = "" };
-		if (key)
-			put_str(&wr, &top, "/metadata/labels", key, g.queue, WMAP_PATCH_DEFAULT);
-	}
+	write_targets(&wr, targets, n_targets, &pr, &g, cfg);
 	if (wr.failed) {
 		rc = WMAP_ENOMEM;
 		why = "internal";
@@ -1128,50 +1151,52 @@ static int bad(wmap_error *err, const char *what)
 			      what);
 }
 
-int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_config *cfg,
-			  wmap_admission_mode mode, json_t *review, wmap_admission_info *info,
-			  wmap_error *err)
+/* The parts of a review's request that the answer needs (borrowed from the review). */
+typedef struct envelope {
+	json_t *req, *object;
+	const char *uid, *op, *ns;
+	unsigned opbit;
+	int cut; /* the parse left something out (cfg->cut) */
+} envelope;
+
+/* Checks the envelope (WMAP_EINVAL naming what is wrong) and fills info. */
+static int read_envelope(envelope *env, const wmap_admission_config *cfg, json_t *review,
+			 wmap_admission_info *info, wmap_error *err)
 {
-	wmap_admission_info scratch;
-	if (!info)
-		info = &scratch;
-	memset(info, 0, sizeof(*info));
-	*out = NULL;
 	if (!json_is_object(review))
 		return bad(err, "the body is not a JSON object");
 	const char *api = json_string_value(json_object_get(review, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(review, "kind"));
 	if (!api || strcmp(api, REVIEW_API) != 0 || !kind || strcmp(kind, "AdmissionReview") != 0)
 		return bad(err, "apiVersion must be admission.k8s.io/v1 and kind AdmissionReview");
-	json_t *req = json_object_get(review, "request");
+	json_t *req = env->req = json_object_get(review, "request");
 	if (!json_is_object(req))
 		return bad(err, "request is missing or not an object");
-	const char *uid = json_string_value(json_object_get(req, "uid"));
-	if (!uid || !*uid)
+	env->uid = json_string_value(json_object_get(req, "uid"));
+	if (!env->uid || !*env->uid)
 		return bad(err, "request.uid is missing or not a string");
-	const char *op = json_string_value(json_object_get(req, "operation"));
-	if (!op)
+	env->op = json_string_value(json_object_get(req, "operation"));
+	if (!env->op)
 		return bad(err, "request.operation is missing or not a string");
-	json_t *object = json_object_get(req, "object");
+	json_t *object = env->object = json_object_get(req, "object");
 	json_t *dry = json_object_get(req, "dryRun");
 	if (dry && !json_is_boolean(dry) && !json_is_null(dry))
 		return bad(err, "request.dryRun must be a boolean");
 	json_t *nsv = json_object_get(req, "namespace");
 	if (nsv && !json_is_string(nsv) && !json_is_null(nsv))
 		return bad(err, "request.namespace must be a string");
-	unsigned opbit = wmap_policy_operation(op);
-	int cut = cfg->cut && cfg->cut->reason;
-	if (opbit && !json_is_object(object) && !(cut && !object))
+	env->opbit = wmap_policy_operation(env->op);
+	env->cut = cfg->cut && cfg->cut->reason;
+	if (env->opbit && !json_is_object(object) && !(env->cut && !object))
 		return bad(err, "request.object must be an object for CREATE and UPDATE");
-	const char *ns = json_string_value(nsv);
+	env->ns = json_string_value(nsv);
 	const char *name = json_string_value(json_object_get(req, "name"));
 	if (!name || !*name)
 		name = json_string_value(json_object_get(json_object_get(object, "metadata"),
 							 "name"));
-
-	copy_str(info->uid, sizeof(info->uid), uid);
-	copy_str(info->operation, sizeof(info->operation), op);
-	copy_str(info->namespace_, sizeof(info->namespace_), ns);
+	copy_str(info->uid, sizeof(info->uid), env->uid);
+	copy_str(info->operation, sizeof(info->operation), env->op);
+	copy_str(info->namespace_, sizeof(info->namespace_), env->ns);
 	copy_str(info->name, sizeof(info->name), name);
 	info->dry_run = json_is_true(dry);
 	if (json_is_string(json_object_get(object, "kind"))) {
@@ -1183,122 +1208,162 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		snprintf(info->kind, sizeof(info->kind), "%s%s%s", k ? k : "", g && *g ? "." : "",
 			 g && *g ? g : "");
 	}
+	return 0;
+}
 
-	json_t *resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", 1);
-	wmap_patch *pb = NULL;
-	json_t *warnings = NULL, *violations = NULL;
-	wmap_audit_result audit = { 0 };
-	const char *reason = NULL;
-	wmap_error e;
-	wmap_error_clear(&e);
+/* resp (stolen) in an AdmissionReview, into *out. */
+static int wrap(json_t **out, json_t *resp, wmap_error *err)
+{
+	*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind", "AdmissionReview",
+			 "response", resp);
+	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+}
+
+/* What the evaluation of a review produced. */
+typedef struct verdict {
 	int rc;
-	if (!resp)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	/* dryRun is treated exactly as a real request: the webhook has no side effects. */
-	if (cut && mode != WMAP_ADMISSION_ALLOW) {
-		if (!(warnings = json_array()) ||
-		    answer_cut(resp, warnings, mode, cfg, object, op, ns, info)) {
-			json_decref(resp);
-			json_decref(warnings);
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		}
-		if (json_array_size(warnings) > 0)
-			json_object_set(resp, "warnings", warnings);
-		json_decref(warnings);
-		*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind",
-				 "AdmissionReview", "response", resp);
-		return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	}
-	if (mode == WMAP_ADMISSION_MUTATE)
-		rc = (warnings = json_array())
-			     ? mutate(&pb, warnings, &reason, eng, cfg, object, op, ns, &e)
-			     : wmap_error_set(&e, WMAP_ENOMEM, "out of memory");
-	else if (mode == WMAP_ADMISSION_VALIDATE) {
+	wmap_patch *pb;          /* mutation */
+	json_t *warnings;        /* array, NULL until one is needed */
+	json_t *violations;      /* the webhook's own objects: what denies them */
+	wmap_audit_result audit; /* workloads at /validate */
+	const char *reason;
+	wmap_error e;
+} verdict;
+
+static void verdict_clear(verdict *v)
+{
+	wmap_patch_free(v->pb);
+	json_decref(v->warnings);
+	json_decref(v->violations);
+	wmap_audit_result_free(&v->audit);
+}
+
+static void evaluate(verdict *v, wmap_engine *eng, const wmap_admission_config *cfg,
+		     wmap_admission_mode mode, const envelope *env)
+{
+	wmap_error *e = &v->e;
+	if (mode == WMAP_ADMISSION_MUTATE) {
+		v->rc = (v->warnings = json_array()) ? mutate(&v->pb, v->warnings, &v->reason, eng, cfg,
+							      env->object, env->op, env->ns, e)
+						     : wmap_error_set(e, WMAP_ENOMEM, "out of memory");
+	} else if (mode == WMAP_ADMISSION_VALIDATE) {
 		/* Karta and WorkloadPolicy objects are the webhook's own: checked as definitions
 		 * and policies, never as workloads. */
-		rc = json_is_object(object) ? wmap_admission_check_own_object(&violations, &warnings,
-									      cfg, object, op, &e)
-					    : 0;
-		if (rc == 0)
-			rc = (warnings || (warnings = json_array()))
-				     ? wmap__audit_object(&audit, warnings, &reason, eng, cfg, object,
-							  opbit, ns, &e)
-				     : wmap_error_set(&e, WMAP_ENOMEM, "out of memory");
-		else if (rc > 0)
-			rc = 0;
-	} else
-		rc = 0; /* WMAP_ADMISSION_ALLOW */
-	info->result = "allowed";
-	unsigned acts = rc ? applying_actions(cfg->policies, &audit) : 0;
-	if (rc && mode == WMAP_ADMISSION_VALIDATE && rc != WMAP_ENODEF && rc != WMAP_ENOMEM &&
-	    (acts & WMAP_ACTION_DENY)) {
+		v->rc = json_is_object(env->object)
+				? wmap_admission_check_own_object(&v->violations, &v->warnings, cfg,
+								  env->object, env->op, e)
+				: 0;
+		if (v->rc == 0)
+			v->rc = (v->warnings || (v->warnings = json_array()))
+					? wmap__audit_object(&v->audit, v->warnings, &v->reason, eng,
+							     cfg, env->object, env->opbit, env->ns, e)
+					: wmap_error_set(e, WMAP_ENOMEM, "out of memory");
+		else if (v->rc > 0)
+			v->rc = 0;
+	} else {
+		v->rc = 0; /* WMAP_ADMISSION_ALLOW */
+	}
+}
+
+/* The answer when the object could not be processed (v->rc < 0); -1 out of memory. */
+static int answer_failure(json_t *resp, verdict *v, const wmap_admission_config *cfg,
+			  wmap_admission_mode mode, wmap_admission_info *info)
+{
+	int validate = mode == WMAP_ADMISSION_VALIDATE;
+	if (validate && v->rc == WMAP_ENOMEM)
+		return -1; /* no half answer: the API server applies the failurePolicy */
+	info->reason = v->reason ? v->reason : "internal";
+	if (validate && v->rc != WMAP_ENODEF &&
+	    (applying_actions(cfg->policies, &v->audit) & WMAP_ACTION_DENY)) {
 		/* A Deny policy matched but the object could not be checked: deny, or an object
 		 * shaped to break evaluation would slip past enforcement. Without a definition
 		 * there is nothing to check: allowed. */
 		char msg[WMAP_ERROR_MAX + 64];
 		snprintf(msg, sizeof(msg), "wmap could not check this %s against its enforced "
 					   "policies: %s",
-			 info->kind, e.message);
+			 info->kind, v->e.message);
 		info->result = "denied";
-		info->reason = reason ? reason : "internal";
-		if (deny(resp, msg))
-			goto nomem;
-	} else if (rc == WMAP_ENOMEM && mode == WMAP_ADMISSION_VALIDATE) {
-		goto nomem; /* no half answer: the API server applies the failurePolicy */
-	} else if (rc) {
-		/* Fail open: allowed unchanged, and the user is told why. */
-		info->result = "failopen";
-		info->reason = reason ? reason : "internal";
-		if (rc == WMAP_ENODEF)
-			warn(warnings, "wmap: no definition for %s; allowed unchanged", info->kind);
-		else if (mode == WMAP_ADMISSION_VALIDATE)
-			warn(warnings, "wmap: could not check this %s against its policies: %s; "
-				       "allowed",
-			     info->kind, e.message);
-		else
-			warn(warnings, "wmap: %s; allowed unchanged", e.message);
-	} else if (violations && json_array_size(violations) > 0) {
-		info->result = "denied";
-		if (deny_with(resp, violations))
-			goto nomem;
-	} else if (audit.n > 0) {
-		if (answer_violations(resp, &warnings, &audit, info))
-			goto nomem;
-	} else if (pb && wmap_patch_len(pb) > 0) {
-		size_t text_len = 0;
-		char *text = NULL;
-		wmap_patch_dump(&text, &text_len, pb, &e);
-		char *b64 = text ? wmap_base64((const unsigned char *)text, text_len) : NULL;
-		/* base64 is ASCII by construction: no UTF-8 check of tens of kilobytes. */
-		if (!b64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
-		    json_object_set_new(resp, "patch",
-					json_stringn_nocheck(b64, strlen(b64)))) {
-			free(b64);
-			free(text);
-			goto nomem;
-		}
-		info->result = "patched";
-		info->patch_ops = wmap_patch_len(pb);
-		info->patch_bytes = text_len;
-		free(text);
-		free(b64);
+		return deny(resp, msg);
 	}
-	if (warnings && json_array_size(warnings) > 0 && json_object_set(resp, "warnings", warnings))
+	/* Fail open: allowed unchanged, and the user is told why. */
+	info->result = "failopen";
+	if (v->rc == WMAP_ENODEF)
+		warn(v->warnings, "wmap: no definition for %s; allowed unchanged", info->kind);
+	else if (validate)
+		warn(v->warnings, "wmap: could not check this %s against its policies: %s; allowed",
+		     info->kind, v->e.message);
+	else
+		warn(v->warnings, "wmap: %s; allowed unchanged", v->e.message);
+	return 0;
+}
+
+/* The patch of v in resp (base64, JSONPatch); -1 out of memory. */
+static int answer_patch(json_t *resp, verdict *v, wmap_admission_info *info)
+{
+	size_t text_len = 0;
+	char *text = NULL;
+	wmap_patch_dump(&text, &text_len, v->pb, &v->e);
+	char *b64 = text ? wmap_base64((const unsigned char *)text, text_len) : NULL;
+	/* base64 is ASCII by construction: no UTF-8 check of tens of kilobytes. */
+	int bad_set = !b64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
+		      json_object_set_new(resp, "patch", json_stringn_nocheck(b64, strlen(b64)));
+	if (!bad_set) {
+		info->result = "patched";
+		info->patch_ops = wmap_patch_len(v->pb);
+		info->patch_bytes = text_len;
+	}
+	free(text);
+	free(b64);
+	return bad_set ? -1 : 0;
+}
+
+int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_config *cfg,
+			  wmap_admission_mode mode, json_t *review, wmap_admission_info *info,
+			  wmap_error *err)
+{
+	wmap_admission_info scratch;
+	envelope env = { 0 };
+	verdict v = { 0 };
+	int rc = 0;
+	if (!info)
+		info = &scratch;
+	memset(info, 0, sizeof(*info));
+	*out = NULL;
+	if ((rc = read_envelope(&env, cfg, review, info, err)))
+		return rc;
+	json_t *resp = json_pack("{s:s, s:b}", "uid", env.uid, "allowed", 1);
+	if (!resp)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	wmap_error_clear(&v.e);
+	/* dryRun is treated exactly as a real request: the webhook has no side effects. */
+	if (env.cut && mode != WMAP_ADMISSION_ALLOW) {
+		if (!(v.warnings = json_array()) ||
+		    answer_cut(resp, v.warnings, mode, cfg, env.object, env.op, env.ns, info))
+			goto nomem;
+	} else {
+		evaluate(&v, eng, cfg, mode, &env);
+		info->result = "allowed";
+		if (v.rc)
+			rc = answer_failure(resp, &v, cfg, mode, info);
+		else if (v.violations && json_array_size(v.violations) > 0) {
+			info->result = "denied";
+			rc = deny_with(resp, v.violations);
+		} else if (v.audit.n > 0)
+			rc = answer_violations(resp, &v.warnings, &v.audit, info);
+		else if (v.pb && wmap_patch_len(v.pb) > 0)
+			rc = answer_patch(resp, &v, info);
+		if (rc)
+			goto nomem;
+	}
+	if (v.warnings && json_array_size(v.warnings) > 0 &&
+	    json_object_set(resp, "warnings", v.warnings))
 		goto nomem;
-	wmap_patch_free(pb);
-	json_decref(warnings);
-	json_decref(violations);
-	wmap_audit_result_free(&audit);
-	*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind", "AdmissionReview",
-			 "response", resp);
-	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	verdict_clear(&v);
+	return wrap(out, resp, err);
 nomem:
 	/* Half a response (a denial without its message, an answer without its warnings) is
 	 * never sent: the webhook answers 500 and the API server applies the failurePolicy. */
 	json_decref(resp);
-	wmap_patch_free(pb);
-	json_decref(warnings);
-	json_decref(violations);
-	wmap_audit_result_free(&audit);
+	verdict_clear(&v);
 	return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }
