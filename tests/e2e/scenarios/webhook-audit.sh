@@ -90,8 +90,12 @@ run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-workloadpolicies.wmap.io.yaml"
 wait_until 10 kc get workloadpolicies
 run_ok kc apply -f "$E2E_TMP/policy.yaml"
 rc=0
+n=$(wc -l <"$E2E_TMP/requests.log")
 OUT=$(kubectl wmap audit -A -o json 2>"$E2E_TMP/audit.err") || rc=$?
 assert_eq 1 "$rc"
+# Lists only: no request names one workload.
+assert_eq 0 "$(tail -n +"$((n + 1))" "$E2E_TMP/requests.log" | grep -c '/jobsets/train' || true)" "no GET per workload"
+assert_eq 1 "$(tail -n +"$((n + 1))" "$E2E_TMP/requests.log" | grep -c '/apis/wmap.io/v1alpha1/workloadpolicies' || true)" "one list of the policies"
 assert_eq 4 "$(jq '.violations | length' <<<"$OUT")"
 assert_eq 2 "$(jq '.checked' <<<"$OUT")"
 assert_eq '["Warn"]' "$(jq -c '[.violations[] | select(.policy == "staging-team") | .actions[]] | unique' <<<"$OUT")"
