@@ -186,8 +186,8 @@ static int answer_violations(json_t *resp, json_t **warnings, const wmap_audit_r
 	}
 	if (n_warn > MAX_WARNINGS &&
 	    wmap__admission_warn_checked(warns, "wmap: %zu more violations of Warn policies not shown (kubectl "
-				"wmap audit lists them all)",
-			 n_warn - shown))
+						"wmap audit lists them all)",
+					 n_warn - shown))
 		goto done;
 	if (json_array_size(denials) > 0) {
 		info->result = "denied";
@@ -307,7 +307,7 @@ static void evaluate(verdict *v, wmap_engine *eng, const wmap_admission_config *
 	wmap_error *e = &v->e;
 	if (mode == WMAP_ADMISSION_MUTATE) {
 		v->rc = (v->warnings = json_array()) ? wmap__admission_mutate(&v->pb, v->warnings, &v->reason, eng, cfg,
-							      env->object, env->op, env->ns, e)
+									      env->object, env->op, env->ns, e)
 						     : wmap_error_set(e, WMAP_ENOMEM, "out of memory");
 	} else if (mode == WMAP_ADMISSION_VALIDATE) {
 		/* Karta and WorkloadPolicy objects are the webhook's own: checked as definitions
@@ -354,7 +354,7 @@ static int answer_failure(json_t *resp, verdict *v, const wmap_admission_config 
 		wmap__admission_warn(v->warnings, "wmap: no definition for %s; allowed unchanged", info->kind);
 	else if (validate)
 		wmap__admission_warn(v->warnings, "wmap: could not check this %s against its policies: %s; allowed",
-		     info->kind, v->e.message);
+				     info->kind, v->e.message);
 	else
 		wmap__admission_warn(v->warnings, "wmap: %s; allowed unchanged", v->e.message);
 	return 0;
