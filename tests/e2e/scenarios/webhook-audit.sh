@@ -49,7 +49,7 @@ for ns in staging prod; do run_ok kc create namespace "$ns"; done
 run_ok kc apply -f "$REPO_ROOT/deploy/09-validatingwebhookconfiguration.yaml"
 # deploy/ ships the workload rules empty; add the JobSet rule the running webhook writes.
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
-    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\",\"UPDATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}}]"
+    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\",\"UPDATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}}]"
 
 # Warn: stored, and kubectl prints a warning per violation (label team on both templates;
 # the JobSet's own team: ml label is not its templates').
@@ -89,6 +89,16 @@ assert_contains "$(cat "$E2E_TMP/audit.err")" "4 violations in 2 workloads check
 run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-workloadpolicies.wmap.io.yaml"
 wait_until 10 kc get workloadpolicies
 run_ok kc apply -f "$E2E_TMP/policy.yaml"
+# A WorkloadPolicy with Deny and Warn is refused at apply (definitions.wmap.io), with the path.
+assert_fails kc apply -f - <<'Y'
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: both}
+spec:
+  validationActions: [Deny, Warn]
+  podTemplate: {priorityClassName: high}
+Y
+assert_contains "$OUT" 'admission webhook "definitions.wmap.io" denied the request: both: document 1: .spec.validationActions.1: Deny and Warn may not be combined'
 rc=0
 n=$(wc -l <"$E2E_TMP/requests.log")
 OUT=$(kubectl wmap audit -A -o json 2>"$E2E_TMP/audit.err") || rc=$?
