@@ -956,9 +956,18 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		rc = (warnings = json_array())
 			     ? mutate(&pb, warnings, &reason, eng, cfg, object, op, ns, &e)
 			     : wmap_error_set(&e, WMAP_ENOMEM, "out of memory");
-	else if (mode == WMAP_ADMISSION_VALIDATE)
-		rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object, op,
-					     ns, &e);
+	else if (mode == WMAP_ADMISSION_VALIDATE) {
+		/* Karta and WorkloadPolicy objects are the webhook's own: checked as definitions
+		 * and policies, never as workloads. */
+		rc = json_is_object(object) ? wmap_admission_check_own_object(&violations, &warnings,
+									       cfg, object, op, &e)
+					    : 0;
+		if (rc == 0)
+			rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object,
+						     op, ns, &e);
+		else if (rc > 0)
+			rc = 0;
+	}
 	else
 		rc = 0;   /* WMAP_ADMISSION_ALLOW */
 	info->result = "allowed";

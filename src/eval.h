@@ -30,6 +30,11 @@ typedef struct wmap_path wmap_path;
 /* Parses text as a plain path; NULL when it is anything else (then libjq evaluates it). */
 wmap_path *wmap_path_parse(const char *text);
 void wmap_path_free(wmap_path *p);
+/* The steps of a parsed path, for schema checks (schema.c): how many (0 for a literal or
+ * "."), and each one's kind; *key is set for WMAP_PATH_KEY (borrowed). */
+typedef enum { WMAP_PATH_KEY, WMAP_PATH_INDEX, WMAP_PATH_ITER } wmap_path_step_kind;
+size_t wmap_path_n_steps(const wmap_path *p);
+wmap_path_step_kind wmap_path_step(const wmap_path *p, size_t i, const char **key);
 /* Appends every result of p on root (pointer prefix base, "" for the document). */
 int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err);
 

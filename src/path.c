@@ -166,6 +166,18 @@ fail:
 	return NULL;
 }
 
+size_t wmap_path_n_steps(const wmap_path *p)
+{
+	return p && !p->constant ? p->n : 0;
+}
+
+wmap_path_step_kind wmap_path_step(const wmap_path *p, size_t i, const char **key)
+{
+	const step *st = &p->steps[i];
+	*key = st->kind == STEP_KEY ? st->key : NULL;
+	return st->kind == STEP_KEY ? WMAP_PATH_KEY : st->kind == STEP_INDEX ? WMAP_PATH_INDEX : WMAP_PATH_ITER;
+}
+
 const char *wmap_json_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {

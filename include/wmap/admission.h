@@ -8,7 +8,8 @@
  * error, the time budget) is allowed unchanged with a warning: mutation fails open.
  * Validation denies a final object that violates an enforced policy, and one that an
  * enforced policy matches but that cannot be evaluated (an evaluation error, the time
- * budget): enforcement does not fail open. */
+ * budget): enforcement does not fail open. It also checks the webhook's own objects: a Karta
+ * that upstream's rules refuse and a WorkloadPolicy that does not parse are denied. */
 #ifndef WMAP_ADMISSION_H
 #define WMAP_ADMISSION_H
 
@@ -18,6 +19,7 @@
 #include "wmap/gang.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
+#include "wmap/schema.h"
 
 typedef struct wmap_admission_config {
 	wmap_gang_scheduler scheduler;     /* used when no matching policy picks one */
@@ -25,6 +27,9 @@ typedef struct wmap_admission_config {
 	const wmap_policy_set *policies;   /* NULL = none (borrowed) */
 	int64_t deadline_ns;               /* CLOCK_MONOTONIC deadline, 0 = none */
 	int max_depth;                     /* object nesting limit, 0 = WMAP_ADMISSION_MAX_DEPTH */
+	/* The CRDs the cluster serves, for the schema path check of Karta objects at
+	 * /validate; NULL (or a NULL find) = unknown, no check. Borrowed. */
+	const wmap_crd_lookup *crds;
 } wmap_admission_config;
 
 #define WMAP_ADMISSION_MAX_DEPTH 200
@@ -76,6 +81,17 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 int wmap_admission_validate(json_t **violations, json_t **warnings, const char **reason,
 			    wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
 			    const char *operation, const char *ns, wmap_error *err);
+
+/* The webhook's own objects at /validate: a run.ai/v1alpha1 Karta is loaded with
+ * upstream's rules (wmap_definition_load, then wmap_definition_check_jq) and a
+ * wmap.io/v1alpha1 WorkloadPolicy is parsed as a policy-file document (its status aside).
+ * *violations gets what denies the object (each finding with its field path), *warnings
+ * the schema path findings of a valid Karta whose kind cfg->crds knows; both new arrays
+ * owned by the caller. Returns 1 when object is one of the two kinds, 0 when it is not
+ * (both arrays NULL then), WMAP_ENOMEM. DELETE and other operations are not checked. */
+int wmap_admission_check_own_object(json_t **violations, json_t **warnings,
+				    const wmap_admission_config *cfg, const json_t *object,
+				    const char *operation, wmap_error *err);
 
 /* "Kind.group" (or "Kind" for the core group) of an object's apiVersion and kind. */
 void wmap_admission_kind(char *buf, size_t len, const json_t *object);

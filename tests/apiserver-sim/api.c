@@ -624,6 +624,8 @@ void sim_api_handle(struct sim *s, struct sim_req *r)
 {
     struct route rt;
     const char *m = r->method;
+    if (sim_rbac_handle(s, r))
+        return; /* refused, or a TokenRequest / access review answered */
     if (route_parse(s, r, &rt) < 0) {
         sim_err_set(&r->err, 404, "NotFound", "the server could not find the requested resource");
         return;

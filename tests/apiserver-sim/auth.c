@@ -74,8 +74,8 @@ int sim_authenticate(struct sim *s, void *conn, const char *authz, struct sim_us
             snprintf(u->name, sizeof(u->name), "sim-viewer");
             snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "sim:viewers");
             u->read_only = true;
-        } else {
-            return -1;
+        } else if (sim_sa_token_user(s, tok, u) < 0) {
+            return -1; /* unknown, expired, or its ServiceAccount is gone */
         }
     } else if (authz) {
         return -1;
@@ -125,7 +125,7 @@ int sim_impersonate(void *conn, struct sim_user *u, struct sim_err *err)
     }
     /* Only the admin (or a system:masters certificate) may impersonate: the viewer gets RBAC's
      * message for the "impersonate" verb on users. */
-    if (u->read_only) {
+    if (u->read_only || u->rbac) {
         sim_err_set(err, 403, "Forbidden",
                     "users \"%s\" is forbidden: User \"%s\" cannot impersonate resource \"users\" in API "
                     "group \"\" at the cluster scope", h.user, u->name);
@@ -140,6 +140,14 @@ int sim_impersonate(void *conn, struct sim_user *u, struct sim_err *err)
     snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "system:authenticated");
     /* Authorized as who it now is: the viewer's name or group is read-only. */
     u->read_only = !strcmp(u->name, "sim-viewer");
+    sim_user_classify(u); /* system:serviceaccount:NS:NAME is authorized by RBAC */
+    if (u->rbac && u->n_groups <= 6) {
+        /* kube-apiserver gives an impersonated service account its service-account groups. */
+        const char *rest = u->name + strlen("system:serviceaccount:"), *c = strchr(rest, ':');
+        snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "system:serviceaccounts");
+        snprintf(u->groups[u->n_groups++], sizeof(u->groups[0]), "system:serviceaccounts:%.*s",
+                 c && c - rest < 100 ? (int)(c - rest) : 0, rest);
+    }
     for (int i = 0; i < u->n_groups; i++)
         if (!strcmp(u->groups[i], "sim:viewers"))
             u->read_only = true;

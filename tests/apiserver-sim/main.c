@@ -18,6 +18,7 @@ static void usage(FILE *f)
           "  --token T               the bearer token to accept (default: random)\n"
           "  --pki-dir D             write ca.crt, client-ca.crt, client-ca.key, client.crt, client.key\n"
           "  --load F                preload objects from multi-document YAML/JSON (repeatable)\n"
+          "  --token-min-expiry S    shortest TokenRequest expirationSeconds accepted (default 600, as kube-apiserver)\n"
           "  --service-port NS/NAME=PORT  route webhook service NAME.NS.svc to 127.0.0.1:PORT (repeatable)\n"
           "  --ready-file F          written (with the port) once listening\n"
           "  --log F                 request log: one line per request (method, path, code, duration)\n",
@@ -89,6 +90,12 @@ static int parse_args(struct sim_config *c, int argc, char **argv)
                 return -1;
             }
             c->load_files[c->n_load++] = v;
+        } else if (!strcmp(a, "--token-min-expiry")) {
+            if (sim_parse_int(v, 1, 1L << 31, &n) < 0) {
+                fprintf(stderr, "apiserver-sim: bad --token-min-expiry %s (want seconds >= 1)\n", v);
+                return -1;
+            }
+            c->token_min_expiry = n;
         } else if (!strcmp(a, "--service-port")) {
             if (parse_service(c, v) < 0) {
                 fprintf(stderr, "apiserver-sim: bad --service-port %s (want NS/NAME=PORT)\n", v);
@@ -136,6 +143,7 @@ int main(int argc, char **argv)
     int sig = 0, rc = 1, port;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->log_lock, NULL);
+    s->cfg.token_min_expiry = 600;
     if (parse_args(&s->cfg, argc, argv) < 0)
         return 2;
     if (!s->cfg.token[0])

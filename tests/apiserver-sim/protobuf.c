@@ -163,10 +163,56 @@ static const struct pfield f_service[] = {{1, "metadata", PT_MSG, false, &m_obje
                                           {2, "spec", PT_MSG, false, &m_svcspec},
                                           {3, "status", PT_MSG, false, &m_svcstatus}, END};
 
+/* `kubectl create token` (authentication.k8s.io/v1 TokenRequest). */
+static const struct pfield f_boundref[] = {{1, "kind", PT_STR, false, NULL}, {2, "apiVersion", PT_STR, false, NULL},
+                                           {3, "name", PT_STR, false, NULL}, {4, "uid", PT_STR, false, NULL}, END};
+static const struct pmsg m_boundref = {"BoundObjectReference", f_boundref};
+static const struct pfield f_tokenspec[] = {{1, "audiences", PT_STR, true, NULL},
+                                            {3, "boundObjectRef", PT_MSG, false, &m_boundref},
+                                            {4, "expirationSeconds", PT_INTP, false, NULL}, END};
+static const struct pmsg m_tokenspec = {"TokenRequestSpec", f_tokenspec};
+static const struct pfield f_tokenrequest[] = {{1, "metadata", PT_MSG, false, &m_objectmeta},
+                                               {2, "spec", PT_MSG, false, &m_tokenspec},
+                                               {3, "status", PT_MSG, false, &m_empty}, END};
+
+/* `kubectl auth can-i` (authorization.k8s.io/v1 SelfSubjectAccessReview, SubjectAccessReview). */
+static const struct pfield f_resattrs[] = {{1, "namespace", PT_STR, false, NULL}, {2, "verb", PT_STR, false, NULL},
+                                           {3, "group", PT_STR, false, NULL},     {4, "version", PT_STR, false, NULL},
+                                           {5, "resource", PT_STR, false, NULL},  {6, "subresource", PT_STR, false, NULL},
+                                           {7, "name", PT_STR, false, NULL},      END};
+static const struct pmsg m_resattrs = {"ResourceAttributes", f_resattrs};
+static const struct pfield f_nonresattrs[] = {{1, "path", PT_STR, false, NULL}, {2, "verb", PT_STR, false, NULL}, END};
+static const struct pmsg m_nonresattrs = {"NonResourceAttributes", f_nonresattrs};
+static const struct pfield f_ssarspec[] = {{1, "resourceAttributes", PT_MSG, false, &m_resattrs},
+                                           {2, "nonResourceAttributes", PT_MSG, false, &m_nonresattrs}, END};
+static const struct pmsg m_ssarspec = {"SelfSubjectAccessReviewSpec", f_ssarspec};
+static const struct pfield f_ssar[] = {{1, "metadata", PT_MSG, false, &m_objectmeta},
+                                       {2, "spec", PT_MSG, false, &m_ssarspec},
+                                       {3, "status", PT_MSG, false, &m_empty}, END};
+static const struct pfield f_sarspec[] = {{1, "resourceAttributes", PT_MSG, false, &m_resattrs},
+                                          {2, "nonResourceAttributes", PT_MSG, false, &m_nonresattrs},
+                                          {3, "user", PT_STR, false, NULL},
+                                          {4, "groups", PT_STR, true, NULL},
+                                          {6, "uid", PT_STR, false, NULL}, END};
+static const struct pmsg m_sarspec = {"SubjectAccessReviewSpec", f_sarspec};
+static const struct pfield f_sar[] = {{1, "metadata", PT_MSG, false, &m_objectmeta},
+                                      {2, "spec", PT_MSG, false, &m_sarspec},
+                                      {3, "status", PT_MSG, false, &m_empty}, END};
+
+static const struct pfield f_ssrrspec[] = {{1, "namespace", PT_STR, false, NULL}, END};
+static const struct pmsg m_ssrrspec = {"SelfSubjectRulesReviewSpec", f_ssrrspec};
+static const struct pfield f_ssrr[] = {{1, "metadata", PT_MSG, false, &m_objectmeta},
+                                       {2, "spec", PT_MSG, false, &m_ssrrspec},
+                                       {3, "status", PT_MSG, false, &m_empty}, END};
+
 static const struct {
     const char *apiversion, *kind;
     struct pmsg msg;
 } top[] = {
+    {"authorization.k8s.io/v1", "SelfSubjectRulesReview", {"SelfSubjectRulesReview", f_ssrr}},
+    {"authentication.k8s.io/v1", "TokenRequest", {"TokenRequest", f_tokenrequest}},
+    {"authorization.k8s.io/v1", "SelfSubjectAccessReview", {"SelfSubjectAccessReview", f_ssar}},
+    {"authorization.k8s.io/v1", "SubjectAccessReview", {"SubjectAccessReview", f_sar}},
     {"v1", "Namespace", {"Namespace", f_namespace}},
     {"v1", "ConfigMap", {"ConfigMap", f_configmap}},
     {"v1", "Secret", {"Secret", f_secret}},

@@ -55,7 +55,18 @@ struct sim_config {
     char viewer_token[80]; /* a read-only user, for Forbidden */
     struct sim_service services[SIM_MAX_SERVICES];
     int n_services;
+    long token_min_expiry; /* shortest TokenRequest expirationSeconds accepted (600 by default) */
 };
+
+/* A service-account token handed out by TokenRequest (rbac.c). */
+struct sim_sa_token {
+    char token[72];
+    char ns[64];
+    char name[128];
+    char sa_uid[40];      /* the token dies with this ServiceAccount object */
+    long long expires;    /* unix seconds */
+};
+#define SIM_MAX_SA_TOKENS 512
 
 struct sim {
     pthread_mutex_t lock;
@@ -69,6 +80,8 @@ struct sim {
     char *client_ca_pem, *client_ca_key_pem, *client_cert_pem, *client_key_pem;
     void *log;                     /* FILE *, NULL when not logging */
     pthread_mutex_t log_lock;
+    struct sim_sa_token sa_tokens[SIM_MAX_SA_TOKENS]; /* guarded by lock */
+    int n_sa_tokens;
 };
 
 /* The identity a request was authenticated as. */
@@ -78,6 +91,7 @@ struct sim_user {
     char groups[8][128];
     int n_groups;
     bool impersonated;    /* name, groups and uid come from Impersonate-* headers */
+    bool rbac;            /* a service account: authorized by RBAC objects (rbac.c) */
     char uid[128];
 };
 
@@ -185,6 +199,15 @@ int sim_admit(struct sim *s, struct sim_req *r, struct sim_resource *res, const 
 int sim_authenticate(struct sim *s, void *conn, const char *authz, struct sim_user *u);
 /* Impersonate-User/-Group/-Uid headers: 0 (u replaced when present), or -1 with err set. */
 int sim_impersonate(void *conn, struct sim_user *u, struct sim_err *err);
+
+/* rbac.c: service-account tokens, RBAC authorization, access reviews */
+/* Looks a bearer token up among TokenRequest tokens (takes s->lock). 0 with u filled, -1 unknown/expired. */
+int sim_sa_token_user(struct sim *s, const char *token, struct sim_user *u);
+/* Marks u as RBAC-authorized when it names a service account (system:serviceaccount:NS:NAME). */
+void sim_user_classify(struct sim_user *u);
+/* Authorizes the request (lock held): true when handled here (TokenRequest, access reviews) or
+ * refused (r->err set); false to go on with the API. */
+bool sim_rbac_handle(struct sim *s, struct sim_req *r);
 
 /* certs.c */
 int sim_certs_init(struct sim *s, char *errbuf, size_t n);

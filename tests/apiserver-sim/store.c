@@ -20,6 +20,7 @@ static const struct builtin builtins[] = {
     {"", "v1", "secrets", "secret", "Secret", "", true, false, false},
     {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", "sa", true, false, false},
     {"", "v1", "events", "event", "Event", "ev", true, false, false},
+    {"", "v1", "endpoints", "endpoints", "Endpoints", "ep", true, false, false},
     {"apps", "v1", "deployments", "deployment", "Deployment", "deploy", true, true, true},
     {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", "sts", true, true, true},
     {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", "rs", true, true, true},
@@ -30,6 +31,12 @@ static const struct builtin builtins[] = {
      "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", "", false, false, true},
     {"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
      "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", "", false, false, true},
+    {"coordination.k8s.io", "v1", "leases", "lease", "Lease", "", true, false, false},
+    {"rbac.authorization.k8s.io", "v1", "roles", "role", "Role", "", true, false, false},
+    {"rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", "", true, false, false},
+    {"rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole", "ClusterRole", "", false, false, false},
+    {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", "", false,
+     false, false},
 };
 
 void sim_builtins_register(struct sim *s)

@@ -417,6 +417,64 @@ def check_semantics(srv):
            "validate allows the object the mutation produced")
 
 
+def check_own_objects(srv):
+    """Karta and WorkloadPolicy objects at /validate, as the API server sends them for the
+    static rules of deploy/09 (definitions.wmap.io): the catalog's Kartas pass, an invalid
+    Karta or WorkloadPolicy is denied with the finding and its field path on CREATE and
+    UPDATE, DELETE is allowed."""
+    def validate(obj, op):
+        rev = review(obj, op=op)
+        rev["request"]["namespace"] = ""
+        rev["request"]["resource"]["resource"] = ("kartas" if obj.get("kind") == "Karta"
+                                                  else "workloadpolicies")
+        if op == "DELETE":
+            rev["request"]["oldObject"], rev["request"]["object"] = obj, None
+        code, resp = post_review(srv, rev, "/validate")
+        r = resp.get("response", {})
+        return code, r, (r.get("status") or {}).get("message", "")
+
+    # Objects as stored by the API server: server-set metadata and a status.
+    meta = {"uid": str(uuid.uuid4()), "resourceVersion": "42", "generation": 2,
+            "creationTimestamp": "2026-01-01T00:00:00Z"}
+    cat = load_fixture(os.path.join(ROOT, "catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml"))
+    cat["metadata"].update(meta)
+    cat["status"] = {"observedGeneration": 2, "conditions": []}
+    for op in ("CREATE", "UPDATE"):
+        code, r, msg = validate(cat, op)
+        result(code == 200 and r.get("allowed") is True,
+               "a catalog Karta is allowed at /validate on %s" % op, msg)
+    bad = json.loads(json.dumps(cat))
+    child = bad["spec"]["structureDefinition"]["childComponents"][0]
+    child["ownerRef"] = "nobody"
+    child["specDefinition"]["podTemplateSpecPath"] = ".spec.replicatedJobs[] | del(.x)"
+    for op in ("CREATE", "UPDATE"):
+        code, r, msg = validate(bad, op)
+        result(code == 200 and r.get("allowed") is False and r["status"].get("code") == 403 and
+               "jobset-x-k8s-io-jobset-v1alpha2: .spec.structureDefinition.childComponents[0]: "
+               "child component 'replicatedjob' has owner ref to non-existing component 'nobody'"
+               in msg and ".spec.structureDefinition.childComponents[0].specDefinition."
+               "podTemplateSpecPath: jq expression" in msg,
+               "an invalid Karta is denied on %s with upstream's findings and their paths" % op,
+               msg)
+    code, r, msg = validate(bad, "DELETE")
+    result(code == 200 and r.get("allowed") is True, "deleting an invalid Karta is allowed", msg)
+    pol = {"apiVersion": "wmap.io/v1alpha1", "kind": "WorkloadPolicy",
+           "metadata": dict(meta, name="prod"),
+           "spec": {"match": {"kinds": ["JobSet.jobset.x-k8s.io"]}, "mode": "override",
+                    "enforce": True, "podTemplate": {"priorityClassName": "high"}},
+           "status": {"observedGeneration": 2}}
+    code, r, msg = validate(pol, "CREATE")
+    result(code == 200 and r.get("allowed") is True, "a WorkloadPolicy object is allowed", msg)
+    pol["spec"]["gang"] = {"scheduler": "slurm"}
+    for op in ("CREATE", "UPDATE"):
+        code, r, msg = validate(pol, op)
+        result(code == 200 and r.get("allowed") is False and
+               "prod: document 1: .spec.gang.scheduler: unknown gang scheduler \"slurm\"" in msg,
+               "a WorkloadPolicy that does not parse is denied on %s with the path" % op, msg)
+    code, r, msg = validate(pol, "DELETE")
+    result(code == 200 and r.get("allowed") is True, "deleting a WorkloadPolicy is allowed", msg)
+
+
 def check_limits(srv, binary, workdir):
     js = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
                                    "created.yaml"))
@@ -804,6 +862,7 @@ def main():
             print("SKIP kubectl wmap mutate comparison (no --plugin)")
         check_schedulers(srv)
         check_semantics(srv)
+        check_own_objects(srv)
         check_malformed(srv)
         check_limits(srv, binary, workdir)
         check_definitions(binary, workdir)

@@ -1,7 +1,9 @@
 # deploy/ is accepted by the real kubectl: `kubectl apply --dry-run=client -f deploy/`, then a
-# real apply (server-side field validation) and a server dry run. The simulator does not serve
-# RBAC, PodDisruptionBudget and NetworkPolicy, so stand-in CRDs for those three groups are
-# loaded first (schemaless: kubectl's own decoding is what is checked for them).
+# real apply (server-side field validation) following certs/README.md (certificates from
+# certs/gen-certs.sh, the TLS Secret, the caBundle patched into every webhook), and a server
+# dry run. RBAC, Leases, Services and Endpoints are served by the simulator; PodDisruptionBudget
+# and NetworkPolicy are not, so stand-in CRDs for those two groups are loaded first
+# (schemaless: kubectl's own decoding is what is checked for them).
 stub_crd() {
     local group=$1 version=$2 kind=$3 plural=$4 scope=$5
     cat <<Y
@@ -24,8 +26,6 @@ spec:
 Y
 }
 {
-    stub_crd rbac.authorization.k8s.io v1 ClusterRole clusterroles Cluster
-    stub_crd rbac.authorization.k8s.io v1 ClusterRoleBinding clusterrolebindings Cluster
     stub_crd policy v1 PodDisruptionBudget poddisruptionbudgets Namespaced
     stub_crd networking.k8s.io v1 NetworkPolicy networkpolicies Namespaced
 } >"$E2E_TMP/stubs.yaml"
@@ -33,7 +33,10 @@ sim_start --load "$E2E_TMP/stubs.yaml"
 
 run_ok kc apply --dry-run=client -f "$REPO_ROOT/deploy/"
 for what in namespace/wmap-system customresourcedefinition.apiextensions.k8s.io/kartas.run.ai \
+    customresourcedefinition.apiextensions.k8s.io/workloadpolicies.wmap.io \
     serviceaccount/wmap-webhook clusterrole.rbac.authorization.k8s.io/wmap-webhook \
+    clusterrolebinding.rbac.authorization.k8s.io/wmap-webhook role.rbac.authorization.k8s.io/wmap-webhook-leader \
+    rolebinding.rbac.authorization.k8s.io/wmap-webhook-leader \
     configmap/wmap-policies deployment.apps/wmap-webhook service/wmap-webhook \
     poddisruptionbudget.policy/wmap-webhook networkpolicy.networking.k8s.io/wmap-webhook \
     mutatingwebhookconfiguration.admissionregistration.k8s.io/wmap-webhook \
@@ -41,19 +44,48 @@ for what in namespace/wmap-system customresourcedefinition.apiextensions.k8s.io/
     assert_contains "$OUT" "$what created (dry run)"
 done
 
-# For real, in file order (the namespace first), with strict server-side field validation.
+# For real, as certs/README.md says: certificates, the namespace, the TLS Secret, deploy/,
+# then the caBundle into every webhook.
+run_ok sh "$REPO_ROOT/certs/gen-certs.sh" --service wmap-webhook --namespace wmap-system --out "$E2E_TMP/certs-out"
+run_ok kc apply -f "$REPO_ROOT/deploy/00-namespace.yaml"
+run_ok kc -n wmap-system create secret tls wmap-webhook-tls \
+    --cert "$E2E_TMP/certs-out/tls.crt" --key "$E2E_TMP/certs-out/tls.key"
 run_ok kc apply --validate=strict -f "$REPO_ROOT/deploy/"
+CA=$(cat "$E2E_TMP/certs-out/cabundle.b64")
+run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json \
+    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA\"}]"
+run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
+    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA\"},
+         {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA\"}]"
 run_ok kc get deployment wmap-webhook -n wmap-system -o json
 assert_eq 2 "$(jq -r .spec.replicas <<<"$OUT")"
 assert_eq true "$(jq -r '.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem' <<<"$OUT")"
 assert_eq true "$(jq -r '.spec.template.spec.securityContext.runAsNonRoot' <<<"$OUT")"
+run_ok kc get service wmap-webhook -n wmap-system -o jsonpath='{.spec.ports[0].port}'
+assert_eq 443 "$OUT"
+
+# The mutating configuration ships without rules (the running webhook writes them).
 run_ok kc get mutatingwebhookconfiguration wmap-webhook -o json
 assert_eq Ignore "$(jq -r '.webhooks[0].failurePolicy' <<<"$OUT")"
 assert_eq None "$(jq -r '.webhooks[0].sideEffects' <<<"$OUT")"
 assert_eq IfNeeded "$(jq -r '.webhooks[0].reinvocationPolicy' <<<"$OUT")"
 assert_contains "$(jq -c '.webhooks[0].namespaceSelector' <<<"$OUT")" '"kube-system"'
 assert_contains "$(jq -c '.webhooks[0].namespaceSelector' <<<"$OUT")" '"wmap-system"'
-assert_contains "$(jq -c '.webhooks[0].rules' <<<"$OUT")" '"jobsets"'
+assert_eq 0 "$(jq '.webhooks[0].rules | length' <<<"$OUT")" "no workload rules shipped"
+assert_eq "$CA" "$(jq -r '.webhooks[0].clientConfig.caBundle' <<<"$OUT")"
+# The validating one: no workload rules, static rules for Kartas and WorkloadPolicies.
+run_ok kc get validatingwebhookconfiguration wmap-webhook -o json
+vwc=$OUT
+assert_eq "policies.wmap.io definitions.wmap.io" "$(jq -r '[.webhooks[].name] | join(" ")' <<<"$vwc")"
+assert_eq 0 "$(jq '.webhooks[0].rules | length' <<<"$vwc")" "no workload rules shipped"
+assert_eq '[{"apiGroups":["run.ai"],"apiVersions":["v1alpha1"],"operations":["CREATE","UPDATE"],"resources":["kartas"],"scope":"Cluster"},{"apiGroups":["wmap.io"],"apiVersions":["v1alpha1"],"operations":["CREATE","UPDATE"],"resources":["workloadpolicies"],"scope":"Cluster"}]' \
+    "$(jq -cS '.webhooks[1].rules' <<<"$vwc")"
+assert_eq "$CA" "$(jq -r '.webhooks[1].clientConfig.caBundle' <<<"$vwc")"
+
+# With no enforced policy and the webhook not running, pods are created as usual: nothing
+# sends them to /validate.
+run_ok kc run plain --image=busybox --restart=Never
+assert_contains "$OUT" "pod/plain created"
 
 # The Karta CRD serves the catalog: every definition applies under strict validation and
 # reads back unchanged (nothing pruned).
@@ -68,3 +100,25 @@ want=$(kc create --dry-run=client -f "$REPO_ROOT/catalog/$name.yaml" -o json | j
 assert_eq "$want" "$got" "Karta spec read back unchanged"
 run_ok kc get kartas
 assert_contains "$OUT" "JobSet"
+assert_contains "$(head -n1 <<<"$OUT")" "READY"
+
+# WorkloadPolicy objects: the ConfigMap's documents apply as they are, a typo fails at apply.
+wait_until 10 kc get workloadpolicies
+kc get configmap wmap-policies -n wmap-system -o jsonpath='{.data.policies\.yaml}' >"$E2E_TMP/policies.yaml"
+run_ok kc apply --validate=strict -f "$E2E_TMP/policies.yaml"
+assert_contains "$OUT" "workloadpolicy.wmap.io/gpu-training-defaults created"
+run_ok kc get workloadpolicy prod-serving-priority -o json
+assert_eq serving-high "$(jq -r .spec.podTemplate.priorityClassName <<<"$OUT")"
+assert_eq true "$(jq -r .spec.enforce <<<"$OUT")"
+run_ok kc get wpol
+assert_contains "$(head -n1 <<<"$OUT")" "READY"
+assert_fails kc apply -f - <<'Y'
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: typo}
+spec:
+  match: {kinds: ["JobSet.jobset.x-k8s.io"]}
+  podTemplate: {priorityClass: high}
+Y
+assert_contains "$OUT" 'unknown field "spec.podTemplate.priorityClass"'
+assert_fails kc get workloadpolicy typo
