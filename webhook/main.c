@@ -41,6 +41,11 @@ static void usage(FILE *f)
 		"  --drain-timeout SEC        longest wait for in-flight requests on SIGTERM (25)\n"
 		"  --tls-priorities STRING    GnuTLS priority string (TLS 1.3; TLS 1.2 with ECDHE\n"
 		"                             and AEAD ciphers only)\n"
+		"  --kubeconfig FILE          watch Kartas and WorkloadPolicies in this cluster\n"
+		"                             (in a pod the service account is used without it)\n"
+		"  --no-cluster               files only, even in a pod\n"
+		"  --sync-timeout SEC         ready after this even when the API server cannot\n"
+		"                             be reached, with what is at hand (10)\n"
 		"  --null-admission           for benchmarks only: allow every review unchanged after\n"
 		"                             parsing and checking it (the floor wmap's work is\n"
 		"                             measured against); refused with --policy\n"
@@ -109,10 +114,16 @@ static void reload_policy(reloader *rl, int force)
 	if (wmap_policy_set_load(&set, path, &err) == 0) {
 		rl->policy = p;
 		memset(&rl->policy_failed, 0, sizeof(rl->policy_failed));
-		wh_policy_swap(rl->srv, set);
+		if (rl->srv->cluster) {
+			wmap_policy_set_free(set);   /* merged with the cluster's by the builder */
+			set = NULL;
+			wh_cluster_policy_file_changed(rl->srv->cluster);
+		} else {
+			wh_policy_swap(rl->srv, set);
+		}
 		wh_metrics_reload("policy", 1);
-		json_t *f = json_pack("{s:s, s:i}", "file", path, "policies", (int)set->n);
-		wh_log("info", "policies loaded", f);
+		json_t *f = json_pack("{s:s}", "file", path);
+		wh_log("info", "policy file loaded", f);
 		json_decref(f);
 	} else {
 		rl->policy_failed = p;
@@ -166,6 +177,7 @@ int main(int argc, char **argv)
 	o->budget_ms = 250;
 	o->reload_ms = 1000;
 	o->drain_s = 25;
+	o->sync_timeout_s = 10;
 	/* TLS 1.3, and TLS 1.2 with forward-secret key exchange and AEAD ciphers only (no CBC,
 	 * no static RSA): what the API server's Go client offers first anyway. */
 	o->tls_priorities = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:"
@@ -174,7 +186,7 @@ int main(int argc, char **argv)
 
 	enum { O_CERT = 256, O_KEY, O_PORT, O_DEFS, O_POLICY, O_GANG, O_QUEUE, O_THREADS,
 	       O_BODY, O_INFLIGHT, O_CONNS, O_CTIMEOUT, O_BUDGET, O_RELOAD, O_DRAIN, O_PRIO,
-	       O_READY, O_HELP, O_VERSION, O_NULL };
+	       O_READY, O_HELP, O_VERSION, O_NULL, O_KUBECONFIG, O_NO_CLUSTER, O_SYNC_TIMEOUT };
 	static const struct option longopts[] = {
 		{ "tls-cert", required_argument, NULL, O_CERT },
 		{ "tls-key", required_argument, NULL, O_KEY },
@@ -196,6 +208,9 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, O_HELP },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "null-admission", no_argument, NULL, O_NULL },
+		{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
+		{ "no-cluster", no_argument, NULL, O_NO_CLUSTER },
+		{ "sync-timeout", required_argument, NULL, O_SYNC_TIMEOUT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -213,6 +228,12 @@ int main(int argc, char **argv)
 		case O_PRIO: o->tls_priorities = optarg; break;
 		case O_READY: ready_file = optarg; break;
 		case O_NULL: o->null_admission = 1; break;
+		case O_KUBECONFIG: o->kubeconfig = optarg; break;
+		case O_NO_CLUSTER: o->no_cluster = 1; break;
+		case O_SYNC_TIMEOUT:
+			bad = parse_num(optarg, 3600, &v);
+			o->sync_timeout_s = (unsigned)v;
+			break;
 		case O_GANG:
 			if (wmap_gang_scheduler_parse(&o->scheduler, optarg, &err)) {
 				fprintf(stderr, "wmap-webhook: --gang-scheduler: %s\n", err.message);
@@ -305,10 +326,18 @@ int main(int argc, char **argv)
 	rl.key = wh_filesig_of(o->key);
 	wh_metrics_reload("certificate", 1);
 
-	if (wmap_registry_new(&srv.reg, &err) || wmap_registry_add_catalog(srv.reg, &err) ||
+	wmap_registry *reg = NULL;
+	if (wmap_registry_new(&reg, &err) || wmap_registry_add_catalog(reg, &err) ||
 	    (o->definitions &&
-	     wmap_registry_add_path(srv.reg, o->definitions, WMAP_ORIGIN_FILE, &err))) {
+	     wmap_registry_add_path(reg, o->definitions, WMAP_ORIGIN_FILE, &err))) {
 		wh_logf("error", "definitions: %s", err.message);
+		wmap_registry_free(reg);
+		return 1;
+	}
+	wmap_kube_config *kcfg = NULL;
+	if (wh_cluster_config(&kcfg, o, &err) != 0) {
+		wh_logf("error", "cluster: %s", err.message);
+		wmap_registry_free(reg);
 		return 1;
 	}
 	if (o->policy) {
@@ -322,19 +351,17 @@ int main(int argc, char **argv)
 		wh_metrics_reload("policy", 1);
 	}
 	/* One engine per poll thread, every definition compiled now (readiness waits). */
-	srv.engines = calloc(o->threads, sizeof(*srv.engines));
-	if (!srv.engines)
+	if (wh_defs_prepare(&srv.defs, reg, o->threads, &err)) {
+		wh_logf("error", "compiling definitions: %s", err.message);
 		return 1;
-	for (unsigned i = 0; i < o->threads; i++) {
-		if (wmap_engine_new(&srv.engines[i], srv.reg, &err) ||
-		    wmap_engine_prepare(srv.engines[i], &err)) {
-			wh_logf("error", "compiling definitions: %s", err.message);
-			return 1;
-		}
-		srv.n_engines++;
 	}
 	if (wh_server_start(&srv))
 		return 1;
+	/* With a cluster, /readyz waits for the first sync (or --sync-timeout). */
+	if (kcfg && wh_cluster_start(&srv.cluster, &srv, kcfg, &err) != 0) {
+		wh_logf("error", "cluster: %s", err.message);
+		return 1;
+	}
 	if (pthread_create(&rl.thread, NULL, reload_loop, &rl) != 0) {
 		wh_logf("error", "cannot start the reload thread");
 		return 1;
@@ -343,14 +370,16 @@ int main(int argc, char **argv)
 	if (di && di->port)
 		o->port = di->port;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	srv.ready = 1;
-	wh_metrics_set_ready(1);
+	if (!srv.cluster) {
+		srv.ready = 1;
+		wh_metrics_set_ready(1);
+	}
 	json_t *f = json_pack("{s:i, s:i, s:i, s:s, s:f}", "port", o->port, "threads",
-			      (int)o->threads, "definitions", (int)wmap_registry_count(srv.reg),
+			      (int)o->threads, "definitions", (int)wmap_registry_count(srv.defs->reg),
 			      "gangScheduler", wmap_gang_scheduler_name(o->scheduler), "startMs",
 			      (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 				      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-	wh_log("info", "ready", f);
+	wh_log("info", srv.cluster ? "listening; ready once synced" : "ready", f);
 	json_decref(f);
 	if (o->null_admission)
 		wh_logf("warn", "--null-admission: every review is allowed unchanged (benchmarks "
@@ -376,9 +405,10 @@ int main(int argc, char **argv)
 	rl.stop = 1;
 	wh_server_drain(&srv);
 	pthread_join(rl.thread, NULL);
-	for (size_t i = 0; i < srv.n_engines; i++)
-		wmap_engine_free(srv.engines[i]);
-	free(srv.engines);
+	wh_cluster_stop(srv.cluster);
+	srv.cluster = NULL;
+	wh_defs_free(srv.defs);
+	srv.defs = NULL;
 	wh_policy_swap(&srv, NULL);
 	pthread_mutex_lock(&srv.lock);
 	if (srv.policy) {
@@ -387,7 +417,6 @@ int main(int argc, char **argv)
 		srv.policy = NULL;
 	}
 	pthread_mutex_unlock(&srv.lock);
-	wmap_registry_free(srv.reg);
 	wh_tls_free_all();
 	wh_logf("info", "stopped");
 	return 0;

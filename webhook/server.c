@@ -26,46 +26,11 @@ typedef struct request {
 	wh_server *srv;
 } request;
 
-static _Thread_local wmap_engine *thread_engine;
-
 static double since(const struct timespec *t0)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-static wmap_engine *engine_for_thread(wh_server *s)
-{
-	if (thread_engine)
-		return thread_engine;
-	pthread_mutex_lock(&s->lock);
-	if (s->next_engine < s->n_engines)
-		thread_engine = s->engines[s->next_engine++];
-	pthread_mutex_unlock(&s->lock);
-	if (thread_engine)
-		return thread_engine;
-	/* More poll threads than engines should not happen; compile once for this thread. */
-	wmap_error err;
-	wmap_engine *e = NULL;
-	if (wmap_engine_new(&e, s->reg, &err) == 0 && wmap_engine_prepare(e, &err) == 0) {
-		wh_logf("warn", "a poll thread had no prepared engine; compiled one");
-		pthread_mutex_lock(&s->lock);
-		wmap_engine **v = realloc(s->engines, (s->n_engines + 1) * sizeof(*v));
-		if (v) {
-			s->engines = v;
-			v[s->n_engines++] = e;
-			s->next_engine = s->n_engines;
-		}
-		pthread_mutex_unlock(&s->lock);
-		if (v)
-			thread_engine = e;
-		else
-			wmap_engine_free(e);
-	} else {
-		wmap_engine_free(e);
-	}
-	return thread_engine;
 }
 
 static wh_policy_ref *policy_acquire(wh_server *s)
@@ -258,12 +223,14 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	wmap_error err;
 	json_t *out = NULL;
 	enum MHD_Result ret;
-	wmap_engine *eng = engine_for_thread(s);
+	wmap_engine *eng = NULL;
+	wh_defs *defs = wh_defs_acquire(s, &eng);
 	wmap_admission_mode mode = s->opt.null_admission ? WMAP_ADMISSION_ALLOW
 				 : r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
 							 : WMAP_ADMISSION_VALIDATE;
 	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
+	wh_defs_release(defs);
 	policy_release(s, pol);
 	json_decref(review);
 	if (rc == WMAP_EINVAL) {
@@ -336,6 +303,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		}
 		if (strcmp(url, "/metrics") == 0) {
 			char *text = wh_metrics_render(atomic_load(&s->inflight));
+			char *more = wh_cluster_metrics(s->cluster);
+			if (text && more) {
+				size_t a = strlen(text), b = strlen(more);
+				char *all = realloc(text, a + b + 1);
+				if (all) {
+					memcpy(all + a, more, b + 1);
+					text = all;
+				}
+			}
+			free(more);
 			if (!text)
 				return MHD_NO;
 			return reply(c, r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",

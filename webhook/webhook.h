@@ -11,6 +11,7 @@
 #include <time.h>
 #include "wmap/admission.h"
 #include "wmap/gang.h"
+#include "wmap/kube/kubeconfig.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
 
@@ -31,6 +32,9 @@ typedef struct wh_options {
 	unsigned drain_s;                /* longest wait for in-flight requests on SIGTERM */
 	const char *tls_priorities;
 	int null_admission;              /* benchmarks: allow every review after parsing it */
+	const char *kubeconfig;          /* --kubeconfig: watch this cluster */
+	int no_cluster;                  /* --no-cluster: files only, even in a pod */
+	unsigned sync_timeout_s;         /* ready after this even when not synced */
 } wh_options;
 
 /* ---- log.c: one JSON object per line on stderr ---- */
@@ -72,24 +76,62 @@ typedef struct wh_filesig {
 wh_filesig wh_filesig_of(const char *path);
 int wh_filesig_same(const wh_filesig *a, const wh_filesig *b);
 
+/* ---- defs.c: the definition set in force, swapped whole ---- */
+typedef struct wh_defs {
+	wmap_registry *reg;
+	wmap_engine **engines;           /* one per poll thread, every definition prepared */
+	size_t n_engines;
+	atomic_int refs;                 /* the server's own, plus one per review using it */
+} wh_defs;
+
+typedef struct wh_server wh_server;
+
+/* A set of reg (taken over, also on failure) with threads engines, each prepared now. The
+ * caller owns *out. */
+int wh_defs_prepare(wh_defs **out, wmap_registry *reg, unsigned threads, wmap_error *err);
+void wh_defs_free(wh_defs *d);
+/* The set in force with a reference for the caller, and the calling poll thread's engine
+ * of it in *eng (NULL when the thread has none); give it back with wh_defs_release. */
+wh_defs *wh_defs_acquire(wh_server *s, wmap_engine **eng);
+void wh_defs_release(wh_defs *d);
+/* Puts d in force (the server owns it); waits until no review uses the old set, frees it. */
+void wh_defs_swap(wh_server *s, wh_defs *d);
+
+/* ---- cluster.c: Kartas and WorkloadPolicies from the API server ---- */
+typedef struct wh_cluster wh_cluster;
+
+/* The cluster to watch: --kubeconfig FILE, else the service account when running in a pod
+ * (KUBERNETES_SERVICE_HOST), else none (*out NULL, files only; also with --no-cluster).
+ * The caller owns *out. */
+int wh_cluster_config(wmap_kube_config **out, const wh_options *o, wmap_error *err);
+/* Starts the watch and builder threads; takes cfg over (also on failure). Sets s->ready
+ * once synced, or after --sync-timeout. The caller owns *out (wh_cluster_stop). */
+int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap_error *err);
+/* Stops and joins the threads, frees cl (NULL is fine). */
+void wh_cluster_stop(wh_cluster *cl);
+/* The --policy file changed (and parses): merge it with the cluster's policies again. */
+void wh_cluster_policy_file_changed(wh_cluster *cl);
+/* The cluster metrics in Prometheus text, a new string owned by the caller (NULL: none). */
+char *wh_cluster_metrics(const wh_cluster *cl);
+
 /* ---- server.c ---- */
 typedef struct wh_policy_ref {
 	wmap_policy_set *set;            /* NULL when no policy file */
 	int refs;
 } wh_policy_ref;
 
-typedef struct wh_server {
+struct wh_server {
 	wh_options opt;
-	wmap_registry *reg;
-	wmap_engine **engines;           /* one per poll thread, prepared at start */
-	size_t n_engines, next_engine;
-	pthread_mutex_t lock;            /* engines and the policy pointer */
+	wh_defs *defs;                   /* the definitions in force */
+	atomic_int next_slot;            /* poll threads take engine slots 0, 1, ... */
+	pthread_mutex_t lock;            /* the defs and policy pointers */
 	wh_policy_ref *policy;
 	atomic_int ready, draining;
 	atomic_long inflight;
 	atomic_size_t inflight_bytes;
 	struct MHD_Daemon *daemon;
-} wh_server;
+	wh_cluster *cluster;             /* NULL without a cluster */
+};
 
 /* Starts MHD on s->opt.port; 0 or -1 (logged). */
 int wh_server_start(wh_server *s);

@@ -1,4 +1,4 @@
-# wmap-webhook: the TLS admission server (webhook/*.c over libwmap.a), its certificates and
+# wmap-webhook: the TLS admission server (webhook/*.c over libwmap-kube.a and libwmap.a), its certificates and
 # its TLS tests. Included by the top-level Makefile.
 
 WEBHOOK_SRC := $(wildcard webhook/*.c)
@@ -11,8 +11,10 @@ $(BUILD)/webhook/%.o: webhook/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(WEBHOOK): $(WEBHOOK_OBJ) $(LIBWMAP)
-	$(CC) $(LDFLAGS) -o $@ $(WEBHOOK_OBJ) $(LIBWMAP) $(CORE_LIBS) -lmicrohttpd -lgnutls
+# The API client (libwmap-kube.a) watches Kartas and WorkloadPolicies; it comes before
+# libwmap.a, whose utilities it uses.
+$(WEBHOOK): $(WEBHOOK_OBJ) $(LIBKUBE) $(LIBWMAP)
+	$(CC) $(LDFLAGS) -o $@ $(WEBHOOK_OBJ) $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS) -lmicrohttpd -lgnutls
 
 # A CA and an ECDSA serving certificate for SERVICE.NAMESPACE.svc (openssl CLI); prints the
 # caBundle for the webhook configurations.

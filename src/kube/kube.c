@@ -39,6 +39,7 @@ struct wmap_kube_client {
 	time_t token_expiry;     /* exec credentials: 0 = none */
 	char *exec_cert, *exec_key;  /* exec credentials' PEM */
 	unsigned requests;
+	long retry_after;        /* Retry-After of the last response, -1 when none */
 	json_t *warnings;        /* texts of the last response's Warning headers */
 	char no_proxy[2048];     /* $NO_PROXY (or $no_proxy) and the loopback names */
 };
@@ -126,6 +127,56 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user)
 			*retry_after = v;
 	}
 	return n;
+}
+
+/* A streamed response (a watch): complete lines go to the caller as they arrive; a line
+ * is capped like a whole response. An error response is kept whole for its message. */
+typedef struct stream {
+	const wmap_kube_stream_opts *o;
+	CURL *h;
+	buffer line;
+	int error_response;   /* the status is not 2xx: the body is a Status, read whole */
+	int stopped;          /* the caller's callback or stop flag ended the transfer */
+} stream;
+
+static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *user)
+{
+	stream *st = user;
+	size_t n = size * nmemb, start = 0;
+	long code = 0;
+
+	curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 200 || code >= 300) {
+		st->error_response = 1;
+		return on_body(ptr, size, nmemb, &st->line);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (ptr[i] != '\n')
+			continue;
+		if (on_body(ptr + start, 1, i - start, &st->line) != i - start && i > start)
+			return 0;
+		if (st->line.len > 0 && st->o->on_line(st->o->ud, st->line.data, st->line.len) != 0) {
+			st->stopped = 1;
+			return 0;
+		}
+		st->line.len = 0;
+		start = i + 1;
+	}
+	if (start < n && on_body(ptr + start, 1, n - start, &st->line) != n - start)
+		return 0;
+	return n;
+}
+
+static int on_progress(void *user, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	stream *st = user;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	if (st->o->stop && atomic_load(st->o->stop)) {
+		st->stopped = 1;
+		return 1;
+	}
+	return 0;
 }
 
 long wmap_kube_parse_duration(const char *s)
@@ -537,6 +588,7 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	c->cfg = cfg;
+	c->retry_after = -1;
 	if ((c->warnings = json_array()) == NULL) {
 		free(c);
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -593,6 +645,11 @@ void wmap_kube_client_free(wmap_kube_client *c)
 const json_t *wmap_kube_warnings(const wmap_kube_client *c)
 {
 	return c->warnings;
+}
+
+long wmap_kube_retry_after(const wmap_kube_client *c)
+{
+	return c->retry_after;
 }
 
 unsigned wmap_kube_requests(const wmap_kube_client *c)
@@ -693,13 +750,14 @@ static void sleep_ms(long ms)
 
 static int request(json_t **out, long *status, wmap_kube_client *c, const char *method,
 		   const char *path, const char *accept, const char *content_type,
-		   const char *body, wmap_error *err)
+		   const char *body, const wmap_kube_stream_opts *so, wmap_error *err)
 {
 	const wmap_kube_config *cfg = c->cfg;
 	char *url = NULL, auth[16384], ctype[256];
 	struct curl_slist *hdrs = NULL, *connect_to = NULL;
 	buffer resp = { NULL, 0, 0, 0, 0 };
-	int rc = 0, attempt, reauthed = 0;
+	stream st = { so, c->curl, { NULL, 0, 0, 0, 0 }, 0, 0 };
+	int rc = 0, attempt, reauthed = 0, max_retries = so ? 0 : c->max_retries;
 	long code = 0;
 	size_t ulen;
 
@@ -719,6 +777,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		goto cleanup;
 	}
 	resp.max = c->max_response;
+	st.line.max = c->max_response;
 	for (attempt = 0;; attempt++) {
 		CURL *h = c->curl;
 		CURLcode cc;
@@ -746,11 +805,21 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 		curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
 		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, so ? so->timeout_ms : c->timeout_ms);
 		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 				 c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		if (so) {
+			/* A watch: lines as they come, and the caller's stop flag checked at
+			 * least once a second. */
+			curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream);
+			curl_easy_setopt(h, CURLOPT_WRITEDATA, &st);
+			curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+			curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+			curl_easy_setopt(h, CURLOPT_XFERINFODATA, &st);
+		} else {
+			curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+			curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+		}
 		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
 		json_array_clear(c->warnings);
@@ -801,20 +870,39 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		resp.overflow = 0;
 		if (resp.data)
 			resp.data[0] = '\0';
+		st.line.len = 0;
+		st.line.overflow = 0;
+		st.error_response = 0;
 		c->requests++;
 		cc = curl_easy_perform(h);
+		c->retry_after = hc.retry_after;
 		code = 0;
-		if (cc == CURLE_OK)
+		if (cc == CURLE_OK || so)
 			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		if (so && st.stopped) {
+			if (status)
+				*status = code;
+			goto cleanup;   /* the caller ended it: not an error */
+		}
+		if (so && so->retry_after)
+			*so->retry_after = hc.retry_after;
+		if (so && st.error_response) {
+			/* Keep what the server said for the message below. */
+			free(resp.data);
+			resp = st.line;
+			memset(&st.line, 0, sizeof(st.line));
+			st.line.max = c->max_response;
+			cc = CURLE_OK;
+		}
 		if (cc != CURLE_OK) {
-			if (resp.overflow || cc == CURLE_FILESIZE_EXCEEDED) {
+			if (resp.overflow || st.line.overflow || cc == CURLE_FILESIZE_EXCEEDED) {
 				rc = wmap_error_set(err, WMAP_ELIMIT,
 						    "the response to %s %s is larger than %zu bytes",
 						    method, path, c->max_response);
 				goto cleanup;
 			}
 			/* Connection failures are retried for reads only. */
-			if (strcmp(method, "GET") == 0 && attempt < c->max_retries &&
+			if (strcmp(method, "GET") == 0 && attempt < max_retries &&
 			    cc != CURLE_OPERATION_TIMEDOUT && cc != CURLE_PEER_FAILED_VERIFICATION &&
 			    cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_SSL_CERTPROBLEM) {
 				sleep_ms(100L << attempt);
@@ -823,6 +911,8 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			rc = wmap_error_set(err, WMAP_EIO,
 					    "Unable to connect to the server %s: %s", cfg->server,
 					    curl_easy_strerror(cc));
+			if (so && status)
+				*status = code;   /* a stream cut after its headers: 200 */
 			goto cleanup;
 		}
 		if (code == 401 && !reauthed && (cfg->exec_command || cfg->token_file)) {
@@ -834,7 +924,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			continue;
 		}
 		if ((code == 429 || code == 502 || code == 503 || code == 504 ||
-		     (code >= 500 && hc.retry_after >= 0)) && attempt < c->max_retries) {
+		     (code >= 500 && hc.retry_after >= 0)) && attempt < max_retries) {
 			long wait = hc.retry_after >= 0 ? hc.retry_after * 1000 : 200L << attempt;
 
 			if (wait > RETRY_AFTER_MAX_S * 1000)
@@ -850,7 +940,7 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		rc = status_error(err, code, &resp);
 		goto cleanup;
 	}
-	if (out && resp.len > 0) {
+	if (out && !so && resp.len > 0) {
 		json_error_t je;
 
 		if ((*out = json_loadb(resp.data, resp.len, 0, &je)) == NULL) {
@@ -865,6 +955,7 @@ cleanup:
 	curl_slist_free_all(hdrs);
 	curl_slist_free_all(connect_to);
 	free(resp.data);
+	free(st.line.data);
 	free(url);
 	return rc;
 }
@@ -873,16 +964,22 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 		      const char *path, const char *content_type, const char *body,
 		      wmap_error *err)
 {
-	return request(out, status, c, method, path, NULL, content_type, body, err);
+	return request(out, status, c, method, path, NULL, content_type, body, NULL, err);
 }
 
 int wmap_kube_get_as(json_t **out, wmap_kube_client *c, const char *path, const char *accept,
 		     wmap_error *err)
 {
-	return request(out, NULL, c, "GET", path, accept, NULL, NULL, err);
+	return request(out, NULL, c, "GET", path, accept, NULL, NULL, NULL, err);
 }
 
 int wmap_kube_get(json_t **out, wmap_kube_client *c, const char *path, wmap_error *err)
 {
 	return wmap_kube_request(out, NULL, c, "GET", path, NULL, NULL, err);
+}
+
+int wmap_kube_stream(long *status, wmap_kube_client *c, const char *path,
+		     const wmap_kube_stream_opts *opts, wmap_error *err)
+{
+	return request(NULL, status, c, "GET", path, NULL, NULL, NULL, opts, err);
 }

@@ -128,6 +128,11 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct sim_req *r)
     }
     MHD_add_response_header(resp, "Content-Type", ctype);
     MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
+    if (r->has_retry_after && r->retry_after >= 0) {
+        char ra[32];
+        snprintf(ra, sizeof(ra), "%d", r->retry_after);
+        MHD_add_response_header(resp, "Retry-After", ra);
+    }
     for (int i = 0; i < r->n_warnings; i++) {
         char h[1200];
         warning_header(r->warnings[i], h, sizeof(h));
@@ -212,6 +217,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
         sim_err_set(&r.err, 401, "Unauthorized", "Unauthorized");
     } else if (sim_impersonate(conn, &r.user, &r.err) < 0) {
         /* r.err says why */
+    } else if (sim_faults_handle(&r)) {
+        /* /sim/faults, or an injected fault */
     } else {
         pthread_mutex_lock(&s->lock);
         if (!sim_discovery_handle(s, &r) && !r.err.code)

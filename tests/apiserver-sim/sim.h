@@ -124,7 +124,13 @@ struct sim_req {
     struct sim_err err;
     char warnings[8][512]; /* Warning headers to send */
     int n_warnings;
+    bool has_retry_after;  /* send Retry-After: retry_after (an injected fault) */
+    int retry_after;
 };
+
+/* faults.c: POST /sim/faults arms injected errors and cut watches (see the file) */
+bool sim_faults_handle(struct sim_req *r);          /* true when it answered or failed r */
+size_t sim_faults_cut(const char *path, size_t avail); /* bytes to send before a cut, 0 = none */
 
 /* util.c */
 void sim_err_set(struct sim_err *e, int code, const char *reason, const char *fmt, ...)

@@ -58,6 +58,7 @@ struct watch {
     char *pending;
     size_t plen, poff;
     bool ended;
+    bool cut;              /* an injected fault cut the stream: drop the connection */
 };
 
 static bool matches(struct watch *w, const char *group, const char *version, const char *plural, const json_t *obj)
@@ -144,8 +145,19 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
         pthread_cond_timedwait(&ring_cond, &s->lock, &ts);
     }
     pthread_mutex_unlock(&s->lock);
+    if (w->cut)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
     if (w->poff < w->plen) {
         size_t n = w->plen - w->poff < max ? w->plen - w->poff : max;
+        const char *nl = memchr(w->pending + w->poff, '\n', w->plen - w->poff);
+        char path[400];
+        snprintf(path, sizeof(path), "%s%s/%s/%s", w->group[0] ? "/apis/" : "/api", w->group,
+                 w->version, w->plural);
+        size_t cut = nl ? sim_faults_cut(path, (size_t)(nl - (w->pending + w->poff))) : 0;
+        if (cut && cut < n) {
+            n = cut;
+            w->cut = true;
+        }
         memcpy(buf, w->pending + w->poff, n);
         w->poff += n;
         return (ssize_t)n;

@@ -6,6 +6,7 @@
 #define WMAP_KUBE_CLIENT_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include "wmap/error.h"
 #include "wmap/kube/kubeconfig.h"
@@ -46,6 +47,27 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 		      const char *path, const char *content_type, const char *body,
 		      wmap_error *err);
 
+/* A streamed GET (a watch), see wmap_kube_stream. */
+typedef struct wmap_kube_stream_opts {
+	/* Called with every complete, non-empty line of a 2xx body, without its newline and
+	 * NUL-terminated (borrowed for the call); nonzero ends the stream. A last line without
+	 * its newline (a stream cut in the middle of an event) is never handed out. */
+	int (*on_line)(void *ud, const char *line, size_t len);
+	void *ud;
+	const atomic_int *stop;   /* checked about once a second; nonzero ends the stream */
+	long timeout_ms;          /* the whole stream; 0 = none */
+	long *retry_after;        /* may be NULL: set to the Retry-After seconds, -1 if none */
+} wmap_kube_stream_opts;
+
+/* GETs path and streams its body line by line to opts->on_line as it arrives. Returns 0
+ * when the server ends the stream or the caller stops it (callback or stop flag), with
+ * *status the HTTP code; an error response is WMAP_ENOTFOUND/WMAP_EIO with kubectl's
+ * message as in wmap_kube_request, a transport failure WMAP_EIO with *status 0, a stream
+ * cut after its headers WMAP_EIO with *status the code it had. Nothing is retried (the caller backs off); a 401 with a token file or exec
+ * plugin takes a fresh credential once. opts is borrowed for the call. */
+int wmap_kube_stream(long *status, wmap_kube_client *c, const char *path,
+		     const wmap_kube_stream_opts *opts, wmap_error *err);
+
 /* GET a path into *out. */
 int wmap_kube_get(json_t **out, wmap_kube_client *c, const char *path, wmap_error *err);
 
@@ -56,6 +78,10 @@ int wmap_kube_get_as(json_t **out, wmap_kube_client *c, const char *path, const 
 /* The Warning headers of the last response (texts; an array borrowed from the client,
  * valid until the next request). kubectl prints them as "Warning: <text>". */
 const json_t *wmap_kube_warnings(const wmap_kube_client *c);
+
+/* The Retry-After seconds of the last response answered by the server, -1 when it had
+ * none (a caller that does its own backoff honours it on 429). */
+long wmap_kube_retry_after(const wmap_kube_client *c);
 
 /* Requests made so far (for measurements and tests). */
 unsigned wmap_kube_requests(const wmap_kube_client *c);
