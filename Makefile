@@ -6,6 +6,7 @@
 #   make check      deps + build + every test (unit, golden, compatibility, end-to-end)
 #   make check SANITIZE=1   the same under ASan and UBSan (separate build folder)
 #   make valgrind   unit tests and plugin commands under valgrind
+#   make image      the wmap-webhook OCI image (root, buildah); make image-test runs it from its files
 #   make install PREFIX=/usr/local
 
 BUILD    ?= build
@@ -34,7 +35,7 @@ CORE_LIBS := -ljq -lonig -ljansson -lyaml -lm -lpthread -ldl
 # Debian 12 packages the build and the tests need (checked one by one by `make deps`).
 DEB_PKGS := gcc make pkg-config libyaml-dev libjansson-dev libjq-dev libonig-dev \
             libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libssl-dev \
-            libcriterion-dev openssl jq curl python3 python3-yaml
+            libcriterion-dev openssl jq curl python3 python3-yaml buildah
 
 # Three layers (src/README.md): the utilities (src/util/) and the resolver core (src/) make
 # libwmap.a; the Kubernetes API client (src/kube/) makes libwmap-kube.a, linked only by the
@@ -136,7 +137,7 @@ conformance: $(CONFORMANCE)
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT) $(COMPAT) $(CONFORMANCE)
-	@$(MAKE) --no-print-directory unit compat golden conformance e2e
+	@$(MAKE) --no-print-directory unit compat golden conformance e2e check-image
 
 valgrind: all $(UNIT)
 	valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite $(UNIT) --jobs 1
@@ -159,6 +160,8 @@ clean:
 -include tests/bench/bench.mk
 -include tests/fuzz/fuzz.mk
 -include tests/apiserver-sim/sim.mk
+# The container image (make image, make image-test).
+-include deploy/image/image.mk
 e2e::
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
