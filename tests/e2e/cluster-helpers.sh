@@ -35,11 +35,11 @@ cluster_setup() {
     export WH_PORT
     sim_start --service-port "wmap-system/wmap-webhook=$WH_PORT" "$@"
     # (A CRD preloaded with --load is left alone: applying it again would replace it.)
-    kc get crd kartas.run.ai >/dev/null 2>&1 || run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml"
+    kc get crd kartas.run.ai >/dev/null 2>&1 || run_ok kc apply -f "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml"
     run_ok kc apply -f "$CLUSTER_DATA/widget-crd.yaml"
     wait_until 10 kc get widgets
     wait_until 10 kc get kartas
-    run_ok kc apply -f "$REPO_ROOT/deploy/08-mutatingwebhookconfiguration.yaml"
+    run_ok kc apply -f "$REPO_ROOT/deploy/base/08-mutatingwebhookconfiguration.yaml"
     # The rule for widgets is written by hand here: keeping the rules in step with the
     # definitions in force (the leader's reconciler) is not built yet.
     run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json -p "[

@@ -44,10 +44,10 @@ cp "$CERT_DIR/tls.crt" "$CERT_DIR/tls.key" "$ROOT/etc/wmap/tls/"
 cp "$KUBECONFIG" "$ROOT/etc/wmap/kubeconfig"
 chmod 0644 "$ROOT/etc/wmap/tls/"* "$ROOT/etc/wmap/kubeconfig"
 
-run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml"
 run_ok kc apply -f "$E2E_DIR/data/jobset-crd.yaml"
 wait_until 10 kc get jobsets || fail "JobSet CRD not served"
-run_ok kc apply -f "$REPO_ROOT/deploy/08-mutatingwebhookconfiguration.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/08-mutatingwebhookconfiguration.yaml"
 run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json -p "[
     {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},
     {\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}}]"

@@ -419,7 +419,7 @@ def check_semantics(srv):
 
 def check_own_objects(srv):
     """Karta and WorkloadPolicy objects at /validate, as the API server sends them for the
-    static rules of deploy/09 (definitions.wmap.io): the catalog's Kartas pass, an invalid
+    static rules of deploy/base/09 (definitions.wmap.io): the catalog's Kartas pass, an invalid
     Karta or WorkloadPolicy is denied with the finding and its field path on CREATE and
     UPDATE, DELETE is allowed."""
     def validate(obj, op):

@@ -29,7 +29,7 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: prod}
 Y
-run_ok kc apply -f "$REPO_ROOT/deploy/09-validatingwebhookconfiguration.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/09-validatingwebhookconfiguration.yaml"
 # deploy/ ships the workload rules empty; add the JobSet rule the running webhook writes
 # for an enforced policy that matches JobSets.
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
@@ -45,7 +45,7 @@ assert_contains "$OUT" 'label tier must be "prod"'
 assert_fails kc get jobset train -n prod
 
 # With the mutating webhook in front, the same manifest is made compliant and accepted.
-run_ok kc apply -f "$REPO_ROOT/deploy/08-mutatingwebhookconfiguration.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/08-mutatingwebhookconfiguration.yaml"
 # deploy/ ships the rules empty; add the JobSet rule the running webhook would write.
 run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json \
     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}}]"
