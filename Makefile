@@ -99,8 +99,19 @@ $(LIBKUBE): $(KUBE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(PLUGIN): $(PLUGIN_OBJ) $(LIBKUBE) $(LIBWMAP)
-	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS)
+# deploy/'s manifests are embedded into the plugin for `kubectl wmap install` (deploy/embed.sh).
+DEPLOY_FILES := $(sort $(wildcard deploy/base/*.yaml)) deploy/overlays/cert-manager/certificates.yaml
+$(BUILD)/deploy_data.c: $(DEPLOY_FILES) deploy/embed.sh
+	@mkdir -p $(dir $@)
+	sh deploy/embed.sh $(DEPLOY_FILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/deploy_data.o: $(BUILD)/deploy_data.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# libcrypto: install makes the webhook's certificates with OpenSSL.
+$(PLUGIN): $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP)
+	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS) -lcrypto
 
 $(UNIT): $(UNIT_OBJ) $(LIBKUBE) $(LIBWMAP)
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS) -lcriterion

@@ -10,6 +10,8 @@
 extern const cli_command cli_cmd_mutate __attribute__((weak));
 /* The live-cluster commands (cmd_get.c, cmd_patch.c, cmd_suspend.c). */
 extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume;
+/* Installing the webhook (cmd_install.c). */
+extern const cli_command cli_cmd_install, cli_cmd_uninstall;
 
 const cli_command *cli_command_at(size_t i)
 {
@@ -22,6 +24,8 @@ const cli_command *cli_command_at(size_t i)
 		&cli_cmd_definitions,
 		&cli_cmd_validate,
 		&cli_cmd_mutate,
+		&cli_cmd_install,
+		&cli_cmd_uninstall,
 		&cli_cmd_version,
 		&cli_cmd_help,
 	};
