@@ -109,9 +109,11 @@ $(BUILD)/obj/deploy_data.o: $(BUILD)/deploy_data.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-# libcrypto: install makes the webhook's certificates with OpenSSL.
+# libcrypto: install makes the webhook's certificates with OpenSSL. make dist links some of
+# these statically (deploy/dist/dist.sh sets PLUGIN_LIBS).
+PLUGIN_LIBS ?= $(CORE_LIBS) -lcrypto
 $(PLUGIN): $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP)
-	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS) -lcrypto
+	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP) $(PLUGIN_LIBS)
 
 $(UNIT): $(UNIT_OBJ) $(LIBKUBE) $(LIBWMAP)
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS) -lcriterion
@@ -171,8 +173,9 @@ clean:
 -include tests/bench/bench.mk
 -include tests/fuzz/fuzz.mk
 -include tests/apiserver-sim/sim.mk
-# The container image (make image, make image-test).
+# The container image (make image, make image-test) and the release archives (make dist).
 -include deploy/image/image.mk
+-include deploy/dist/dist.mk
 e2e::
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
