@@ -5,6 +5,8 @@
 #   make demo       deps + build + describe the bundled sample workloads offline
 #   make check      deps + build + every test (unit, golden, compatibility, end-to-end)
 #   make check SANITIZE=1   the same under ASan and UBSan (separate build folder)
+#   make lint       the house rules (tests/lint/README.md); part of make check
+#   make format     applies .clang-format to the sources (clang-format 14)
 #   make valgrind   unit tests and plugin commands under valgrind
 #   make image      the wmap-webhook OCI image (root, buildah); make image-test runs it from its files
 #   make install PREFIX=/usr/local
@@ -35,7 +37,7 @@ CORE_LIBS := -ljq -lonig -ljansson -lyaml -lm -lpthread -ldl
 # Debian 12 packages the build and the tests need (checked one by one by `make deps`).
 DEB_PKGS := gcc make pkg-config libyaml-dev libjansson-dev libjq-dev libonig-dev \
             libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libssl-dev \
-            libcriterion-dev openssl jq curl python3 python3-yaml buildah
+            libcriterion-dev openssl jq curl python3 python3-yaml clang-format-14 tmux buildah
 
 # Three layers (src/README.md): the utilities (src/util/) and the resolver core (src/) make
 # libwmap.a; the Kubernetes API client (src/kube/) makes libwmap-kube.a, linked only by the
@@ -59,7 +61,7 @@ PLUGIN    := $(BUILD)/kubectl-wmap
 UNIT      := $(BUILD)/unit-tests
 COMPAT    := $(BUILD)/compat-tests
 
-.PHONY: all deps demo check unit compat golden conformance e2e install uninstall clean valgrind
+.PHONY: all deps demo check unit compat golden conformance e2e install uninstall clean valgrind lint format
 .DEFAULT_GOAL := all
 
 all: $(LIBWMAP) $(LIBKUBE) $(PLUGIN)
@@ -150,7 +152,17 @@ conformance: $(CONFORMANCE)
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT) $(COMPAT) $(CONFORMANCE)
-	@$(MAKE) --no-print-directory unit compat golden conformance e2e check-image
+	@$(MAKE) --no-print-directory lint unit compat golden conformance e2e check-image
+
+# Symbols (nm), third-party includes, header self-test, banned functions, format.
+CLANG_FORMAT ?= clang-format-14
+lint: $(LIBWMAP) $(LIBKUBE)
+	@sh tests/lint/lint.sh $(BUILD) "$(CC)" $(CLANG_FORMAT)
+
+# Rewrites the product's sources in place as .clang-format says.
+format:
+	$(CLANG_FORMAT) -i --style=file $$(git ls-files 'src/*.c' 'src/*.h' 'include/*.h' \
+	  'kubectl-wmap/*.c' 'kubectl-wmap/*.h' 'webhook/*.c' 'webhook/*.h')
 
 valgrind: all $(UNIT)
 	valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite $(UNIT) --jobs 1

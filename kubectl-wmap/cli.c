@@ -3,13 +3,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wmap/apiversion.h"
 #include "cli.h"
 
 /* `mutate` is written by the webhook's owner in cmd_mutate.c. A weak reference lets the
  * plugin link (without the command) while that file does not exist yet. */
 extern const cli_command cli_cmd_mutate __attribute__((weak));
 /* The live-cluster commands (cmd_get.c, cmd_patch.c, cmd_suspend.c). */
-extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume;
+extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume, cli_cmd_logs;
 /* Installing the webhook (cmd_install.c). */
 extern const cli_command cli_cmd_install, cli_cmd_uninstall;
 
@@ -18,6 +19,7 @@ const cli_command *cli_command_at(size_t i)
 	const cli_command *const table[] = {
 		&cli_cmd_describe,
 		&cli_cmd_get,
+		&cli_cmd_logs,
 		&cli_cmd_patch,
 		&cli_cmd_suspend,
 		&cli_cmd_resume,
@@ -34,7 +36,7 @@ const cli_command *cli_command_at(size_t i)
 
 	for (k = 0; k < n; k++) {
 		if (!table[k])
-			continue;  /* a weak command that is not linked in */
+			continue; /* a weak command that is not linked in */
 		if (i-- == 0)
 			return table[k];
 	}
@@ -85,7 +87,7 @@ const cli_command *cli_command_suggest(const char *name)
 		size_t d = edit_distance(name, c->name);
 
 		if (name[0] && strncmp(c->name, name, strlen(name)) == 0)
-			d = 0;  /* "desc" for "describe" */
+			d = 0; /* "desc" for "describe" */
 		if (d < best_d) {
 			best_d = d;
 			best = c;
@@ -140,14 +142,16 @@ void cli_print_help(FILE *out, const cli_options *o, const cli_command *cmd)
 	fprintf(out,
 		"%s: the structure of Kubernetes AI workloads (JobSet, PyTorchJob, RayCluster, ...),\n"
 		"read through Karta definitions (NVIDIA Workload Map, run.ai/v1alpha1 Karta).\n\n"
-		"Usage:\n  %s COMMAND [flags]\n\nCommands:\n", o->prog, o->prog);
+		"Usage:\n  %s COMMAND [flags]\n\nCommands:\n",
+		o->prog, o->prog);
 	for (i = 0; (c = cli_command_at(i)) != NULL; i++)
 		fprintf(out, "  %-12s %s\n", c->name, c->summary);
 	fprintf(out, "\nGlobal flags:\n");
 	print_flags(out, cli_global_flags);
 	fprintf(out,
 		"\nExit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 no definition covers the type.\n"
-		"Run '%s COMMAND --help' for the flags and examples of a command.\n", o->prog);
+		"Run '%s COMMAND --help' for the flags and examples of a command.\n",
+		o->prog);
 }
 
 int cli_error(const char *fmt, ...)
@@ -246,15 +250,16 @@ int cli_registry_load_for(wmap_registry **out, const cli_options *o, const json_
 {
 	const char *api = json_string_value(json_object_get(object, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(object, "kind"));
-	const char *slash = api ? strchr(api, '/') : NULL;
+	wmap_api_version av;
 	wmap_registry *reg = NULL;
 	char group[256];
 	int rc;
 
+	wmap_api_version_split(&av, api);
 	/* Without a kind the whole catalog is loaded, so the error says what is missing. */
-	if (!kind || !api || (slash && (size_t)(slash - api) >= sizeof(group)))
+	if (!kind || !api || av.group_len >= sizeof(group))
 		return cli_registry_load(out, o, err);
-	snprintf(group, sizeof(group), "%.*s", slash ? (int)(slash - api) : 0, api);
+	snprintf(group, sizeof(group), "%.*s", (int)av.group_len, av.group);
 	*out = NULL;
 	if ((rc = wmap_registry_new(&reg, err)) != 0 ||
 	    (rc = wmap_registry_add_catalog_kind(reg, group, kind, err)) != 0 ||

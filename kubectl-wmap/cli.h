@@ -16,19 +16,21 @@
 
 enum {
 	CLI_EXIT_OK = 0,
-	CLI_EXIT_ERROR = 1,     /* bad input, invalid definition, I/O, cluster */
-	CLI_EXIT_USAGE = 2,     /* unknown command or flag, wrong arguments */
-	CLI_EXIT_NOTFOUND = 3,  /* a named definition or workload does not exist */
-	CLI_EXIT_NODEF = 4,     /* no Karta definition covers the workload's type */
+	CLI_EXIT_ERROR = 1,    /* bad input, invalid definition, I/O, cluster */
+	CLI_EXIT_USAGE = 2,    /* unknown command or flag, wrong arguments */
+	CLI_EXIT_NOTFOUND = 3, /* a named definition or workload does not exist */
+	CLI_EXIT_NODEF = 4,    /* no Karta definition covers the workload's type */
+	CLI_EXIT_LIMIT = 5,    /* logs: more pods than --max-pods */
 };
 
 typedef struct cli_command {
 	const char *name;
-	const char *summary;    /* one line for the command list */
-	const char *usage;      /* the synopsis after the program name */
-	const char *help;       /* what --help prints between the synopsis and the flags */
-	const cli_flag *flags;  /* the command's own flags, NULL-name terminated; may be NULL */
+	const char *summary;   /* one line for the command list */
+	const char *usage;     /* the synopsis after the program name */
+	const char *help;      /* what --help prints between the synopsis and the flags */
+	const cli_flag *flags; /* the command's own flags, NULL-name terminated; may be NULL */
 	int (*run)(const cli_options *opts);
+	int wide_output; /* accepts -o wide */
 } cli_command;
 
 /* The commands, in the order `help` lists them; NULL after the last. */

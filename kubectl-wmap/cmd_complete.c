@@ -11,8 +11,8 @@
 #include "wmap/registry.h"
 
 /* Cobra's ShellCompDirective bits. */
-#define DIRECTIVE_FILES 0        /* let the shell complete file names */
-#define DIRECTIVE_NO_FILES 4     /* ShellCompDirectiveNoFileComp */
+#define DIRECTIVE_FILES 0    /* let the shell complete file names */
+#define DIRECTIVE_NO_FILES 4 /* ShellCompDirectiveNoFileComp */
 
 static int has_prefix(const char *s, const char *prefix)
 {
@@ -61,11 +61,14 @@ static void complete_definitions(const char *prefix)
 	wmap_registry_free(reg);
 }
 
-/* The value of a flag: -o has three; file flags go to the shell; the rest has none yet. */
-static int complete_value(const cli_flag *f, const char *prefix)
+/* The value of a flag: -o has three (get: four); file flags go to the shell; the rest has
+ * none yet. */
+static int complete_value(const cli_flag *f, const char *prefix, const cli_command *cmd)
 {
 	if (strcmp(f->name, "output") == 0) {
 		candidate("table", prefix, NULL);
+		if (cmd && cmd->wide_output)
+			candidate("wide", prefix, NULL);
 		candidate("json", prefix, NULL);
 		candidate("yaml", prefix, NULL);
 		return DIRECTIVE_NO_FILES;
@@ -85,7 +88,7 @@ int cli_complete(int n, char **words)
 	const char *name;
 	size_t i, k = 0;
 	int directive = DIRECTIVE_NO_FILES, positional = 0;
-	const char *target = NULL;   /* the first argument of a live command (TYPE or TYPE/NAME) */
+	const char *target = NULL; /* the first argument of a live command (TYPE or TYPE/NAME) */
 
 	if (n < 1 || n > CLI_MAX_ARGS) {
 		printf(":%d\n", DIRECTIVE_NO_FILES);
@@ -108,7 +111,7 @@ int cli_complete(int n, char **words)
 		if (strcmp(prev_flag->name, "namespace") == 0)
 			live_complete_namespaces(n, words, cur);
 		else
-			directive = complete_value(prev_flag, cur);
+			directive = complete_value(prev_flag, cur, cmd);
 	} else if (cur[0] == '-') {
 		complete_flags(cmd ? cmd->flags : NULL, cur);
 		complete_flags(cli_global_flags, cur);
@@ -129,15 +132,17 @@ int cli_complete(int n, char **words)
 			if (positional == 2)
 				target = argv[i];
 		}
-		positional--;  /* the command itself */
+		positional--; /* the command itself */
 		if (strcmp(cmd->name, "definitions") == 0 && positional == 0)
 			complete_definitions(cur);
 		else if (strcmp(cmd->name, "help") == 0 && positional == 0)
 			complete_commands(cur);
 		else if (strcmp(cmd->name, "validate") == 0 && positional == 0)
 			directive = DIRECTIVE_FILES;
+		else if (cmd == &cli_cmd_logs && positional == 1 && target && strchr(target, '/'))
+			live_complete_components(n, words, target, cur);
 		else if (cmd == &cli_cmd_get || cmd == &cli_cmd_patch || cmd == &cli_cmd_suspend ||
-			 cmd == &cli_cmd_resume || cmd == &cli_cmd_describe)
+			 cmd == &cli_cmd_resume || cmd == &cli_cmd_describe || cmd == &cli_cmd_logs)
 			if (positional == 0 || (positional == 1 && target && !strchr(target, '/')))
 				live_complete_target(n, words, positional == 1 ? target : NULL, cur);
 	}

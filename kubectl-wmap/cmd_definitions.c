@@ -11,7 +11,7 @@
 #include "wmap/definition.h"
 #include "wmap/registry.h"
 
-#define SHOWN_CHILDREN 3   /* upstream's COMPONENTS column: root + 3 children, then +N */
+#define SHOWN_CHILDREN 3 /* upstream's COMPONENTS column: root + 3 children, then +N */
 
 static const cli_flag flags[] = {
 	{ "group", NULL, 0, "GROUP", "only definitions of this API group (core or \"\" for Pod)" },
@@ -49,7 +49,7 @@ static void components_cell(char *buf, size_t len, const wmap_definition *def)
 {
 	size_t used = 0, i;
 	size_t shown = def->n_components < SHOWN_CHILDREN + 1 ? def->n_components
-							     : SHOWN_CHILDREN + 1;
+							      : SHOWN_CHILDREN + 1;
 
 	buf[0] = '\0';
 	for (i = 0; i < shown && used < len; i++) {
@@ -151,8 +151,7 @@ static int run(const cli_options *o)
 	if (name && n == 0) {
 		missing = 1;
 		rc = wmap_error_set(&err, WMAP_ENOTFOUND, "Karta definition \"%s\" not found%s",
-				    name, f.group ? " (with the --group/--kind/--version filters)"
-						  : "");
+				    name, f.group ? " (with the --group/--kind/--version filters)" : "");
 		goto cleanup;
 	}
 	if (o->output != CLI_OUTPUT_TABLE)

@@ -20,6 +20,9 @@ static const cli_flag flags[] = {
 	{ "filename", "file", 'f', "FILE", "the object to describe, YAML or JSON (- reads stdin)" },
 	{ "pod-limit", NULL, 0, "N", "live: show at most N pods per component, unhealthy first (0 = all)" },
 	{ "component-limit", NULL, 0, "N", "live: show at most N components per level, unhealthy first (0 = all)" },
+	{ "events", NULL, 0, "N", "live: show the N newest Warning events per component and of the workload (default 3, 0 = none, no events request)" },
+	{ "watch", NULL, 'w', NULL, "live: redraw the view when the workload or its pods change (Ctrl-C ends)" },
+	{ "until-done", NULL, 0, NULL, "live, with -w: end when the workload is Completed (exit 0) or Failed (exit 1)" },
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -165,6 +168,9 @@ static int run(const cli_options *o)
 					       o->args[0]);
 		if (file[0] == '\0')
 			return cli_usage_error(o, &cli_cmd_describe, "-f needs a file name");
+		if (cli_options_get(o, "watch") || cli_options_get(o, "until-done"))
+			return cli_usage_error(o, &cli_cmd_describe,
+					       "-w and --until-done watch a live workload (TYPE/NAME), not a file");
 		return describe_file(o, file);
 	}
 	if (o->n_args == 0)
@@ -189,14 +195,19 @@ const cli_command cli_cmd_describe = {
 		"-f reads one object (YAML or JSON; - is standard input) and needs no cluster.\n"
 		"TYPE/NAME (or TYPE NAME) reads the workload and its pods from the cluster of the\n"
 		"kubeconfig (--kubeconfig, --context, -n, ...): pods per component, ready/desired.\n"
+		"-w watches the workload and its pods and redraws the view when they change (in\n"
+		"place on a terminal; piped, each changed view after a blank line) until the\n"
+		"workload is deleted, Ctrl-C, or with --until-done until it is Completed or Failed.\n"
 		"\n"
 		"Examples:\n"
 		"  kubectl wmap describe -f jobset.yaml\n"
 		"  kubectl wmap describe -f jobset.yaml -o json\n"
 		"  kubectl get jobset demo -o yaml | kubectl wmap describe -f -\n"
+		"  kubectl wmap describe jobset/train -w --until-done\n"
 		"\n"
 		"Exit codes: 0 ok, 1 error (unreadable or malformed object), 2 usage,\n"
-		"4 no Karta definition covers the object's type.\n",
+		"4 no Karta definition covers the object's type. -w: 0 when the workload is\n"
+		"deleted or Completed, 1 when it Failed (--until-done), 130 on Ctrl-C.\n",
 	.flags = flags,
 	.run = run,
 };

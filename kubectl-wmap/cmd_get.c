@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "wmap/apiversion.h"
 #include "live.h"
 #include "render.h"
 
@@ -19,22 +20,26 @@ static const cli_flag flags[] = {
 };
 
 typedef struct row_t {
-	json_t *obj;              /* borrowed from the list */
+	json_t *obj; /* borrowed from the list */
 	const wmap_definition *def;
 	unsigned statuses;
 	char type[256];
 	const char *created;
+	/* -o wide */
+	int64_t ready, desired, gpu;
+	char components[256];
 } row_t;
 
 typedef struct get_ctx {
 	live_ctx *lc;
 	const cli_options *o;
-	unsigned phase_mask;      /* 0 = all; bit WMAP_STATUS_COUNT = Undefined */
+	unsigned phase_mask; /* 0 = all; bit WMAP_STATUS_COUNT = Undefined */
 	long chunk;
 	const char *selector;
-	json_t *items;            /* every object listed (keeps rows' objects alive) */
+	json_t *items; /* every object listed (keeps rows' objects alive) */
 	size_t n, cap;
 	row_t *rows;
+	json_t *listed; /* -o wide: "group/kind" of the resources listed */
 } get_ctx;
 
 static int parse_phases(unsigned *mask, const cli_options *o)
@@ -56,8 +61,9 @@ static int parse_phases(unsigned *mask, const cli_options *o)
 				}
 			if (!found)
 				return cli_usage_error(o, &cli_cmd_get, "unknown phase \"%s\" (use Undefined, "
-						       "Resuming, Suspending, Suspended, Running, Failed, "
-						       "Completed, Initializing or Degraded)", tok);
+									"Resuming, Suspending, Suspended, Running, Failed, "
+									"Completed, Initializing or Degraded)",
+						       tok);
 		}
 	}
 	return 0;
@@ -107,17 +113,12 @@ static int top_level(get_ctx *g, const json_t *obj)
 		const char *api = json_string_value(json_object_get(ref, "apiVersion"));
 		const char *kind = json_string_value(json_object_get(ref, "kind"));
 		char group[256] = "", version[64] = "";
-		const char *slash = api ? strchr(api, '/') : NULL;
 		int exact;
 
 		if (!json_is_true(json_object_get(ref, "controller")) || !api || !kind)
 			continue;
-		if (slash) {
-			snprintf(group, sizeof(group), "%.*s", (int)(slash - api), api);
-			snprintf(version, sizeof(version), "%s", slash + 1);
-		} else {
-			snprintf(version, sizeof(version), "%s", api);
-		}
+		if (wmap_api_version_parse(group, sizeof(group), version, sizeof(version), api))
+			continue;
 		if (wmap_registry_find(g->lc->reg, group, version, kind, &exact))
 			return 0;
 	}
@@ -133,6 +134,8 @@ static int list_type(get_ctx *g, const wmap_api_resource *r, const wmap_definiti
 	int rc;
 
 	snprintf(type, sizeof(type), "%s%s%s", r->kind, r->group[0] ? "." : "", r->group);
+	if (g->listed)
+		json_object_set_new(g->listed, type, json_true());
 	if (name) {
 		json_t *obj = NULL;
 
@@ -169,9 +172,8 @@ static int list_type(get_ctx *g, const wmap_api_resource *r, const wmap_definiti
 	for (size_t i = start; i < json_array_size(g->items); i++) {
 		json_t *obj = json_array_get(g->items, i);
 
-		if (all_types && !top_level(g, obj))
-			continue;
-		/* A list's items carry no apiVersion/kind; the definition needs them. */
+		/* A list's items carry no apiVersion/kind; the definition (and -o wide, which
+		 * counts listed pods) needs them. */
 		if (!json_object_get(obj, "kind")) {
 			char api[320];
 
@@ -179,6 +181,8 @@ static int list_type(get_ctx *g, const wmap_api_resource *r, const wmap_definiti
 			json_object_set_new(obj, "apiVersion", json_string(api));
 			json_object_set_new(obj, "kind", json_string(r->kind));
 		}
+		if (all_types && !top_level(g, obj))
+			continue;
 		if ((rc = add_row(g, obj, def, type)) != 0)
 			return rc;
 	}
@@ -192,13 +196,14 @@ static int row_cmp(const void *a, const void *b)
 	int c = strcmp(y->created ? y->created : "", x->created ? x->created : "");
 
 	if (c)
-		return c;   /* newest first; RFC 3339 UTC compares as text */
+		return c; /* newest first; RFC 3339 UTC compares as text */
 	c = strcmp(json_string_value(json_object_get(mx, "namespace")) ? json_string_value(json_object_get(mx, "namespace")) : "",
 		   json_string_value(json_object_get(my, "namespace")) ? json_string_value(json_object_get(my, "namespace")) : "");
 	if (c)
 		return c;
-	return strcmp(json_string_value(json_object_get(mx, "name")) ? json_string_value(json_object_get(mx, "name")) : "",
-		      json_string_value(json_object_get(my, "name")) ? json_string_value(json_object_get(my, "name")) : "");
+	c = strcmp(json_string_value(json_object_get(mx, "name")) ? json_string_value(json_object_get(mx, "name")) : "",
+		   json_string_value(json_object_get(my, "name")) ? json_string_value(json_object_get(my, "name")) : "");
+	return c ? c : strcmp(x->type, y->type);
 }
 
 static void phases_text(char *buf, size_t len, unsigned st)
@@ -232,6 +237,226 @@ static json_t *view(const row_t *r)
 			 "definition", r->def->name, "origin", wmap_origin_name(r->def->origin), "phases", ph);
 }
 
+/* ---- -o wide: PODS, GPU, COMPONENTS from one pod list ------------------------------- */
+
+/* The wide columns need the pods of every row, and neither a request per workload nor one
+ * per owner: the objects between a workload and its pods (a JobSet's Jobs, a
+ * LeaderWorkerSet's StatefulSets) are listed once per kind, the pods once (page by page,
+ * kept only as counts), and each pod's controller chain is followed through those lists. */
+
+#define CHAIN_HOPS 6
+
+static const char *uid_of(const json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+}
+
+static const char *controller_uid(const json_t *obj)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r)
+		if (json_is_true(json_object_get(r, "controller")))
+			return json_string_value(json_object_get(r, "uid"));
+	return NULL;
+}
+
+/* Lists the component kinds of the rows' definitions that were not listed yet. */
+static int list_intermediates(get_ctx *g)
+{
+	json_t *seen = json_object();
+	int rc = 0;
+
+	if (!seen)
+		return cli_error("out of memory");
+	for (size_t i = 0; i < g->n && rc == 0; i++) {
+		const wmap_definition *def = g->rows[i].def;
+
+		for (size_t c = 1; c < def->n_components && rc == 0; c++) {
+			const wmap_gvk *k = def->components[c].kind;
+			const wmap_api_resource *r;
+			wmap_error err = { 0 };
+			char key[300], *path;
+
+			if (!k || strcmp(k->kind, "Pod") == 0)
+				continue;
+			snprintf(key, sizeof(key), "%s%s%s", k->kind, k->group[0] ? "." : "", k->group);
+			if (json_object_get(seen, key) || json_object_get(g->listed, key))
+				continue;
+			json_object_set_new(seen, key, json_true());
+			r = wmap_discovery_find_kind(g->lc->disc, k->group, k->version, k->kind);
+			if (!r)
+				continue; /* not served: no such objects, no pods through them */
+			path = wmap_resource_path(r, g->o->kube.all_namespaces ? NULL : g->lc->ns, NULL);
+			if (!path) {
+				rc = cli_error("out of memory");
+				break;
+			}
+			/* Only owner references and uids are needed. */
+			if (live_list(g->items, g->lc, path, g->chunk, &err) != 0)
+				live_warn(g->lc, "cannot list %s: %s; their pods are not counted", key,
+					  err.message);
+			free(path);
+		}
+	}
+	json_decref(seen);
+	return rc;
+}
+
+static void count_pod(get_ctx *g, const json_t *pod, const json_t *rows_by_uid,
+		      const json_t *by_uid)
+{
+	const json_t *obj = pod;
+
+	for (int hop = 0; hop < CHAIN_HOPS && obj; hop++) {
+		/* The pod itself first: a Pod is a workload of its own. */
+		const char *u = hop == 0 && uid_of(pod) && json_object_get(rows_by_uid, uid_of(pod))
+					? uid_of(pod)
+					: controller_uid(obj);
+		const json_t *ri;
+
+		if (!u)
+			return;
+		if ((ri = json_object_get(rows_by_uid, u)) != NULL) {
+			row_t *r = &g->rows[json_integer_value(ri)];
+			size_t i;
+			json_t *c;
+
+			json_array_foreach(json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+				if (json_is_string(json_object_get(c, "type")) &&
+				    strcmp(json_string_value(json_object_get(c, "type")), "Ready") == 0 &&
+				    json_is_string(json_object_get(c, "status")) &&
+				    strcmp(json_string_value(json_object_get(c, "status")), "True") == 0)
+					r->ready++;
+			return;
+		}
+		obj = json_object_get(by_uid, u);
+	}
+}
+
+/* Every pod of the namespace (or cluster), a page at a time, counted into the rows. */
+static int count_pods(get_ctx *g, const json_t *rows_by_uid, const json_t *by_uid)
+{
+	char *cont = NULL;
+	int rc = 0;
+
+	do {
+		wmap_error err = { 0 };
+		char *esc = cont ? wmap_kube_query_escape(cont) : NULL, url[2400];
+		json_t *page = NULL, *pod;
+		const char *next;
+		size_t i;
+
+		char limit[48] = "";
+
+		if (g->chunk > 0) /* --chunk-size 0: one request, as for the workloads */
+			snprintf(limit, sizeof(limit), "?limit=%ld", g->chunk);
+		if (g->o->kube.all_namespaces)
+			snprintf(url, sizeof(url), "/api/v1/pods%s%s%s", limit,
+				 esc ? (limit[0] ? "&continue=" : "?continue=") : "", esc ? esc : "");
+		else
+			snprintf(url, sizeof(url), "/api/v1/namespaces/%s/pods%s%s%s", g->lc->ns, limit,
+				 esc ? (limit[0] ? "&continue=" : "?continue=") : "", esc ? esc : "");
+		free(esc);
+		free(cont);
+		cont = NULL;
+		if (wmap_kube_get(&page, g->lc->client, url, &err) != 0) {
+			rc = live_fail(&err, CLI_EXIT_ERROR);
+			break;
+		}
+		json_array_foreach(json_object_get(page, "items"), i, pod)
+			count_pod(g, pod, rows_by_uid, by_uid);
+		next = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
+		if (next && next[0] && (cont = strdup(next)) == NULL)
+			rc = cli_error("out of memory");
+		json_decref(page);
+	} while (cont && rc == 0);
+	free(cont);
+	return rc;
+}
+
+static void components_text(char *buf, size_t len, const wmap_workload *w)
+{
+	size_t used = 0, shown = 0, total = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < w->n_nodes; k++) {
+		const wmap_node *n = &w->nodes[k];
+
+		if (!wmap_component_has_pods(n->def))
+			continue;
+		total++;
+		if (shown == 3 || used >= len)
+			continue;
+		shown++;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", n->def->name);
+		if (n->def->instance_id_path && n->n_instances > 0 && used < len) {
+			used += (size_t)snprintf(buf + used, len - used, "[");
+			for (size_t i = 0; i < n->n_instances && i < 4 && used < len; i++)
+				used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
+							 n->instances[i].id ? n->instances[i].id : "");
+			if (n->n_instances > 4 && used < len)
+				used += (size_t)snprintf(buf + used, len - used, ",+%zu", n->n_instances - 4);
+			if (used < len)
+				used += (size_t)snprintf(buf + used, len - used, "]");
+		}
+	}
+	if (total > shown && used < len)
+		snprintf(buf + used, len - used, " +%zu more", total - shown);
+	if (!buf[0])
+		snprintf(buf, len, "<none>");
+}
+
+static int wide_columns(get_ctx *g)
+{
+	json_t *rows_by_uid = json_object(), *by_uid = json_object(), *it;
+	size_t i;
+	int rc;
+
+	if (!rows_by_uid || !by_uid) {
+		json_decref(rows_by_uid);
+		json_decref(by_uid);
+		return cli_error("out of memory");
+	}
+	for (i = 0; i < g->n; i++) {
+		row_t *r = &g->rows[i];
+		wmap_workload *w = NULL;
+		wmap_error err = { 0 };
+
+		if (uid_of(r->obj))
+			json_object_set_new(rows_by_uid, uid_of(r->obj), json_integer((json_int_t)i));
+		if (wmap_workload_resolve(&w, g->lc->eng, r->obj, r->def, &err) != 0) {
+			const char *name = json_string_value(json_object_get(json_object_get(r->obj, "metadata"), "name"));
+
+			live_warn(g->lc, "%s %s: not resolved: %s", r->type, name ? name : "?", err.message);
+			snprintf(r->components, sizeof(r->components), "<error>");
+			continue;
+		}
+		r->desired = w->desired;
+		r->gpu = w->total.gpu;
+		components_text(r->components, sizeof(r->components), w);
+		wmap_workload_free(w);
+	}
+	if ((rc = list_intermediates(g)) == 0) {
+		json_array_foreach(g->items, i, it)
+			if (uid_of(it))
+				json_object_set(by_uid, uid_of(it), it);
+		if (json_object_get(g->listed, "Pod")) {
+			/* --all-types listed the pods already (Pod is a covered type): count those. */
+			json_array_foreach(g->items, i, it)
+				if (strcmp(json_string_value(json_object_get(it, "kind")) ? json_string_value(json_object_get(it, "kind")) : "", "Pod") == 0 &&
+				    strcmp(json_string_value(json_object_get(it, "apiVersion")) ? json_string_value(json_object_get(it, "apiVersion")) : "", "v1") == 0)
+					count_pod(g, it, rows_by_uid, by_uid);
+		} else {
+			rc = count_pods(g, rows_by_uid, by_uid);
+		}
+	}
+	json_decref(rows_by_uid);
+	json_decref(by_uid);
+	return rc;
+}
+
 static int print_rows(get_ctx *g, int with_type, int single)
 {
 	wmap_error err = { 0 };
@@ -260,32 +485,46 @@ static int print_rows(get_ctx *g, int with_type, int single)
 			fprintf(stderr, "No workloads found in namespace %s.\n", g->lc->ns);
 		return 0;
 	}
-	if (render_table_new(&t, with_type ? 5 : 4, &err) != 0)
-		return live_fail(&err, CLI_EXIT_ERROR);
 	{
-		const char *h5[5] = { "NAME", "NAMESPACE", "TYPE", "PHASE", "AGE" };
-		const char *h4[4] = { "NAME", "NAMESPACE", "PHASE", "AGE" };
+		/* kubectl's order: the usual columns, then the wide ones. */
+		const char *head[9] = { "NAME", "NAMESPACE", "TYPE", "PHASE", "AGE", "ORIGIN", "PODS",
+					"GPU", "COMPONENTS" };
+		const char *cells[9];
+		size_t nc = 0;
 
-		rc = render_table_add(t, with_type ? h5 : h4, &err);
+		for (size_t c = 0; c < 9; c++)
+			if ((c != 2 || with_type) && (c < 5 || g->o->wide))
+				cells[nc++] = head[c];
+		if (render_table_new(&t, nc, &err) != 0)
+			return live_fail(&err, CLI_EXIT_ERROR);
+		rc = render_table_add(t, cells, &err);
 	}
 	for (size_t i = 0; i < g->n && rc == 0; i++) {
 		const row_t *r = &g->rows[i];
 		const json_t *md = json_object_get(r->obj, "metadata");
-		char ph[256], age[32];
+		char ph[256], age[32], pods[64], gpu[32];
 		const char *name = json_string_value(json_object_get(md, "name"));
 		const char *ns = json_string_value(json_object_get(md, "namespace"));
+		const char *all[9], *cells[9];
+		size_t nc = 0;
 
 		phases_text(ph, sizeof(ph), r->statuses);
 		live_age(age, sizeof(age), r->created);
-		if (with_type) {
-			const char *c[5] = { name, ns ? ns : "<none>", r->type, ph, age };
-
-			rc = render_table_add(t, c, &err);
-		} else {
-			const char *c[4] = { name, ns ? ns : "<none>", ph, age };
-
-			rc = render_table_add(t, c, &err);
-		}
+		snprintf(pods, sizeof(pods), "%lld/%lld", (long long)r->ready, (long long)r->desired);
+		snprintf(gpu, sizeof(gpu), "%lld", (long long)r->gpu);
+		all[0] = name;
+		all[1] = ns ? ns : "<none>";
+		all[2] = r->type;
+		all[3] = ph;
+		all[4] = age;
+		all[5] = wmap_origin_name(r->def->origin);
+		all[6] = pods;
+		all[7] = gpu;
+		all[8] = r->components;
+		for (size_t c = 0; c < 9; c++)
+			if ((c != 2 || with_type) && (c < 5 || g->o->wide))
+				cells[nc++] = all[c];
+		rc = render_table_add(t, cells, &err);
 	}
 	if (rc == 0)
 		render_table_print(stdout, t);
@@ -308,7 +547,7 @@ static int all_types(get_ctx *g)
 			continue;
 		r = wmap_discovery_find_kind(g->lc->disc, k->group, k->version, k->kind);
 		if (!r)
-			continue;   /* not served by this cluster */
+			continue; /* not served by this cluster */
 		/* Another definition of the same kind (another version) covers it too: once. */
 		if (wmap_registry_find(g->lc->reg, r->group, r->version, r->kind, &(int){ 0 }) != def)
 			continue;
@@ -347,12 +586,15 @@ static int run(const cli_options *o)
 	if (!every && (rc = live_split_target(type, sizeof(type), name, sizeof(name), &has_name, o,
 					      &cli_cmd_get, 0)) != 0)
 		return rc;
-	if ((g.items = json_array()) == NULL)
+	if ((g.items = json_array()) == NULL || (o->wide && (g.listed = json_object()) == NULL)) {
+		json_decref(g.items);
 		return cli_error("out of memory");
+	}
 	if ((rc = live_open(&lc, o)) != 0)
 		goto done;
 	if (every) {
-		if ((rc = live_load_definitions(&lc, NULL, NULL)) == 0 && (rc = all_types(&g)) == 0)
+		if ((rc = live_load_definitions(&lc, NULL, NULL)) == 0 && (rc = all_types(&g)) == 0 &&
+		    (!o->wide || (rc = wide_columns(&g)) == 0))
 			rc = print_rows(&g, 1, 0);
 	} else {
 		const wmap_api_resource *r;
@@ -361,12 +603,14 @@ static int run(const cli_options *o)
 		if ((rc = live_resolve_type(&r, &lc, type)) == 0 &&
 		    (rc = live_load_definitions(&lc, r->group, r->kind)) == 0 &&
 		    (rc = live_definition_for(&def, &lc, r)) == 0 &&
-		    (rc = list_type(&g, r, def, 0, has_name ? name : NULL)) == 0)
+		    (rc = list_type(&g, r, def, 0, has_name ? name : NULL)) == 0 &&
+		    (!o->wide || (rc = wide_columns(&g)) == 0))
 			rc = print_rows(&g, 0, has_name);
 	}
 done:
 	free(g.rows);
 	json_decref(g.items);
+	json_decref(g.listed);
 	live_close(&lc);
 	return rc;
 }
@@ -375,19 +619,24 @@ const cli_command cli_cmd_get = {
 	.name = "get",
 	.summary = "List live workloads of a type (or of every covered type) with their phase",
 	.usage = "get (TYPE [NAME] | --all-types) [-n NS | -A] [-l SELECTOR] [--phase P[,P]] "
-		 "[--chunk-size N] [-o table|json|yaml]",
+		 "[--chunk-size N] [-o table|wide|json|yaml]",
 	.help =
 		"Lists the workloads of TYPE (as kubectl spells types: jobset, jobsets, JobSet,\n"
 		"jobsets.jobset.x-k8s.io, short names) with the phase their Karta definition reads\n"
 		"from them, newest first. --all-types lists every type a definition covers that the\n"
 		"cluster serves, top-level objects only, with a TYPE column.\n"
+		"-o wide adds ORIGIN (where the definition comes from), PODS (ready/desired), GPU\n"
+		"(of the desired pods) and COMPONENTS; it costs one list of the pods and one of\n"
+		"each kind between workloads and pods (Jobs, StatefulSets), never one per workload.\n"
 		"\n"
 		"Examples:\n"
 		"  kubectl wmap get jobsets -A\n"
 		"  kubectl wmap get rayclusters --phase Running,Degraded -l team=ml\n"
 		"  kubectl wmap get --all-types -o json\n"
+		"  kubectl wmap get --all-types -A -o wide\n"
 		"\n"
 		"Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 no definition covers the type.\n",
 	.flags = flags,
 	.run = run,
+	.wide_output = 1,
 };

@@ -6,22 +6,17 @@
  * at build time by deploy/embed.sh: one source with `kubectl apply -k deploy/`. install then
  * adjusts them for the chosen setup: the namespace (every "wmap-system" in them), the image
  * (default: the images: entry of deploy/base/kustomization.yaml), the replicas, the gang
- * scheduler and queue of the webhook's arguments, and the certificates: made here with
- * OpenSSL (a CA and a serving certificate; the CA's key is thrown away, the serving key goes
+ * scheduler and queue of the webhook's arguments, and the certificates: made with
+ * OpenSSL (install_certs.c) (a CA and a serving certificate; the CA's key is thrown away, the serving key goes
  * only into the Secret, the CA into every caBundle) or left to cert-manager. */
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/bn.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "install_certs.h"
 #include "install_check.h"
 #include "wmap/base64.h"
 #include "wmap/gang.h"
@@ -36,7 +31,6 @@ extern const size_t wmap_deploy_count;
 
 #define DEFAULT_NS "wmap-system"
 #define SERVICE "wmap-webhook"
-#define CERT_DAYS 3650
 
 extern const cli_command cli_cmd_install, cli_cmd_uninstall;
 
@@ -168,106 +162,6 @@ static int valid_label(const char *s, size_t max)
 	return s[0] != '-' && s[n - 1] != '-';
 }
 
-static char *pem_of(int (*write)(BIO *, void *), void *what)
-{
-	BIO *b = BIO_new(BIO_s_mem());
-	char *data, *out = NULL;
-	long n;
-
-	if (b && write(b, what) == 1 && (n = BIO_get_mem_data(b, &data)) > 0 &&
-	    (out = malloc((size_t)n + 1)) != NULL) {
-		memcpy(out, data, (size_t)n);
-		out[n] = '\0';
-	}
-	BIO_free(b);
-	return out;
-}
-
-static int write_cert(BIO *b, void *x) { return PEM_write_bio_X509(b, x); }
-static int write_key(BIO *b, void *k) { return PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL); }
-
-static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
-{
-	X509V3_CTX ctx;
-	X509_EXTENSION *ext;
-	int ok;
-
-	X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
-	if ((ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value)) == NULL)
-		return 0;
-	ok = X509_add_ext(cert, ext, -1);
-	X509_EXTENSION_free(ext);
-	return ok;
-}
-
-/* A certificate for cn with key, signed by issuer's key (itself when issuer is NULL). */
-static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key,
-		       const char *san)
-{
-	X509 *x = X509_new();
-	X509_NAME *name;
-	BIGNUM *serial = BN_new();
-	int ok = x && serial;
-
-	ok = ok && BN_rand(serial, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) &&
-	     BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(x)) && X509_set_version(x, 2) &&
-	     X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
-	     X509_gmtime_adj(X509_getm_notAfter(x), (long)CERT_DAYS * 86400) &&
-	     X509_set_pubkey(x, key) && (name = X509_get_subject_name(x)) != NULL &&
-	     X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0) &&
-	     X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name);
-	if (ok && !issuer)
-		ok = add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE") &&
-		     add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") &&
-		     add_ext(x, x, NID_subject_key_identifier, "hash");
-	if (ok && issuer)
-		ok = add_ext(x, issuer, NID_basic_constraints, "critical,CA:FALSE") &&
-		     add_ext(x, issuer, NID_key_usage, "critical,digitalSignature") &&
-		     add_ext(x, issuer, NID_ext_key_usage, "serverAuth") &&
-		     add_ext(x, issuer, NID_subject_alt_name, san) &&
-		     add_ext(x, issuer, NID_authority_key_identifier, "keyid:always");
-	ok = ok && X509_sign(x, issuer_key, EVP_sha256()) > 0;
-	BN_free(serial);
-	if (!ok) {
-		X509_free(x);
-		return NULL;
-	}
-	return x;
-}
-
-/* A CA and a serving certificate for SERVICE.ns.svc: *ca_pem (certificate only), *crt_pem,
- * *key_pem, all owned by the caller. The CA's key is freed here and never leaves. */
-static int make_certs(char **ca_pem, char **crt_pem, char **key_pem, const char *ns, wmap_error *err)
-{
-	EVP_PKEY *ca_key = EVP_EC_gen("P-256"), *key = EVP_EC_gen("P-256");
-	X509 *ca = NULL, *crt = NULL;
-	char san[512], cn[256];
-	int rc = -1;
-
-	*ca_pem = *crt_pem = *key_pem = NULL;
-	snprintf(san, sizeof(san), "DNS:%s,DNS:%s.%s,DNS:%s.%s.svc,DNS:%s.%s.svc.cluster.local",
-		 SERVICE, SERVICE, ns, SERVICE, ns, SERVICE, ns);
-	snprintf(cn, sizeof(cn), "%s.%s.svc", SERVICE, ns);
-	if (!ca_key || !key || (ca = make_cert(ca_key, "wmap-webhook-ca", NULL, ca_key, NULL)) == NULL ||
-	    (crt = make_cert(key, cn, ca, ca_key, san)) == NULL ||
-	    (*ca_pem = pem_of(write_cert, ca)) == NULL || (*crt_pem = pem_of(write_cert, crt)) == NULL ||
-	    (*key_pem = pem_of(write_key, key)) == NULL) {
-		wmap_error_set(err, WMAP_EINVAL, "making the webhook's certificates with OpenSSL failed");
-		free(*ca_pem);
-		free(*crt_pem);
-		free(*key_pem);
-		*ca_pem = *crt_pem = *key_pem = NULL;
-		goto out;
-	}
-	rc = 0;
-out:
-	X509_free(ca);
-	X509_free(crt);
-	EVP_PKEY_free(ca_key);
-	EVP_PKEY_free(key);
-	return rc;
-}
-
 static json_t *b64(const char *s)
 {
 	char *e = wmap_base64((const unsigned char *)s, strlen(s));
@@ -338,7 +232,7 @@ static int run_install(const cli_options *o)
 		goto oom;
 	if (load_docs(docs, ".yaml", &err) != 0)
 		goto fail;
-	if (!cert_manager && make_certs(&ca, &crt, &key, ns, &err) != 0)
+	if (!cert_manager && install_certs_make(&ca, &crt, &key, SERVICE, ns, &err) != 0)
 		goto fail;
 
 	json_array_foreach(docs, i, d) {
@@ -377,11 +271,11 @@ static int run_install(const cli_options *o)
 		/* The Secret right after the namespace it lives in. */
 		if (!cert_manager && is_kind(d, "Namespace")) {
 			json_t *secret = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}, s:s, s:{s:o, s:o}}",
-				"apiVersion", "v1", "kind", "Secret",
-				"metadata", "name", "wmap-webhook-tls", "namespace", ns,
-				"labels", "app.kubernetes.io/name", "wmap-webhook", "app.kubernetes.io/part-of", "wmap",
-				"type", "kubernetes.io/tls",
-				"data", "tls.crt", b64(crt), "tls.key", b64(key));
+						   "apiVersion", "v1", "kind", "Secret",
+						   "metadata", "name", "wmap-webhook-tls", "namespace", ns,
+						   "labels", "app.kubernetes.io/name", "wmap-webhook", "app.kubernetes.io/part-of", "wmap",
+						   "type", "kubernetes.io/tls",
+						   "data", "tls.crt", b64(crt), "tls.key", b64(key));
 			if (!secret)
 				goto oom;
 			json_array_append_new(out, secret);
@@ -397,10 +291,7 @@ oom:
 fail:
 	rc = cli_fail(&err);
 done:
-	if (key) {
-		OPENSSL_cleanse(key, strlen(key));
-		free(key);
-	}
+	install_certs_key_free(key);
 	free(ca);
 	free(crt);
 	json_decref(docs);
@@ -415,8 +306,14 @@ done:
 static int run_uninstall(const cli_options *o)
 {
 	static const char *const order[] = {
-		"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "Deployment",
-		"Namespace", "ClusterRoleBinding", "ClusterRole", "CustomResourceDefinition", NULL,
+		"MutatingWebhookConfiguration",
+		"ValidatingWebhookConfiguration",
+		"Deployment",
+		"Namespace",
+		"ClusterRoleBinding",
+		"ClusterRole",
+		"CustomResourceDefinition",
+		NULL,
 	};
 	const char *ns = o->kube.namespace_ ? o->kube.namespace_ : DEFAULT_NS;
 	int crds = cli_options_get(o, "include-crds") != NULL;

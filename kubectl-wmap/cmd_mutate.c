@@ -65,7 +65,8 @@ static int run(const cli_options *o)
 		goto cleanup;
 	if (json_array_size(docs) != 1 || !json_is_object(json_array_get(docs, 0))) {
 		rc = wmap_error_set(&err, WMAP_EINVAL, "%s: mutate -f takes exactly one object "
-				    "(found %zu documents)", display_name(file),
+						       "(found %zu documents)",
+				    display_name(file),
 				    json_array_size(docs));
 		goto cleanup;
 	}

@@ -13,6 +13,7 @@
 #include "live.h"
 #include "wmap/admission.h"
 #include "wmap/patch.h"
+#include "wmap/pod_target.h"
 #include "wmap/policy.h"
 
 #define MAX_EDITS CLI_MAX_VALUES
@@ -32,11 +33,11 @@ static const cli_flag flags[] = {
 };
 
 typedef struct edit {
-	const char *flag;         /* "label", "annotation", ... */
+	const char *flag; /* "label", "annotation", ... */
 	char key[320];
 	char value[320];
 	int remove;
-	json_t *toleration;       /* for --toleration */
+	json_t *toleration; /* for --toleration */
 } edit;
 
 typedef struct patch_args {
@@ -44,98 +45,8 @@ typedef struct patch_args {
 	edit *edits;
 	const char *component;
 	wmap_policy_set *policies;
-	size_t templates;         /* pod templates written, for the message */
+	size_t templates; /* pod templates written, for the message */
 } patch_args;
-
-/* Where one pod template's parts live (as the admission code finds them). */
-typedef struct where {
-	const char *component;
-	char *labels, *annotations, *spec, *scheduler, *priority;
-} where;
-
-static void where_clear(where *w)
-{
-	free(w->labels);
-	free(w->annotations);
-	free(w->spec);
-	free(w->scheduler);
-	free(w->priority);
-	memset(w, 0, sizeof(*w));
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-/* Drops a location whose parent the object does not have: writing there would create a
- * part of the workload (a fragmented spec's optional section). */
-static void drop_orphan(char **ptr, const json_t *object)
-{
-	const char *slash;
-	char *parent;
-
-	if (!*ptr)
-		return;
-	slash = strrchr(*ptr, '/');
-	parent = slash ? strndup(*ptr, (size_t)(slash - *ptr)) : NULL;
-	if (!parent || !wmap_pointer_lookup(object, parent)) {
-		free(*ptr);
-		*ptr = NULL;
-	}
-	free(parent);
-}
-
-static int where_init(where *w, const wmap_workload *wl, const wmap_node *n, const wmap_instance *in)
-{
-	const wmap_pod *pod = &in->pod;
-
-	memset(w, 0, sizeof(*w));
-	w->component = n->def->name;
-	switch (pod->shape) {
-	case WMAP_SPEC_TEMPLATE: {
-		const char *tp = pod->template_.pointer;
-		char *meta;
-
-		if (!tp || !pod->template_.value)
-			return 0;
-		meta = pod->metadata.pointer ? strdup(pod->metadata.pointer) : wmap_pointer_join(tp, "metadata");
-		if (meta) {
-			w->labels = wmap_pointer_join(meta, "labels");
-			w->annotations = wmap_pointer_join(meta, "annotations");
-		}
-		free(meta);
-		w->spec = pod->spec.pointer ? strdup(pod->spec.pointer) : wmap_pointer_join(tp, "spec");
-		break;
-	}
-	case WMAP_SPEC_PODSPEC:
-		if (!pod->spec.pointer || !pod->spec.value)
-			return 0;
-		w->spec = strdup(pod->spec.pointer);
-		if (pod->metadata.pointer) {
-			w->labels = wmap_pointer_join(pod->metadata.pointer, "labels");
-			w->annotations = wmap_pointer_join(pod->metadata.pointer, "annotations");
-		}
-		break;
-	case WMAP_SPEC_FRAGMENTED:
-		w->labels = dup_or_null(pod->frag[WMAP_FRAG_LABELS].pointer);
-		w->annotations = dup_or_null(pod->frag[WMAP_FRAG_ANNOTATIONS].pointer);
-		w->scheduler = dup_or_null(pod->frag[WMAP_FRAG_SCHEDULER_NAME].pointer);
-		w->priority = dup_or_null(pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].pointer);
-		drop_orphan(&w->labels, wl->object);
-		drop_orphan(&w->annotations, wl->object);
-		drop_orphan(&w->scheduler, wl->object);
-		drop_orphan(&w->priority, wl->object);
-		break;
-	default:
-		return 0;
-	}
-	if (w->spec) {
-		w->scheduler = wmap_pointer_join(w->spec, "schedulerName");
-		w->priority = wmap_pointer_join(w->spec, "priorityClassName");
-	}
-	return w->labels || w->annotations || w->spec || w->scheduler || w->priority;
-}
 
 /* ---- the flags --------------------------------------------------------------------- */
 
@@ -195,19 +106,22 @@ static int parse_edits(patch_args *a, const cli_options *o)
 		if (strcmp(f, "label") == 0 || strcmp(f, "annotation") == 0) {
 			if (parse_kv(e, v, 1) != 0)
 				return cli_usage_error(o, &cli_cmd_patch, "--%s \"%s\": use KEY=VALUE or KEY- "
-						       "with a valid key", f, v);
+									  "with a valid key",
+						       f, v);
 			if (strcmp(f, "label") == 0 && !e->remove && !wmap_label_value_valid(e->value))
 				return cli_usage_error(o, &cli_cmd_patch, "--label \"%s\": \"%s\" is not a "
-						       "valid label value (63 characters of [A-Za-z0-9_.-], "
-						       "alphanumeric at both ends)", v, e->value);
+									  "valid label value (63 characters of [A-Za-z0-9_.-], "
+									  "alphanumeric at both ends)",
+						       v, e->value);
 		} else if (strcmp(f, "node-selector") == 0) {
 			if (parse_kv(e, v, 0) != 0)
 				return cli_usage_error(o, &cli_cmd_patch, "--node-selector \"%s\": use KEY=VALUE", v);
 		} else if (strcmp(f, "toleration") == 0) {
 			if ((e->toleration = parse_toleration(v)) == NULL)
 				return cli_usage_error(o, &cli_cmd_patch, "--toleration \"%s\": use "
-						       "KEY[=VALUE]:EFFECT with EFFECT NoSchedule, "
-						       "PreferNoSchedule or NoExecute", v);
+									  "KEY[=VALUE]:EFFECT with EFFECT NoSchedule, "
+									  "PreferNoSchedule or NoExecute",
+						       v);
 		} else {
 			if (!v[0])
 				return cli_usage_error(o, &cli_cmd_patch, "--%s needs a value", f);
@@ -247,15 +161,24 @@ static int put_map(wmap_patch *pb, json_t *removes, const json_t *doc, const cha
 			dup |= strcmp(json_string_value(json_object_get(op, "path")), ptr) == 0;
 		if (!dup)
 			rc = json_array_append_new(removes, json_pack("{s:s, s:s}", "op", "remove", "path", ptr))
-				? wmap_error_set(err, WMAP_ENOMEM, "out of memory") : 0;
+				     ? wmap_error_set(err, WMAP_ENOMEM, "out of memory")
+				     : 0;
 	}
 	free(ptr);
 	return rc;
 }
 
-static int apply_edit(wmap_patch *pb, json_t *removes, const json_t *doc, const where *w,
+static int apply_edit(wmap_patch *pb, json_t *removes, const json_t *doc, const wmap_pod_target *w,
 		      const edit *e, live_ctx *lc, wmap_error *err)
 {
+	if (w->create_at && (strcmp(e->flag, "label") == 0 || strcmp(e->flag, "annotation") == 0)) {
+		/* The webhook makes that entry (TrainJob's runtimePatches one) when the workload is
+		 * created; a patch of a live workload does not add parts to it. */
+		live_warn(lc, "component %s: its labels live in a list entry the workload does not have; "
+			      "--%s not applied",
+			  w->component, e->flag);
+		return 0;
+	}
 	if (strcmp(e->flag, "label") == 0) {
 		if (!w->labels)
 			live_warn(lc, "component %s: the definition gives no labels location; --label not applied",
@@ -265,7 +188,8 @@ static int apply_edit(wmap_patch *pb, json_t *removes, const json_t *doc, const 
 	if (strcmp(e->flag, "annotation") == 0) {
 		if (!w->annotations)
 			live_warn(lc, "component %s: the definition gives no annotations location; "
-				  "--annotation not applied", w->component);
+				      "--annotation not applied",
+				  w->component);
 		return put_map(pb, removes, doc, w->annotations, e, err);
 	}
 	if (strcmp(e->flag, "scheduler-name") == 0 || strcmp(e->flag, "priority-class") == 0) {
@@ -359,17 +283,27 @@ static int build(json_t **out, live_ctx *lc, live_target *t, void *arg)
 			continue;
 		found = 1;
 		for (size_t i = 0; i < n->n_instances; i++) {
-			where loc = { 0 };
+			wmap_pod_target loc;
+			int ok;
 
-			if (!n->instances[i].has_pod || !where_init(&loc, w, n, &n->instances[i])) {
-				where_clear(&loc);
+			if (!n->instances[i].has_pod)
+				continue;
+			/* Out of memory fails the whole patch: a template silently left out would
+			 * send a partial one. */
+			if ((ok = wmap_pod_target_init(&loc, NULL, w, k, i)) < 0) {
+				wmap_pod_target_clear(&loc);
+				rc = cli_error("out of memory");
+				goto cleanup;
+			}
+			if (ok == 0) {
+				wmap_pod_target_clear(&loc);
 				continue;
 			}
 			a->templates++;
 			for (size_t e = 0; e < a->n && rc == 0; e++)
 				if (apply_edit(pb, removes, doc, &loc, &a->edits[e], lc, &err) != 0)
 					rc = live_fail(&err, CLI_EXIT_ERROR);
-			where_clear(&loc);
+			wmap_pod_target_clear(&loc);
 			if (rc)
 				goto cleanup;
 		}
@@ -419,8 +353,8 @@ static int run(const cli_options *o)
 		goto done;
 	if (a.n == 0 && !policy) {
 		rc = cli_usage_error(o, &cli_cmd_patch, "nothing to change: give --label, --annotation, "
-				     "--scheduler-name, --priority-class, --node-selector, --toleration "
-				     "or --policy");
+							"--scheduler-name, --priority-class, --node-selector, --toleration "
+							"or --policy");
 		goto done;
 	}
 	if (policy) {

@@ -30,9 +30,9 @@ static const cli_flag flags[] = {
 
 /* Where the CRDs come from: the documents of --crd FILE, or the cluster (--from-cluster). */
 typedef struct crd_source {
-	const char *file;     /* --crd, for messages */
-	json_t *docs;         /* its documents */
-	live_ctx *lc;         /* --from-cluster */
+	const char *file; /* --crd, for messages */
+	json_t *docs;     /* its documents */
+	live_ctx *lc;     /* --from-cluster */
 } crd_source;
 
 static const char *display_name(const char *path)

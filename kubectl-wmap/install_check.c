@@ -1,53 +1,20 @@
 /* kubectl-wmap install --check: reads the cluster and reports, one line per check, whether
  * the webhook that `install` sets up is there and working. Exit 0 when every check passes
  * (a check that cannot run is reported as skipped), 1 when one fails. */
-#include <openssl/bio.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509_vfy.h>
-#include <openssl/x509v3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "install_certs.h"
 #include "install_check.h"
 #include "live.h"
-#include <openssl/evp.h>
 
 typedef struct check_ctx {
 	live_ctx *lc;
 	const char *ns;
 	int failed;
 } check_ctx;
-
-/* Decodes base64 (as Kubernetes stores Secret data and caBundles) into *out, a new buffer
- * owned by the caller with a NUL after its *len bytes; 0, or -1 when it is not base64. */
-static int b64_decode(unsigned char **out, size_t *len, const char *in, size_t n)
-{
-	EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
-	unsigned char *buf = malloc(n / 4 * 3 + 4);
-	int a = 0, b = 0;
-
-	*out = NULL;
-	*len = 0;
-	if (!ctx || !buf || n > (size_t)1 << 24)
-		goto fail;
-	EVP_DecodeInit(ctx);
-	if (EVP_DecodeUpdate(ctx, buf, &a, (const unsigned char *)in, (int)n) < 0 ||
-	    EVP_DecodeFinal(ctx, buf + a, &b) != 1)
-		goto fail;
-	EVP_ENCODE_CTX_free(ctx);
-	buf[a + b] = '\0';
-	*out = buf;
-	*len = (size_t)(a + b);
-	return 0;
-fail:
-	EVP_ENCODE_CTX_free(ctx);
-	free(buf);
-	return -1;
-}
 
 static void report(check_ctx *c, const char *check, const char *result, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -132,61 +99,6 @@ static void check_deployment(check_ctx *c)
 	json_decref(d);
 }
 
-/* Verifies the serving certificate (PEM) against a caBundle (base64 of PEM) for host;
- * 0 or -1 with the reason in why. */
-static int verify_bundle(const char *crt_pem, const char *bundle_b64, const char *host, char *why, size_t len)
-{
-	unsigned char *pem = NULL;
-	size_t n = 0;
-	BIO *b = NULL, *cb = NULL;
-	X509 *crt = NULL, *ca;
-	X509_STORE *store = X509_STORE_new();
-	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
-	int rc = -1, n_ca = 0;
-
-	if (!store || !ctx) {
-		snprintf(why, len, "out of memory");
-		goto out;
-	}
-	if (b64_decode(&pem, &n, bundle_b64, strlen(bundle_b64)) != 0) {
-		snprintf(why, len, "the caBundle is not base64");
-		goto out;
-	}
-	b = BIO_new_mem_buf(pem, (int)n);
-	while (b && (ca = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL) {
-		X509_STORE_add_cert(store, ca);
-		X509_free(ca);
-		n_ca++;
-	}
-	ERR_clear_error();
-	if (n_ca == 0) {
-		snprintf(why, len, "the caBundle holds no PEM certificate");
-		goto out;
-	}
-	cb = BIO_new_mem_buf(crt_pem, -1);
-	if (!cb || (crt = PEM_read_bio_X509(cb, NULL, NULL, NULL)) == NULL) {
-		snprintf(why, len, "the Secret's tls.crt is not a PEM certificate");
-		goto out;
-	}
-	X509_STORE_CTX_init(ctx, store, crt, NULL);
-	X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(ctx), host, 0);
-	X509_VERIFY_PARAM_set_purpose(X509_STORE_CTX_get0_param(ctx), X509_PURPOSE_SSL_SERVER);
-	if (X509_verify_cert(ctx) != 1) {
-		snprintf(why, len, "%s", X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx)));
-		goto out;
-	}
-	rc = 0;
-out:
-	ERR_clear_error();
-	X509_free(crt);
-	BIO_free(b);
-	BIO_free(cb);
-	X509_STORE_CTX_free(ctx);
-	X509_STORE_free(store);
-	free(pem);
-	return rc;
-}
-
 static void check_webhooks(check_ctx *c)
 {
 	static const char *const kinds[] = { "mutatingwebhookconfigurations", "validatingwebhookconfigurations", NULL };
@@ -203,7 +115,7 @@ static void check_webhooks(check_ctx *c)
 		return;
 	}
 	const char *crt64 = json_string_value(json_object_get(json_object_get(secret, "data"), "tls.crt"));
-	if (!crt64 || b64_decode(&crt, &crt_len, crt64, strlen(crt64)) != 0) {
+	if (!crt64 || install_certs_b64_decode(&crt, &crt_len, crt64, strlen(crt64)) != 0) {
 		report(c, "webhook-configurations", "FAIL", "secret %s/wmap-webhook-tls has no tls.crt", c->ns);
 		json_decref(secret);
 		return;
@@ -225,7 +137,7 @@ static void check_webhooks(check_ctx *c)
 			if (!ca || !*ca)
 				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%swebhook %s has no caBundle",
 					 bad[0] ? "; " : "", name ? name : "?");
-			else if (verify_bundle(crt_pem, ca, host, why, sizeof(why)) != 0)
+			else if (install_certs_verify(crt_pem, ca, host, why, sizeof(why)) != 0)
 				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad),
 					 "%sthe caBundle of webhook %s does not verify the serving certificate (%s)",
 					 bad[0] ? "; " : "", name ? name : "?", why);
@@ -281,21 +193,25 @@ static void check_answers(check_ctx *c)
 			      "application/json", body, &err) != 0) {
 		if (status == 404)
 			report(c, "webhook-answers", "skip", "JobSets (jobset.x-k8s.io/v1alpha2) are not served: "
-			       "no sample workload to send through the webhook");
+							     "no sample workload to send through the webhook");
 		else
 			report(c, "webhook-answers", "FAIL", "dry-run create of a sample JobSet: %s", err.message);
 		return;
 	}
 	labels = json_object_get(json_object_get(json_object_get(json_object_get(json_object_get(
-		json_array_get(json_object_get(json_object_get(out, "spec"), "replicatedJobs"), 0),
-		"template"), "spec"), "template"), "metadata"), "labels");
+											 json_array_get(json_object_get(json_object_get(out, "spec"), "replicatedJobs"), 0),
+											 "template"),
+										 "spec"),
+								 "template"),
+						 "metadata"),
+				 "labels");
 	stamp = json_string_value(json_object_get(labels, "wmap.io/workload-name"));
 	if (stamp && strcmp(stamp, "wmap-install-check") == 0)
 		report(c, "webhook-answers", "ok", "a server-side dry-run JobSet came back stamped by the webhook");
 	else
 		report(c, "webhook-answers", "FAIL", "a server-side dry-run JobSet came back without wmap's labels: "
-		       "the webhook did not answer (failurePolicy Ignore lets the API server go on without it) "
-		       "or has no rule for JobSets");
+						     "the webhook did not answer (failurePolicy Ignore lets the API server go on without it) "
+						     "or has no rule for JobSets");
 	json_decref(out);
 }
 

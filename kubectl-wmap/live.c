@@ -1,5 +1,5 @@
 /* kubectl-wmap: shared helpers of the live commands (see live.h). */
-#define _GNU_SOURCE   /* timegm */
+#define _GNU_SOURCE /* timegm */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +31,8 @@ int live_fail(const wmap_error *err, int code)
 int live_code(const wmap_error *err)
 {
 	return err->code == WMAP_ENOTFOUND ? CLI_EXIT_NOTFOUND
-	     : err->code == WMAP_ENODEF ? CLI_EXIT_NODEF : CLI_EXIT_ERROR;
+	       : err->code == WMAP_ENODEF  ? CLI_EXIT_NODEF
+					   : CLI_EXIT_ERROR;
 }
 
 void live_warn(live_ctx *lc, const char *fmt, ...)
@@ -83,7 +84,7 @@ int live_open(live_ctx *lc, const cli_options *o)
 		return CLI_EXIT_USAGE;
 	}
 	if (ko.timeout_ms == 0 && o->kube.request_timeout)
-		ko.timeout_ms = -1;   /* "0": no timeout, as kubectl */
+		ko.timeout_ms = -1; /* "0": no timeout, as kubectl */
 	if ((rc = wmap_kubeconfig_load(&lc->cfg, &ov, &err)) != 0)
 		return live_fail(&err, CLI_EXIT_ERROR);
 	lc->ns = lc->cfg->namespace_;
@@ -115,7 +116,7 @@ void live_close(live_ctx *lc)
 static void add_cluster_definitions(live_ctx *lc)
 {
 	const wmap_api_resource *r = wmap_discovery_find_kind(lc->disc, "run.ai", "v1alpha1",
-							     "Karta");
+							      "Karta");
 	wmap_error err = { 0 };
 	json_t *items = json_array();
 	char *path = NULL;
@@ -128,7 +129,7 @@ static void add_cluster_definitions(live_ctx *lc)
 	 * well-known path anyway (one request either way; 404 = not installed). */
 	if (!r && !wmap_discovery_cached(lc->disc)) {
 		live_warn(lc, "the kartas.run.ai CRD is not installed; showing built-in "
-			  "definitions only");
+			      "definitions only");
 		goto done;
 	}
 	if ((path = r ? wmap_resource_path(r, NULL, NULL) : strdup("/apis/run.ai/v1alpha1/kartas")) == NULL)
@@ -136,13 +137,14 @@ static void add_cluster_definitions(live_ctx *lc)
 	if (live_list(items, lc, path, 500, &err) != 0) {
 		if (err.code == WMAP_ENOTFOUND && !r)
 			live_warn(lc, "the kartas.run.ai CRD is not installed; showing built-in "
-				  "definitions only");
+				      "definitions only");
 		else if (strstr(err.message, "(Forbidden)"))
 			live_warn(lc, "cannot list kartas.run.ai (forbidden); showing built-in "
-				  "definitions only");
+				      "definitions only");
 		else
 			live_warn(lc, "cannot list kartas.run.ai: %s; showing built-in definitions "
-				  "only", err.message);
+				      "only",
+				  err.message);
 		goto done;
 	}
 	json_array_foreach(items, i, it) {
@@ -221,8 +223,8 @@ int live_split_target(char *type, size_t tlen, char *name, size_t nlen, int *has
 	if (slash) {
 		if (o->n_args > 1)
 			return cli_usage_error(o, cmd, "there is no need to specify a resource type "
-					       "as a separate argument when passing arguments in "
-					       "resource/name form");
+						       "as a separate argument when passing arguments in "
+						       "resource/name form");
 		snprintf(type, tlen, "%.*s", (int)(slash - o->args[0]), o->args[0]);
 		snprintf(name, nlen, "%s", slash + 1);
 		*has_name = 1;
@@ -235,7 +237,7 @@ int live_split_target(char *type, size_t tlen, char *name, size_t nlen, int *has
 	}
 	if (!type[0] || (*has_name && !name[0]))
 		return cli_usage_error(o, cmd, "arguments in resource/name form must have a "
-				       "single resource and name");
+					       "single resource and name");
 	if (need_name && !*has_name)
 		return cli_usage_error(o, cmd, "%s needs a NAME: TYPE/NAME or TYPE NAME", cmd->name);
 	return 0;

@@ -15,7 +15,8 @@
 
 #define LIVE_MAX_WARNINGS 64
 
-extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume;
+extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume,
+	cli_cmd_logs;
 
 typedef struct live_ctx {
 	const cli_options *o;
@@ -24,18 +25,18 @@ typedef struct live_ctx {
 	wmap_discovery *disc;
 	wmap_registry *reg;
 	wmap_engine *eng;
-	const char *ns;           /* the namespace in force (borrowed from cfg) */
+	const char *ns; /* the namespace in force (borrowed from cfg) */
 	size_t n_warnings;
-	char *warnings[LIVE_MAX_WARNINGS];  /* printed on stderr after the output */
+	char *warnings[LIVE_MAX_WARNINGS]; /* printed on stderr after the output */
 } live_ctx;
 
 /* A workload fetched from the cluster and resolved. */
 typedef struct live_target {
-	const wmap_api_resource *res;     /* borrowed from the discovery */
-	const wmap_definition *def;       /* borrowed from the registry */
+	const wmap_api_resource *res; /* borrowed from the discovery */
+	const wmap_definition *def;   /* borrowed from the registry */
 	json_t *object;
 	wmap_workload *w;
-	char label[512];                  /* "jobsets.jobset.x-k8s.io" */
+	char label[512]; /* "jobsets.jobset.x-k8s.io" */
 	char name[256];
 } live_target;
 
@@ -93,8 +94,8 @@ int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_er
 
 typedef enum live_dry {
 	LIVE_DRY_NONE,
-	LIVE_DRY_CLIENT,    /* nothing is sent; the result is computed locally */
-	LIVE_DRY_SERVER,    /* sent with ?dryRun=All: admission runs, nothing is stored */
+	LIVE_DRY_CLIENT, /* nothing is sent; the result is computed locally */
+	LIVE_DRY_SERVER, /* sent with ?dryRun=All: admission runs, nothing is stored */
 } live_dry;
 
 /* Parses --dry-run (none|client|server; absent = none). 0 or CLI_EXIT_USAGE (printed). */
@@ -134,8 +135,25 @@ void live_complete_namespaces(int n, char **words, const char *prefix);
  * form), the names of that type. */
 void live_complete_target(int n, char **words, const char *type, const char *cur);
 
+/* After logs TYPE/NAME: the workload's components ("replicatedjob", "replicatedjob/leader"). */
+void live_complete_components(int n, char **words, const char *target, const char *cur);
+
+/* logs TYPE/NAME [COMPONENT[/INSTANCE]] (live_logs.c); returns the exit code. */
+int live_logs(const cli_options *o);
+
 /* The live describe (cmd_describe.c hands TYPE/NAME over to it); returns the exit code. */
 int live_describe(const cli_options *o);
+
+/* Checks describe's numeric flags (--pod-limit, --component-limit, --events) before
+ * anything is sent. 0 or CLI_EXIT_USAGE (printed). */
+int live_describe_check_flags(const cli_options *o);
+
+/* One view of the live describe of t (loaded by live_target_load) on an open connection:
+ * reads its pods, its Warning events (one request) and its gang objects, and prints it on
+ * stdout as lc->o asks (tree or -o json|yaml); warn 0 leaves out the warnings (already
+ * given once). Errors are printed; returns the exit code. describe calls it once, describe
+ * -w (live_watch.c) once per redraw, after live_target_reload. */
+int live_describe_view(live_ctx *lc, live_target *t, int warn);
 
 /* "--request-timeout" in milliseconds (0 = default), -1 when malformed. */
 long live_timeout_ms(const cli_options *o);

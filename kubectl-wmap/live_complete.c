@@ -35,27 +35,27 @@ static int conn_open(quiet_conn *q, int n, char **words)
 	ov.as_groups = groups;
 	for (int i = 0; i + 1 < n; i++) {
 		const char *w = words[i];
-		const char **slot = strcmp(w, "--kubeconfig") == 0 ? &ov.kubeconfig
-				  : strcmp(w, "--context") == 0 ? &ov.context
-				  : strcmp(w, "--cluster") == 0 ? &ov.cluster
-				  : strcmp(w, "--user") == 0 ? &ov.user
-				  : (strcmp(w, "-n") == 0 || strcmp(w, "--namespace") == 0) ? &ov.namespace_
-				  : (strcmp(w, "-s") == 0 || strcmp(w, "--server") == 0) ? &ov.server
-				  : strcmp(w, "--token") == 0 ? &ov.token
-				  : strcmp(w, "--as") == 0 ? &ov.as_user
-				  : strcmp(w, "--as-uid") == 0 ? &ov.as_uid
-				  : strcmp(w, "--certificate-authority") == 0 ? &ov.ca_file
-				  : strcmp(w, "--client-certificate") == 0 ? &ov.cert_file
-				  : strcmp(w, "--client-key") == 0 ? &ov.key_file
-				  : strcmp(w, "--tls-server-name") == 0 ? &ov.tls_server_name
-				  : NULL;
+		const char **slot = strcmp(w, "--kubeconfig") == 0                            ? &ov.kubeconfig
+				    : strcmp(w, "--context") == 0                             ? &ov.context
+				    : strcmp(w, "--cluster") == 0                             ? &ov.cluster
+				    : strcmp(w, "--user") == 0                                ? &ov.user
+				    : (strcmp(w, "-n") == 0 || strcmp(w, "--namespace") == 0) ? &ov.namespace_
+				    : (strcmp(w, "-s") == 0 || strcmp(w, "--server") == 0)    ? &ov.server
+				    : strcmp(w, "--token") == 0                               ? &ov.token
+				    : strcmp(w, "--as") == 0                                  ? &ov.as_user
+				    : strcmp(w, "--as-uid") == 0                              ? &ov.as_uid
+				    : strcmp(w, "--certificate-authority") == 0               ? &ov.ca_file
+				    : strcmp(w, "--client-certificate") == 0                  ? &ov.cert_file
+				    : strcmp(w, "--client-key") == 0                          ? &ov.key_file
+				    : strcmp(w, "--tls-server-name") == 0                     ? &ov.tls_server_name
+											      : NULL;
 
 		if (strcmp(w, "--insecure-skip-tls-verify") == 0 ||
 		    strcmp(w, "--insecure-skip-tls-verify=true") == 0)
 			ov.insecure = 1;
 		if (strcmp(w, "--as-group") == 0 && i + 2 < n && ov.n_as_groups < CLI_MAX_AS_GROUPS)
 			groups[ov.n_as_groups++] = words[i + 1];
-		if (slot && i + 2 < n)   /* not the word being completed */
+		if (slot && i + 2 < n) /* not the word being completed */
 			*slot = words[i + 1];
 	}
 	ko.timeout_ms = 5000;
@@ -137,5 +137,56 @@ void live_complete_target(int n, char **words, const char *type, const char *cur
 	}
 done:
 	wmap_registry_free(reg);
+	conn_close(&q);
+}
+
+/* logs TYPE/NAME <TAB>: the workload's pod-bearing components, and component/instance for
+ * those with several instances (the object is read and resolved). */
+void live_complete_components(int n, char **words, const char *target, const char *cur)
+{
+	wmap_registry *reg = NULL;
+	wmap_engine *eng = NULL;
+	wmap_workload *w = NULL;
+	const wmap_definition *def;
+	const wmap_api_resource *r;
+	wmap_error err = { 0 };
+	json_t *obj = NULL;
+	char type[256], *path = NULL;
+	const char *slash = strchr(target, '/');
+	quiet_conn q;
+
+	if (!slash || conn_open(&q, n, words) != 0)
+		return;
+	snprintf(type, sizeof(type), "%.*s", (int)(slash - target), target);
+	if (wmap_discovery_load(&q.disc, q.client, 0, &err) != 0 ||
+	    wmap_discovery_resolve(&r, q.disc, type, &err) != 0 ||
+	    (path = wmap_resource_path(r, r->namespaced ? q.cfg->namespace_ : NULL, slash + 1)) == NULL ||
+	    wmap_kube_get(&obj, q.client, path, &err) != 0 || wmap_registry_new(&reg, &err) != 0 ||
+	    wmap_registry_add_catalog(reg, &err) != 0 ||
+	    wmap_registry_find_object(&def, reg, obj, &err) != 0 ||
+	    wmap_engine_new(&eng, reg, &err) != 0 || wmap_workload_resolve(&w, eng, obj, def, &err) != 0)
+		goto done;
+	for (size_t k = 0; k < w->n_nodes; k++) {
+		const wmap_node *nd = &w->nodes[k];
+
+		if (!wmap_component_has_pods(nd->def))
+			continue;
+		if (has_prefix(nd->def->name, cur))
+			printf("%s\n", nd->def->name);
+		for (size_t i = 0; nd->def->instance_id_path && i < nd->n_instances; i++) {
+			char c[512];
+
+			snprintf(c, sizeof(c), "%s/%s", nd->def->name,
+				 nd->instances[i].id ? nd->instances[i].id : "");
+			if (has_prefix(c, cur))
+				printf("%s\n", c);
+		}
+	}
+done:
+	wmap_workload_free(w);
+	wmap_engine_free(eng);
+	wmap_registry_free(reg);
+	json_decref(obj);
+	free(path);
 	conn_close(&q);
 }

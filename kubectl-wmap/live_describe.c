@@ -8,21 +8,27 @@
 
 #include "live.h"
 #include "live_pods.h"
+#include "live_watch.h"
+#include "live_why.h"
 #include "render.h"
 #include "wmap/pods.h"
 #include "wmap/quantity.h"
 
 #define MAX_KIDS 1024
 
-
 typedef struct desc {
 	live_ctx *lc;
 	live_target *t;
 	const wmap_workload *w;
-	live_pods set;            /* the workload's pods */
-	size_t n_pods;            /* = set.n */
-	pod_info *pods;           /* = set.v */
+	live_pods set;  /* the workload's pods */
+	size_t n_pods;  /* = set.n */
+	pod_info *pods; /* = set.v */
 	long pod_limit, comp_limit;
+	long n_events; /* --events: event lines per section, 0 = no events request */
+	live_events ev;
+	int have_events;
+	live_gang gang;
+	json_t *why; /* the sections of "Why", see build_why */
 	render_table *tree;
 	wmap_error err;
 } desc;
@@ -62,13 +68,21 @@ static void stats_add_node(stats *s, const char *node)
 		s->nodes[s->n_nodes++] = node;
 }
 
-/* Sorted distinct node names joined with commas. */
+/* Sorted distinct node names joined with commas; past NODES_LISTED names, how many ("250
+ * nodes", "64+ nodes" when more than the stats keep) so that a row stays one line. */
+#define NODES_LISTED 6
+
 static void stats_finish(stats *s)
 {
 	size_t used = 0;
 
 	qsort(s->nodes, s->n_nodes, sizeof(s->nodes[0]), str_cmp);
 	s->node_list[0] = '\0';
+	if (s->n_nodes > NODES_LISTED) {
+		snprintf(s->node_list, sizeof(s->node_list), "%zu%s nodes", s->n_nodes,
+			 s->n_nodes == sizeof(s->nodes) / sizeof(s->nodes[0]) ? "+" : "");
+		return;
+	}
 	for (size_t i = 0; i < s->n_nodes && used < sizeof(s->node_list); i++)
 		used += (size_t)snprintf(s->node_list + used, sizeof(s->node_list) - used, "%s%s",
 					 i ? "," : "", s->nodes[i]);
@@ -151,13 +165,16 @@ static int shown(const desc *d, int k, int depth)
 
 /* ---- the tree ---------------------------------------------------------------------- */
 
-enum { ENT_COMPONENT, ENT_INSTANCE, ENT_POD, ENT_MORE };
+enum { ENT_COMPONENT,
+       ENT_INSTANCE,
+       ENT_POD,
+       ENT_MORE };
 
 typedef struct entry {
 	int type;
-	int comp;                 /* the component (node index) of an instance entry */
-	int idx;                  /* node index, instance index or pod index */
-	int bad;                  /* unhealthy: listed first when a limit applies */
+	int comp; /* the component (node index) of an instance entry */
+	int idx;  /* node index, instance index or pod index */
+	int bad;  /* unhealthy: listed first when a limit applies */
 	char more[128];
 } entry;
 
@@ -233,7 +250,12 @@ static size_t apply_limit(entry *v, size_t n, long limit, int pods)
 
 static void pod_status(char *buf, size_t len, const pod_info *p)
 {
-	if (p->reason && p->reason[0] && !p->ready && strcmp(p->phase, "Succeeded") != 0)
+	int bad = !p->ready && strcmp(p->phase, "Succeeded") != 0;
+
+	if (bad && p->reason && p->reason[0] && p->restarts > 0)
+		snprintf(buf, len, "%s (%s, %lld restart%s)", p->phase, p->reason,
+			 (long long)p->restarts, p->restarts == 1 ? "" : "s");
+	else if (bad && p->reason && p->reason[0])
 		snprintf(buf, len, "%s (%s)", p->phase, p->reason);
 	else
 		snprintf(buf, len, "%s", p->phase);
@@ -372,6 +394,348 @@ static int render_entries(desc *d, entry *v, size_t n, const char *prefix, int d
 	return rc;
 }
 
+/* ---- why: container issues, Warning events, gang ---------------------------------- */
+
+#define WHY_PODS 10         /* not-ready pods listed per section without --pod-limit */
+#define WHY_OWNER_CHECKS 32 /* pod-less controllers checked for ownership */
+
+static const char *uid_of(const json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+}
+
+static const char *controller_uid(const json_t *obj)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r)
+		if (json_is_true(json_object_get(r, "controller")))
+			return json_string_value(json_object_get(r, "uid"));
+	return NULL;
+}
+
+static void section_label(char *buf, size_t len, const desc *d, int k, int inst)
+{
+	const wmap_node *n = &d->w->nodes[k];
+
+	if (inst >= 0 && n->def->instance_id_path)
+		snprintf(buf, len, "%s/%s", n->def->name, n->instances[inst].id);
+	else
+		snprintf(buf, len, "%s", n->def->name);
+}
+
+/* The deduplicated events of the objects in uids (an object used as a set). */
+static int sum_events(json_t **out, size_t *older, desc *d, const json_t *uids)
+{
+	live_event_sum sum = { 0 };
+	const char *uid;
+	json_t *v;
+
+	*out = NULL;
+	*older = 0;
+	json_object_foreach((json_t *)uids, uid, v)
+		if (live_event_sum_add(&sum, &d->ev, uid, &d->err) != 0) {
+			live_event_sum_free(&sum);
+			return d->err.code;
+		}
+	if (!sum.list && !(sum.list = json_array()))
+		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+	*older = live_event_sum_finish(&sum, (size_t)d->n_events);
+	*out = sum.list;
+	return 0;
+}
+
+/* One section for component k (instance inst, -1 for all): its pods that are not ready
+ * with their container issues, and the events of those pods and of the controllers of its
+ * pods (and of extra, controllers that have no pods). Appended to why.sections when there
+ * is something to say. */
+static int why_section(desc *d, int k, int inst, const json_t *extra)
+{
+	const char *root = uid_of(d->w->object);
+	json_t *uids = json_object(), *pods = json_array(), *events = NULL, *sec;
+	size_t total = 0, not_ready = 0, older = 0;
+	char label[600];
+	int rc = 0;
+
+	if (!uids || !pods) {
+		rc = wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < d->n_pods; i++) {
+		const pod_info *p = &d->pods[i];
+		const char *cu = controller_uid(p->pod);
+
+		if (p->comp != k || (inst >= 0 && p->inst != inst))
+			continue;
+		total++;
+		if (cu && (!root || strcmp(cu, root) != 0))
+			json_object_set_new(uids, cu, json_true());
+		if (p->healthy)
+			continue;
+		not_ready++;
+		if (uid_of(p->pod))
+			json_object_set_new(uids, uid_of(p->pod), json_true());
+		json_array_append_new(pods, json_integer((json_int_t)i));
+	}
+	if (extra) {
+		size_t i;
+		json_t *u;
+
+		json_array_foreach(extra, i, u)
+			json_object_set_new(uids, json_string_value(u), json_true());
+	}
+	if (d->have_events && (rc = sum_events(&events, &older, d, uids)) != 0)
+		goto cleanup;
+	if (not_ready == 0 && json_array_size(events) == 0)
+		goto cleanup;
+	section_label(label, sizeof(label), d, k, inst);
+	sec = json_pack("{s:s, s:i, s:i, s:I, s:I, s:O, s:o, s:I}", "label", label, "comp", k,
+			"inst", inst, "pods", (json_int_t)total, "notReady", (json_int_t)not_ready,
+			"podIndexes", pods, "events", events ? events : json_null(), "olderEvents",
+			(json_int_t)older);
+	events = NULL;
+	if (!sec || json_array_append_new(json_object_get(d->why, "sections"), sec) != 0)
+		rc = wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+cleanup:
+	json_decref(events);
+	json_decref(uids);
+	json_decref(pods);
+	return rc;
+}
+
+/* The instance of component k a controller stands for, read with the component's instance
+ * selector on the controller's own labels (a JobSet's Jobs carry the replicated job's name
+ * as its pods do); -2 when it says nothing. */
+static int instance_of(desc *d, int k, const json_t *obj)
+{
+	const wmap_node *n = &d->w->nodes[k];
+	wmap_error e = { 0 };
+	char *id = NULL;
+	int found = -2;
+
+	if (!n->def->pod_instance_id_path)
+		return n->def->instance_id_path ? -2 : -1;
+	if (wmap_pod_key(&id, d->lc->eng, d->w->definition, n->index, (json_t *)obj, 0, &e) == 0 &&
+	    id)
+		for (size_t i = 0; i < n->n_instances; i++)
+			if (strcmp(n->instances[i].id, id) == 0)
+				found = (int)i;
+	free(id);
+	return found;
+}
+
+/* Controllers with Warning events that own no pod of ours (a Job that cannot create its
+ * pods): by component kind, checked for ownership through the owner cache. Returns an
+ * object "k" -> [uid]. */
+static json_t *podless_controllers(desc *d)
+{
+	json_t *out = json_object(), *known = json_object();
+	int checks = 0;
+
+	if (!out || !known || !d->have_events)
+		goto done;
+	for (size_t i = 0; i < d->n_pods; i++)
+		if (controller_uid(d->pods[i].pod))
+			json_object_set_new(known, controller_uid(d->pods[i].pod), json_true());
+	for (size_t k = 0; k < d->w->n_nodes; k++) {
+		const wmap_component *c = d->w->nodes[k].def;
+		json_t *objs, *o;
+		size_t i;
+
+		if (!c->kind || !wmap_component_has_pods(c) || strcmp(c->kind->kind, "Pod") == 0 || k == 0)
+			continue;
+		if (!(objs = live_events_objects_of_kind(&d->ev, c->kind->kind)))
+			continue;
+		json_array_foreach(objs, i, o) {
+			const char *uid = json_string_value(json_object_get(o, "uid"));
+			const json_t *obj;
+			char key[48];
+			json_t *list;
+
+			if (json_object_get(known, uid) || checks >= WHY_OWNER_CHECKS)
+				continue;
+			checks++;
+			json_object_set_new(known, uid, json_true());
+			if (!live_pods_owned(&obj, &d->set, d->lc, d->w, o, d->w->namespace_))
+				continue;
+			snprintf(key, sizeof(key), "%zu/%d", k, instance_of(d, (int)k, obj));
+			if (!(list = json_object_get(out, key)))
+				json_object_set_new(out, key, list = json_array());
+			json_array_append_new(list, json_string(uid));
+		}
+		json_decref(objs);
+	}
+done:
+	json_decref(known);
+	return out;
+}
+
+/* Fetches what "why" needs (events: one request; gang objects: one list per served kind)
+ * and builds d->why = {workload: [events], workloadOlder, sections: [...]}. */
+static int build_why(desc *d)
+{
+	json_t *extra = NULL, *wl = NULL, *uids;
+	size_t older = 0;
+	int rc;
+
+	if ((rc = live_gang_load(&d->gang, d->lc, d->w, &d->set, &d->err)) != 0)
+		return rc;
+	if (d->n_events > 0) {
+		wmap_error e = { 0 };
+
+		if (live_events_load(&d->ev, d->lc, d->w->namespace_, &e) == 0)
+			d->have_events = 1;
+		else
+			live_warn(d->lc, "events not shown: %s", e.message);
+	}
+	if (!(d->why = json_pack("{s:[]}", "sections")))
+		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+	if (d->have_events && uid_of(d->w->object)) {
+		if (!(uids = json_pack("{s:b}", uid_of(d->w->object), 1)))
+			return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory");
+		rc = sum_events(&wl, &older, d, uids);
+		json_decref(uids);
+		if (rc != 0)
+			return rc;
+		json_object_set_new(d->why, "workload", wl);
+		json_object_set_new(d->why, "workloadOlder", json_integer((json_int_t)older));
+	}
+	extra = podless_controllers(d);
+	for (size_t k = 0; k < d->w->n_nodes && rc == 0; k++) {
+		const wmap_node *n = &d->w->nodes[k];
+		char key[48];
+		const json_t *x;
+
+		if (!wmap_component_has_pods(n->def))
+			continue;
+		if (n->def->instance_id_path) {
+			for (size_t i = 0; i < n->n_instances && rc == 0; i++) {
+				snprintf(key, sizeof(key), "%zu/%zu", k, i);
+				rc = why_section(d, (int)k, (int)i, json_object_get(extra, key));
+			}
+			snprintf(key, sizeof(key), "%zu/-2", k);
+			x = json_object_get(extra, key);
+			if (rc == 0 && x)
+				rc = why_section(d, (int)k, -2, x); /* -2: no instance, no pods */
+		} else {
+			snprintf(key, sizeof(key), "%zu/-1", k);
+			rc = why_section(d, (int)k, -1, json_object_get(extra, key));
+		}
+	}
+	json_decref(extra);
+	return rc;
+}
+
+static void print_events(const json_t *events, size_t older, const char *indent, long n)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(events, i, e) {
+		char age[32], who[512];
+		json_int_t objects = json_integer_value(json_object_get(e, "objects"));
+
+		live_age(age, sizeof(age), json_string_value(json_object_get(e, "lastSeen")));
+		if (objects > 1)
+			snprintf(who, sizeof(who), "%lld objects, latest %s", (long long)objects,
+				 json_string_value(json_object_get(e, "object")));
+		else
+			snprintf(who, sizeof(who), "%s", json_string_value(json_object_get(e, "object")));
+		printf("%s%s ago  %s x%lld  %s: %s\n", indent, age,
+		       json_string_value(json_object_get(e, "reason")),
+		       (long long)json_integer_value(json_object_get(e, "count")), who,
+		       json_string_value(json_object_get(e, "message")));
+	}
+	if (older)
+		printf("%s(%zu more not shown; --events %ld shows %ld per section)\n", indent, older,
+		       n, n);
+}
+
+static void pod_status(char *buf, size_t len, const pod_info *p);
+
+static void print_why(desc *d)
+{
+	const json_t *wl = json_object_get(d->why, "workload");
+	const json_t *secs = json_object_get(d->why, "sections"), *sec;
+	size_t i, limit = d->pod_limit > 0 ? (size_t)d->pod_limit : WHY_PODS;
+	int header = 0;
+
+	if (json_array_size(wl) > 0) {
+		printf("\nProblems:\n  %s/%s\n", d->w->kind ? d->w->kind : "?", d->w->name ? d->w->name : "?");
+		print_events(wl, (size_t)json_integer_value(json_object_get(d->why, "workloadOlder")),
+			     "    ", d->n_events);
+		header = 1;
+	}
+	json_array_foreach(secs, i, sec) {
+		json_int_t nr = json_integer_value(json_object_get(sec, "notReady"));
+		json_int_t total = json_integer_value(json_object_get(sec, "pods"));
+		const json_t *idx = json_object_get(sec, "podIndexes"), *x;
+		size_t j;
+
+		if (!header)
+			printf("\nProblems:\n");
+		header = 1;
+		if (nr > 0)
+			printf("  %s: %lld of %lld pod%s not ready\n",
+			       json_string_value(json_object_get(sec, "label")), (long long)nr,
+			       (long long)total, total == 1 ? "" : "s");
+		else
+			printf("  %s\n", json_string_value(json_object_get(sec, "label")));
+		json_array_foreach(idx, j, x) {
+			const pod_info *p = &d->pods[json_integer_value(x)];
+			char st[256];
+			json_t *issues;
+			size_t m;
+			json_t *is;
+
+			if (j >= limit) {
+				printf("    ... and %zu more not ready\n", json_array_size(idx) - limit);
+				break;
+			}
+			pod_status(st, sizeof(st), p);
+			printf("    %s: %s\n", p->name ? p->name : "?", st);
+			if (!(issues = live_container_issues(p->pod)))
+				continue;
+			json_array_foreach(issues, m, is) {
+				char line[2048];
+
+				live_container_issue_text(line, sizeof(line), is);
+				printf("      %s\n", line);
+			}
+			json_decref(issues);
+		}
+		print_events(json_object_get(sec, "events"),
+			     (size_t)json_integer_value(json_object_get(sec, "olderEvents")), "    ",
+			     d->n_events);
+	}
+}
+
+static void print_gang(const desc *d)
+{
+	char line[256];
+	size_t i;
+	json_t *g;
+
+	if (!d->gang.on)
+		return;
+	live_gang_text(line, sizeof(line), &d->gang);
+	printf("Gang: %s\n", line);
+	json_array_foreach(d->gang.groups, i, g) {
+		const json_t *min = json_object_get(g, "minMember");
+		const char *phase = json_string_value(json_object_get(g, "phase"));
+		const char *msg = json_string_value(json_object_get(g, "message"));
+		char mins[48] = "";
+
+		if (min)
+			snprintf(mins, sizeof(mins), ", min %lld", (long long)json_integer_value(min));
+		printf("  %s %s %s: %s%s%s%s\n", json_string_value(json_object_get(g, "scheduler")),
+		       json_string_value(json_object_get(g, "kind")),
+		       json_string_value(json_object_get(g, "name")) ? json_string_value(json_object_get(g, "name")) : "?",
+		       phase ? phase : "no status yet", mins, msg ? ": " : "", msg ? msg : "");
+	}
+}
+
 /* ---- the resources table ----------------------------------------------------------- */
 
 static int res_row(render_table *t, const char *label, int64_t replicas, const wmap_resources *r,
@@ -383,7 +747,7 @@ static int res_row(render_table *t, const char *label, int64_t replicas, const w
 	snprintf(rep, sizeof(rep), "%lld", (long long)replicas);
 	snprintf(gpu, sizeof(gpu), "%lld", (long long)r->gpu);
 	wmap_quantity_format_cpu(cpu, sizeof(cpu), r->cpu_milli);
-	wmap_quantity_format_bytes(mem, sizeof(mem), r->memory);
+	wmap_quantity_format_bytes(mem, sizeof(mem), r->memory, r->memory_family);
 	return render_table_add(t, cells, err);
 }
 
@@ -466,7 +830,10 @@ static int render_text(desc *d)
 		printf("(no components describe pods)\n");
 	render_table_print(stdout, d->tree);
 	wmap_workload_status_string(w, status, sizeof(status), ",");
-	printf("\nPhase: %s\n\nResources:\n", status);
+	printf("\nPhase: %s\n", status);
+	print_gang(d);
+	print_why(d);
+	printf("\nResources:\n");
 	render_table_print(stdout, res);
 cleanup:
 	free(v);
@@ -497,6 +864,43 @@ static json_t *nodes_json(const stats *s)
 	return a;
 }
 
+/* A pod that is not ready: its container issues and (when events were read) its own
+ * deduplicated events. */
+static void add_pod_why(desc *d, json_t *o, const pod_info *p)
+{
+	json_t *issues = live_container_issues(p->pod), *uids, *events = NULL;
+	size_t older;
+
+	if (issues)
+		json_object_set_new(o, "containerIssues", issues);
+	if (!d->have_events || !uid_of(p->pod) || !(uids = json_pack("{s:b}", uid_of(p->pod), 1)))
+		return;
+	if (sum_events(&events, &older, d, uids) == 0)
+		json_object_set_new(o, "events", events);
+	json_decref(uids);
+}
+
+/* The section's events for component k, instance inst (-1: the component), or NULL. */
+static const json_t *section_events(const desc *d, int k, int inst)
+{
+	size_t i;
+	json_t *sec;
+
+	json_array_foreach(json_object_get(d->why, "sections"), i, sec)
+		if (json_integer_value(json_object_get(sec, "comp")) == k &&
+		    json_integer_value(json_object_get(sec, "inst")) == inst)
+			return json_object_get(sec, "events");
+	return NULL;
+}
+
+static void add_section_events(const desc *d, json_t *o, int k, int inst)
+{
+	const json_t *ev = section_events(d, k, inst);
+
+	if (d->have_events)
+		json_object_set_new(o, "events", ev && json_is_array(ev) ? json_deep_copy(ev) : json_array());
+}
+
 static json_t *pods_json(const desc *d, int k, int inst)
 {
 	json_t *a = json_array();
@@ -512,6 +916,10 @@ static json_t *pods_json(const desc *d, int k, int inst)
 			      "resources", resources_json(&p->res));
 		if (o && p->reason && !p->ready)
 			json_object_set_new(o, "reason", json_string(p->reason));
+		if (o)
+			json_object_set_new(o, "restarts", json_integer((json_int_t)p->restarts));
+		if (o && !p->healthy)
+			add_pod_why((desc *)d, o, p);
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -531,10 +939,7 @@ static json_t *component_json(const desc *d, int k, int depth)
 	if (!c)
 		return NULL;
 	if (n->def->kind)
-		json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group",
-							 n->def->kind->group, "version",
-							 n->def->kind->version, "kind",
-							 n->def->kind->kind));
+		json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group", n->def->kind->group, "version", n->def->kind->version, "kind", n->def->kind->kind));
 	if (wmap_component_has_pods(n->def) && n->def->instance_id_path) {
 		json_t *list = json_array();
 
@@ -542,16 +947,21 @@ static json_t *component_json(const desc *d, int k, int depth)
 			stats is;
 
 			count(d, k, (int)i, &is);
-			json_array_append_new(list, json_pack("{s:s, s:o, s:o, s:o, s:o}", "id",
-							      n->instances[i].id, "replicas",
-							      replicas_json(&is), "resources",
-							      resources_json(&n->instances[i].total),
-							      "nodes", nodes_json(&is), "pods",
-							      pods_json(d, k, (int)i)));
+			json_t *io = json_pack("{s:s, s:o, s:o, s:o, s:o}", "id", n->instances[i].id,
+					       "replicas", replicas_json(&is), "resources",
+					       resources_json(&n->instances[i].total), "nodes",
+					       nodes_json(&is), "pods", pods_json(d, k, (int)i));
+
+			if (io)
+				add_section_events(d, io, k, (int)i);
+			json_array_append_new(list, io);
 		}
 		json_object_set_new(c, "instances", list);
+		if (section_events(d, k, -2))
+			add_section_events(d, c, k, -2);
 	} else if (wmap_component_has_pods(n->def)) {
 		json_object_set_new(c, "pods", pods_json(d, k, -1));
+		add_section_events(d, c, k, -1);
 	}
 	for (size_t i = 0; i < n->n_children; i++) {
 		if (!shown(d, n->children[i], 0))
@@ -561,6 +971,18 @@ static json_t *component_json(const desc *d, int k, int depth)
 		json_array_append_new(kids, component_json(d, n->children[i], depth + 1));
 	}
 	return c;
+}
+
+static json_t *gang_json(const desc *d)
+{
+	const live_gang *g = &d->gang;
+
+	if (!g->on)
+		return json_null();
+	return json_pack("{s:I, s:s, s:I, s:I, s:I, s:b, s:O}", "minMember", (json_int_t)g->min,
+			 "minFrom", g->min_source ? g->min_source : "definition", "desired",
+			 (json_int_t)g->desired, "scheduled", (json_int_t)g->scheduled, "ready",
+			 (json_int_t)g->ready, "admitted", g->admitted, "groups", g->groups);
 }
 
 static int render_model(desc *d, cli_output format)
@@ -595,6 +1017,8 @@ static int render_model(desc *d, cli_output format)
 		      list);
 	if (!m)
 		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory building the output");
+	json_object_set_new(m, "events", d->have_events ? json_deep_copy(json_object_get(d->why, "workload")) : json_null());
+	json_object_set_new(m, "gang", gang_json(d));
 	rc = render_value(stdout, m, format, &d->err);
 	json_decref(m);
 	return rc;
@@ -613,11 +1037,11 @@ static void check_pruning(desc *d)
 	char path[700];
 
 	if (!r->group[0] || !strchr(r->group, '.'))
-		return;   /* built-in kinds have no CRD */
+		return; /* built-in kinds have no CRD */
 	snprintf(path, sizeof(path), "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/%s.%s",
 		 r->plural, r->group);
 	if (wmap_kube_get(&crd, d->lc->client, path, &e) != 0)
-		return;   /* no permission to read CRDs: nothing to say */
+		return; /* no permission to read CRDs: nothing to say */
 	for (size_t k = 0; k < w->n_nodes; k++)
 		for (size_t i = 0; i < w->nodes[k].n_instances; i++) {
 			const wmap_pod *pod = &w->nodes[k].instances[i].pod;
@@ -636,8 +1060,9 @@ static void check_pruning(desc *d)
 				if (*c == '/')
 					*c = '.';
 			live_warn(d->lc, "the CRD %s.%s declares pod template metadata (%s) without "
-				  "properties: the API server prunes labels and annotations written "
-				  "there (kubernetes/kubernetes#103739); component %s", r->plural,
+					 "properties: the API server prunes labels and annotations written "
+					 "there (kubernetes/kubernetes#103739); component %s",
+				  r->plural,
 				  r->group, dotted, w->nodes[k].def->name);
 		}
 	json_decref(crd);
@@ -645,12 +1070,12 @@ static void check_pruning(desc *d)
 
 /* ---- the command ------------------------------------------------------------------- */
 
-static int parse_limit(long *out, const cli_options *o, const char *name)
+static int parse_limit(long *out, const cli_options *o, const char *name, long dflt)
 {
 	const char *v = cli_options_get(o, name);
 	char *end;
 
-	*out = 0;
+	*out = dflt;
 	if (!v)
 		return 0;
 	*out = strtol(v, &end, 10);
@@ -660,46 +1085,85 @@ static int parse_limit(long *out, const cli_options *o, const char *name)
 	return 0;
 }
 
+int live_describe_check_flags(const cli_options *o)
+{
+	long ignored;
+	int rc;
+
+	if ((rc = parse_limit(&ignored, o, "pod-limit", 0)) != 0 ||
+	    (rc = parse_limit(&ignored, o, "component-limit", 0)) != 0 ||
+	    (rc = parse_limit(&ignored, o, "events", LIVE_EVENTS_DEFAULT)) != 0)
+		return rc;
+	return 0;
+}
+
+int live_describe_view(live_ctx *lc, live_target *t, int warn)
+{
+	const cli_options *o = lc->o;
+	desc d;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	if ((rc = parse_limit(&d.pod_limit, o, "pod-limit", 0)) != 0 ||
+	    (rc = parse_limit(&d.comp_limit, o, "component-limit", 0)) != 0 ||
+	    (rc = parse_limit(&d.n_events, o, "events", LIVE_EVENTS_DEFAULT)) != 0)
+		return rc;
+	d.lc = lc;
+	d.t = t;
+	d.w = t->w;
+	if (live_pods_load(&d.set, lc, t->w, &d.err) != 0) {
+		rc = live_fail(&d.err, CLI_EXIT_ERROR);
+		goto cleanup;
+	}
+	d.pods = d.set.v;
+	d.n_pods = d.set.n;
+	if (build_why(&d) != 0) {
+		rc = live_fail(&d.err, CLI_EXIT_ERROR);
+		goto cleanup;
+	}
+	if (warn) {
+		check_pruning(&d);
+		for (size_t i = 0; i < t->w->n_warnings; i++)
+			live_warn(lc, "%s", t->w->warnings[i]);
+	}
+	rc = o->output == CLI_OUTPUT_TABLE ? render_text(&d) : render_model(&d, o->output);
+	if (rc != 0)
+		rc = live_fail(&d.err, CLI_EXIT_ERROR);
+cleanup:
+	render_table_free(d.tree);
+	json_decref(d.why);
+	live_gang_free(&d.gang);
+	live_events_free(&d.ev);
+	live_pods_free(&d.set);
+	return rc;
+}
+
 int live_describe(const cli_options *o)
 {
 	char type[256], name[256];
 	int has_name = 0, rc;
 	live_ctx lc;
 	live_target t;
-	desc d;
 
-	memset(&d, 0, sizeof(d));
 	memset(&t, 0, sizeof(t));
-	if ((rc = parse_limit(&d.pod_limit, o, "pod-limit")) != 0 ||
-	    (rc = parse_limit(&d.comp_limit, o, "component-limit")) != 0)
+	if ((rc = live_describe_check_flags(o)) != 0)
 		return rc;
 	if ((rc = live_split_target(type, sizeof(type), name, sizeof(name), &has_name, o,
 				    &cli_cmd_describe, 1)) != 0)
 		return rc;
+	if (cli_options_get(o, "until-done") && !cli_options_get(o, "watch"))
+		return cli_usage_error(o, &cli_cmd_describe, "--until-done goes with -w");
 	if ((rc = live_open(&lc, o)) != 0) {
 		live_close(&lc);
 		return rc;
 	}
 	if ((rc = live_target_load(&t, &lc, type, name)) != 0)
 		goto cleanup;
-	d.lc = &lc;
-	d.t = &t;
-	d.w = t.w;
-	if (live_pods_load(&d.set, &lc, t.w, &d.err) != 0) {
-		rc = live_fail(&d.err, CLI_EXIT_ERROR);
-		goto cleanup;
-	}
-	d.pods = d.set.v;
-	d.n_pods = d.set.n;
-	check_pruning(&d);
-	for (size_t i = 0; i < t.w->n_warnings; i++)
-		live_warn(&lc, "%s", t.w->warnings[i]);
-	rc = o->output == CLI_OUTPUT_TABLE ? render_text(&d) : render_model(&d, o->output);
-	if (rc != 0)
-		rc = live_fail(&d.err, CLI_EXIT_ERROR);
+	if (cli_options_get(o, "watch"))
+		rc = live_watch_describe(&lc, &t, o);
+	else
+		rc = live_describe_view(&lc, &t, 1);
 cleanup:
-	render_table_free(d.tree);
-	live_pods_free(&d.set);
 	live_target_clear(&t);
 	live_close(&lc);
 	return rc;

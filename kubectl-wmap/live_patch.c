@@ -115,9 +115,7 @@ int live_patch_guarded(json_t **result, json_t **before, size_t *n_ops, live_ctx
 				       t->label, t->name);
 			goto cleanup;
 		}
-		if (json_array_insert_new(ops, 0, json_pack("{s:s, s:s, s:s}", "op", "test", "path",
-							     "/metadata/resourceVersion", "value",
-							     rv)) != 0 ||
+		if (json_array_insert_new(ops, 0, json_pack("{s:s, s:s, s:s}", "op", "test", "path", "/metadata/resourceVersion", "value", rv)) != 0 ||
 		    (body = json_dumps(ops, JSON_COMPACT)) == NULL) {
 			rc = cli_error("out of memory");
 			goto cleanup;
@@ -238,7 +236,8 @@ int live_patch_report(const cli_options *o, live_target *t, const json_t *before
 	wmap_error err = { 0 };
 	char kind[256];
 	const char *note = n_ops == 0 ? " (no change)" : dry == LIVE_DRY_CLIENT ? " (dry run)"
-			 : dry == LIVE_DRY_SERVER ? " (server dry run)" : "";
+						 : dry == LIVE_DRY_SERVER       ? " (server dry run)"
+										: "";
 	int rc = 0;
 
 	snprintf(kind, sizeof(kind), "%s", t->label);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "live_pods.h"
+#include "wmap/apiversion.h"
 #include "wmap/pods.h"
 
 #define OWNER_HOPS 6
@@ -21,7 +22,7 @@ typedef struct attrib {
 	live_ctx *lc;
 	const wmap_workload *w;
 	const char *root_uid;
-	json_t *owners;           /* "apiVersion|kind|ns|name" -> object or null (a miss) */
+	json_t *owners; /* "apiVersion|kind|ns|name" -> object or null (a miss) */
 	size_t n_pods;
 	pod_info *pods;
 	wmap_error *err;
@@ -40,7 +41,7 @@ static json_t *controller_ref(const json_t *obj)
 	return NULL;
 }
 
-static int refs_uid(const json_t *obj, const char *uid)
+int live_refs_uid(const json_t *obj, const char *uid)
 {
 	size_t i;
 	json_t *r;
@@ -61,7 +62,6 @@ static const json_t *owner_of(attrib *d, const json_t *ref, const char *ns)
 	const char *name = json_string_value(json_object_get(ref, "name"));
 	char key[1024], group[256] = "", version[64] = "";
 	const wmap_api_resource *r;
-	const char *slash;
 	json_t *obj = NULL;
 	char *path;
 
@@ -70,12 +70,9 @@ static const json_t *owner_of(attrib *d, const json_t *ref, const char *ns)
 	snprintf(key, sizeof(key), "%s|%s|%s|%s", api, kind, ns ? ns : "", name);
 	if ((obj = json_object_get(d->owners, key)) != NULL)
 		return json_is_null(obj) ? NULL : obj;
-	slash = strchr(api, '/');
-	if (slash) {
-		snprintf(group, sizeof(group), "%.*s", (int)(slash - api), api);
-		snprintf(version, sizeof(version), "%s", slash + 1);
-	} else {
-		snprintf(version, sizeof(version), "%s", api);
+	if (wmap_api_version_parse(group, sizeof(group), version, sizeof(version), api) != 0) {
+		json_object_set_new(d->owners, key, json_null());
+		return NULL;
 	}
 	r = wmap_discovery_find_kind(d->lc->disc, group, version, kind);
 	obj = NULL;
@@ -85,7 +82,8 @@ static const json_t *owner_of(attrib *d, const json_t *ref, const char *ns)
 		/* Only metadata is needed (owner references, uid): ask for just that. */
 		if (wmap_kube_get_as(&obj, d->lc->client, path,
 				     "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
-				     "application/json", &e) != 0)
+				     "application/json",
+				     &e) != 0)
 			obj = NULL;
 		free(path);
 	}
@@ -99,12 +97,12 @@ static int belongs(attrib *d, const json_t *pod, const char *ns)
 	const char *uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
 
 	if (uid && d->root_uid && strcmp(uid, d->root_uid) == 0)
-		return 1;   /* describe pod/NAME: the workload is the pod */
+		return 1; /* describe pod/NAME: the workload is the pod */
 
 	for (int hop = 0; hop < OWNER_HOPS && obj; hop++) {
 		const json_t *ref;
 
-		if (refs_uid(obj, d->root_uid))
+		if (live_refs_uid(obj, d->root_uid))
 			return 1;
 		if ((ref = controller_ref(obj)) == NULL)
 			return 0;
@@ -136,6 +134,42 @@ static int cond_is(const json_t *c, const char *status)
 	return s && strcmp(s, status) == 0;
 }
 
+/* What kubectl get pods would show for the containers: an init container's trouble as
+ * "Init:REASON", else the first container that waits (not merely being created) or ended
+ * with a non-zero exit. NULL when none. */
+static const char *container_reason(pod_info *p, const json_t *st)
+{
+	static const char *const lists[2] = { "initContainerStatuses", "containerStatuses" };
+
+	for (int l = 0; l < 2; l++) {
+		size_t i;
+		json_t *cs;
+
+		json_array_foreach(json_object_get(st, lists[l]), i, cs) {
+			const json_t *state = json_object_get(cs, "state");
+			const json_t *w = json_object_get(state, "waiting");
+			const json_t *t = json_object_get(state, "terminated");
+			const char *r = NULL;
+
+			if (w) {
+				r = json_string_value(json_object_get(w, "reason"));
+				if (r && (strcmp(r, "ContainerCreating") == 0 ||
+					  strcmp(r, "PodInitializing") == 0))
+					r = NULL;
+			} else if (t && json_integer_value(json_object_get(t, "exitCode")) != 0) {
+				r = json_string_value(json_object_get(t, "reason"));
+				if (!r)
+					r = "Error";
+			}
+			if (!r)
+				continue;
+			snprintf(p->reason_buf, sizeof(p->reason_buf), "%s%s", l == 0 ? "Init:" : "", r);
+			return p->reason_buf;
+		}
+	}
+	return NULL;
+}
+
 static void pod_fill(pod_info *p, json_t *pod)
 {
 	const json_t *st = json_object_get(pod, "status");
@@ -153,9 +187,19 @@ static void pod_fill(pod_info *p, json_t *pod)
 	p->ready = ready && cond_is(ready, "True");
 	p->healthy = p->ready || strcmp(p->phase, "Succeeded") == 0;
 	p->reason = NULL;
+	p->restarts = 0;
+	{
+		size_t i;
+		json_t *cs;
+
+		json_array_foreach(json_object_get(st, "containerStatuses"), i, cs)
+			p->restarts += json_integer_value(json_object_get(cs, "restartCount"));
+	}
 	if (!p->ready) {
 		if (sched && cond_is(sched, "False"))
 			p->reason = json_string_value(json_object_get(sched, "reason"));
+		if (!p->reason && strcmp(p->phase, "Succeeded") != 0)
+			p->reason = container_reason(p, st);
 		if (!p->reason)
 			p->reason = json_string_value(json_object_get(st, "reason"));
 		if (!p->reason && ready && cond_is(ready, "False"))
@@ -222,6 +266,82 @@ static int place(attrib *d, pod_info *p)
 	return 0;
 }
 
+/* Owners reached by many pods (a 2,000-pod JobSet has hundreds of Jobs) are listed once per
+ * kind instead of fetched one by one: with more than OWNER_LIST_MIN distinct controllers of
+ * one kind missing from the cache, the namespace's objects of that kind fill it. */
+#define OWNER_LIST_MIN 16
+
+static void prefetch_owners(attrib *d, json_t *items, const char *ns)
+{
+	json_t *kinds = json_object(), *seen = json_object(), *it, *ref;
+	const char *key;
+	size_t i;
+
+	if (!kinds || !seen || !ns)
+		goto cleanup;
+	json_array_foreach(items, i, it) {
+		const char *api, *kind, *name;
+		char k[600], n[900];
+		json_int_t c;
+
+		if (!(ref = controller_ref(it)))
+			continue;
+		api = json_string_value(json_object_get(ref, "apiVersion"));
+		kind = json_string_value(json_object_get(ref, "kind"));
+		name = json_string_value(json_object_get(ref, "name"));
+		if (!api || !kind || !name || strcmp(kind, "Pod") == 0)
+			continue;
+		snprintf(k, sizeof(k), "%s|%s", api, kind);
+		snprintf(n, sizeof(n), "%s|%s|%s|%s", api, kind, ns, name);
+		if (json_object_get(seen, n) || json_object_get(d->owners, n))
+			continue;
+		json_object_set_new(seen, n, json_true());
+		c = json_integer_value(json_object_get(kinds, k));
+		json_object_set_new(kinds, k, json_integer(c + 1));
+	}
+	json_object_foreach(kinds, key, it) {
+		char group[256] = "", version[64] = "", kind[256] = "";
+		const char *bar = strchr(key, '|'), *slash;
+		const wmap_api_resource *r;
+		json_t *list;
+		char *path;
+		wmap_error e = { 0 };
+		size_t j;
+		json_t *o;
+
+		if (json_integer_value(it) <= OWNER_LIST_MIN || !bar)
+			continue;
+		snprintf(kind, sizeof(kind), "%s", bar + 1);
+		slash = memchr(key, '/', (size_t)(bar - key));
+		if (slash) {
+			snprintf(group, sizeof(group), "%.*s", (int)(slash - key), key);
+			snprintf(version, sizeof(version), "%.*s", (int)(bar - slash - 1), slash + 1);
+		} else {
+			snprintf(version, sizeof(version), "%.*s", (int)(bar - key), key);
+		}
+		if (!(r = wmap_discovery_find_kind(d->lc->disc, group, version, kind)) ||
+		    !(path = wmap_resource_path(r, ns, NULL)))
+			continue;
+		if ((list = json_array()) != NULL && live_list(list, d->lc, path, 500, &e) == 0)
+			json_array_foreach(list, j, o) {
+				const char *name = json_string_value(
+					json_object_get(json_object_get(o, "metadata"), "name"));
+				char n[900];
+
+				if (!name)
+					continue;
+				snprintf(n, sizeof(n), "%.*s|%s|%s", (int)(bar - key), key, kind, ns);
+				snprintf(n + strlen(n), sizeof(n) - strlen(n), "|%s", name);
+				json_object_set(d->owners, n, o);
+			}
+		json_decref(list);
+		free(path);
+	}
+cleanup:
+	json_decref(kinds);
+	json_decref(seen);
+}
+
 static int load(attrib *d)
 {
 	live_ctx *lc = d->lc;
@@ -258,12 +378,11 @@ static int load(attrib *d)
 		char key[1024];
 
 		snprintf(key, sizeof(key), "v1|Pod|%s|%s",
-			 json_string_value(json_object_get(md, "namespace")) ?
-				 json_string_value(json_object_get(md, "namespace")) : "",
-			 json_string_value(json_object_get(md, "name")) ?
-				 json_string_value(json_object_get(md, "name")) : "");
+			 json_string_value(json_object_get(md, "namespace")) ? json_string_value(json_object_get(md, "namespace")) : "",
+			 json_string_value(json_object_get(md, "name")) ? json_string_value(json_object_get(md, "name")) : "");
 		json_object_set(d->owners, key, it);
 	}
+	prefetch_owners(d, items, ns);
 	if ((d->pods = calloc(json_array_size(items) + 1, sizeof(*d->pods))) == NULL) {
 		json_decref(items);
 		return wmap_error_set(d->err, WMAP_ENOMEM, "out of memory");
@@ -283,6 +402,9 @@ static int load(attrib *d)
 	}
 	d->n_pods = n;
 	qsort(d->pods, n, sizeof(*d->pods), pod_cmp);
+	for (size_t k = 0; k < n; k++) /* the sort moved the buffers the reasons point into */
+		if (d->pods[k].reason_buf[0])
+			d->pods[k].reason = d->pods[k].reason_buf;
 	/* The pods stay referenced by the owner cache, which lives as long as d. */
 	json_decref(items);
 	return 0;
@@ -307,6 +429,23 @@ int live_pods_load(live_pods *out, live_ctx *lc, const wmap_workload *w, wmap_er
 	if (rc != 0)
 		live_pods_free(out);
 	return rc;
+}
+
+int live_pods_owned(const json_t **out, live_pods *p, live_ctx *lc, const wmap_workload *w,
+		    const json_t *ref, const char *ns)
+{
+	attrib d = { 0 };
+	const json_t *obj;
+
+	*out = NULL;
+	d.lc = lc;
+	d.w = w;
+	d.owners = p->owners;
+	d.root_uid = json_string_value(json_object_get(json_object_get(w->object, "metadata"), "uid"));
+	if (!p->owners || !(obj = owner_of(&d, ref, ns)) || !belongs(&d, obj, ns))
+		return 0;
+	*out = obj;
+	return 1;
 }
 
 void live_pods_free(live_pods *p)

@@ -47,5 +47,7 @@ int main(int argc, char **argv)
 		cli_print_help(stdout, &opts, cmd);
 		return CLI_EXIT_OK;
 	}
+	if (opts.wide && !cmd->wide_output)
+		return cli_usage_error(&opts, cmd, "-o wide is supported by get only");
 	return cmd->run(&opts);
 }

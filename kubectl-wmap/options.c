@@ -85,7 +85,7 @@ static const cli_flag *find_short(const cli_flag *table, char c)
 typedef struct flag_token {
 	const cli_flag *flag;
 	int global;
-	const char *name;       /* as typed, without dashes or value, for messages */
+	const char *name; /* as typed, without dashes or value, for messages */
 	size_t name_len;
 	const char *inline_value; /* after '=' or after a short flag's letter; NULL when none */
 } flag_token;
@@ -193,9 +193,12 @@ static int set_global(cli_options *o, const cli_flag *f, const char *value)
 			o->output = CLI_OUTPUT_JSON;
 		else if (strcmp(value, "yaml") == 0)
 			o->output = CLI_OUTPUT_YAML;
+		else if (strcmp(value, "wide") == 0)
+			o->output = CLI_OUTPUT_TABLE; /* a table with more columns (get only) */
 		else
-			return usage(o, "unsupported output format \"%s\" (use table, json or yaml)",
+			return usage(o, "unsupported output format \"%s\" (use table, wide, json or yaml)",
 				     value);
+		o->wide = strcmp(value, "wide") == 0;
 		o->output_set = 1;
 		return 0;
 	}

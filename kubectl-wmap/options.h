@@ -9,11 +9,11 @@
 
 #include <stddef.h>
 
-#define CLI_MAX_ARGS 64         /* positional arguments after the command */
-#define CLI_MAX_DEFINITIONS 32  /* --definitions FILE|DIR, repeatable */
-#define CLI_MAX_VALUES 64       /* values of command flags, in command-line order */
+#define CLI_MAX_ARGS 64        /* positional arguments after the command */
+#define CLI_MAX_DEFINITIONS 32 /* --definitions FILE|DIR, repeatable */
+#define CLI_MAX_VALUES 64      /* values of command flags, in command-line order */
 #define CLI_MESSAGE_MAX 512
-#define CLI_MAX_AS_GROUPS 32    /* --as-group GROUP, repeatable */
+#define CLI_MAX_AS_GROUPS 32 /* --as-group GROUP, repeatable */
 
 typedef enum cli_output {
 	CLI_OUTPUT_TABLE,
@@ -24,16 +24,16 @@ typedef enum cli_output {
 /* One flag a command (or the whole plugin) accepts. Tables end with an entry whose name
  * is NULL. */
 typedef struct cli_flag {
-	const char *name;       /* long name without the dashes: "filename" */
-	const char *alias;      /* a second long name ("file"), or NULL */
-	char short_name;        /* 'f', or 0 */
-	const char *arg;        /* placeholder of the value ("FILE"); NULL for a switch */
-	const char *help;       /* one line for --help */
+	const char *name;  /* long name without the dashes: "filename" */
+	const char *alias; /* a second long name ("file"), or NULL */
+	char short_name;   /* 'f', or 0 */
+	const char *arg;   /* placeholder of the value ("FILE"); NULL for a switch */
+	const char *help;  /* one line for --help */
 } cli_flag;
 
 typedef struct cli_value {
-	const char *name;       /* the flag's canonical long name */
-	const char *value;      /* "true" for a switch */
+	const char *name;  /* the flag's canonical long name */
+	const char *value; /* "true" for a switch */
 } cli_value;
 
 /* The kubectl connection flags. Parsed now so that the live-cluster commands only add
@@ -48,7 +48,7 @@ typedef struct cli_kube_options {
 	int all_namespaces;
 	/* over the kubeconfig's cluster and user, as kubectl's flags of the same names */
 	const char *server;
-	const char *token;          /* secret: never printed */
+	const char *token; /* secret: never printed */
 	const char *as_user;
 	const char *as_uid;
 	size_t n_as_groups;
@@ -61,21 +61,22 @@ typedef struct cli_kube_options {
 } cli_kube_options;
 
 typedef struct cli_options {
-	const char *prog;       /* "kubectl wmap" (as a plugin) or the binary's name */
-	const char *command;    /* the first positional argument; NULL when none */
-	int help;               /* -h/--help was given */
+	const char *prog;    /* "kubectl wmap" (as a plugin) or the binary's name */
+	const char *command; /* the first positional argument; NULL when none */
+	int help;            /* -h/--help was given */
 
 	cli_output output;
-	int output_set;         /* -o was given (commands that print text only refuse it) */
+	int output_set; /* -o was given (commands that print text only refuse it) */
+	int wide;       /* -o wide: the table with more columns (output is TABLE) */
 	size_t n_definitions;
 	const char *definitions[CLI_MAX_DEFINITIONS];
 
 	cli_kube_options kube;
 
-	size_t n_args;          /* positional arguments after the command */
+	size_t n_args; /* positional arguments after the command */
 	const char *args[CLI_MAX_ARGS];
 
-	size_t n_values;        /* the command's own flags */
+	size_t n_values; /* the command's own flags */
 	cli_value values[CLI_MAX_VALUES];
 
 	/* Why parsing failed (a usage error), empty otherwise. */

@@ -11,14 +11,15 @@
 #include <string.h>
 
 #include "render.h"
+#include "wmap/apiversion.h"
 #include "wmap/quantity.h"
 #include "wmap/yaml.h"
 
 struct render_table {
 	size_t ncols;
 	size_t nrows;
-	size_t cap;       /* rows allocated */
-	char **cells;     /* nrows * ncols, NULL for an empty cell */
+	size_t cap;   /* rows allocated */
+	char **cells; /* nrows * ncols, NULL for an empty cell */
 };
 
 int render_table_new(render_table **out, size_t ncols, wmap_error *err)
@@ -127,15 +128,12 @@ void render_table_free(render_table *t)
 void render_gvk_of(char *buf, size_t len, const char *api_version, const char *kind)
 {
 	char group[256] = "", version[256] = "", kind_copy[256] = "";
-	const char *slash = api_version ? strchr(api_version, '/') : NULL;
+	wmap_api_version av;
 	wmap_gvk gvk;
 
-	if (slash) {
-		snprintf(group, sizeof(group), "%.*s", (int)(slash - api_version), api_version);
-		snprintf(version, sizeof(version), "%s", slash + 1);
-	} else if (api_version) {
-		snprintf(version, sizeof(version), "%s", api_version);
-	}
+	wmap_api_version_split(&av, api_version);
+	snprintf(group, sizeof(group), "%.*s", (int)av.group_len, av.group);
+	snprintf(version, sizeof(version), "%s", av.version);
 	snprintf(kind_copy, sizeof(kind_copy), "%s", kind ? kind : "");
 	gvk.group = group;
 	gvk.version = version;
@@ -156,19 +154,18 @@ void render_kind_label(char *buf, size_t len, const wmap_gvk *k)
 int render_exact_version(const wmap_workload *w)
 {
 	const wmap_gvk *k = w->definition->n_components > 0 ? w->definition->components[0].kind
-							      : NULL;
-	const char *api = w->api_version ? w->api_version : "";
-	const char *slash = strchr(api, '/');
-	const char *version = slash ? slash + 1 : api;
-	size_t glen = slash ? (size_t)(slash - api) : 0;
+							    : NULL;
+	wmap_api_version av;
+
+	wmap_api_version_split(&av, w->api_version);
 
 	if (!w->exact_version)
 		return 0;
 	/* The core may not know when the caller chose the definition; compare ourselves. */
-	if (!k || !k->version || strcmp(k->version, version) != 0)
+	if (!k || !k->version || strcmp(k->version, av.version) != 0)
 		return 0;
-	return strlen(k->group ? k->group : "") == glen &&
-	       strncmp(k->group ? k->group : "", api, glen) == 0;
+	return strlen(k->group ? k->group : "") == av.group_len &&
+	       strncmp(k->group ? k->group : "", av.group, av.group_len) == 0;
 }
 
 /* ---- which components are shown ---- */
@@ -310,7 +307,7 @@ static int resource_row(tree_ctx *t, const char *label, int64_t replicas,
 	snprintf(rep, sizeof(rep), "%lld", (long long)replicas);
 	snprintf(gpu, sizeof(gpu), "%lld", (long long)r->gpu);
 	wmap_quantity_format_cpu(cpu, sizeof(cpu), r->cpu_milli);
-	wmap_quantity_format_bytes(mem, sizeof(mem), r->memory);
+	wmap_quantity_format_bytes(mem, sizeof(mem), r->memory, r->memory_family);
 	return render_table_add(t->res, cells, t->err);
 }
 
@@ -351,7 +348,7 @@ static int tree_node(tree_ctx *t, int i, const char *prefix, int last, int depth
 		if (!multi) {
 			rc = resource_row(t, n->def->name, shown_replicas(w, i, 0), &n->own);
 		} else if (n->n_instances == 0) {
-			wmap_resources none = { 0, 0, 0 };
+			wmap_resources none = { 0 };
 
 			rc = resource_row(t, n->def->name, 0, &none);
 		}
@@ -411,14 +408,14 @@ int render_describe(FILE *out, const wmap_workload *w, wmap_error *err)
 	snprintf(rep, sizeof(rep), "%lld", (long long)w->desired);
 	snprintf(gpu, sizeof(gpu), "%lld", (long long)w->total.gpu);
 	wmap_quantity_format_cpu(cpu, sizeof(cpu), w->total.cpu_milli);
-	wmap_quantity_format_bytes(mem, sizeof(mem), w->total.memory);
+	wmap_quantity_format_bytes(mem, sizeof(mem), w->total.memory, w->total.memory_family);
 	if ((rc = render_table_add(t.res, total, err)) != 0)
 		goto cleanup;
 
 	fprintf(out, "%s/%s   namespace: %s   definition: %s (%s)\n",
 		clean(kind, sizeof(kind), w->kind ? w->kind : "?"),
 		clean(name, sizeof(name), w->name ? w->name : w->generate_name ? w->generate_name
-									 : "<none>"),
+									       : "<none>"),
 		clean(ns, sizeof(ns), w->namespace_ ? w->namespace_ : "<none>"), def->name,
 		wmap_origin_name(def->origin));
 	fprintf(out, "(file mode: no pods; the phase is read from the object's .status)\n");
@@ -488,10 +485,7 @@ static json_t *component_json(const wmap_workload *w, int i, int depth)
 	if (json_object_set_new(c, "name", json_string(n->def->name)) != 0)
 		goto fail;
 	if (n->def->kind &&
-	    json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group",
-						     n->def->kind->group, "version",
-						     n->def->kind->version, "kind",
-						     n->def->kind->kind)) != 0)
+	    json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group", n->def->kind->group, "version", n->def->kind->version, "kind", n->def->kind->kind)) != 0)
 		goto fail;
 	if (json_object_set_new(c, "replicas", json_integer(shown_replicas(w, i, 0))) != 0 ||
 	    json_object_set_new(c, "resources", resources_json(&n->total)) != 0)

@@ -10,9 +10,9 @@
 #include "wmap/error.h"
 #include "wmap/workload.h"
 
-#define RENDER_TABLE_MAX_ROWS 100000   /* a table grows from input: cap it */
-#define RENDER_TABLE_MAX_COLS 8
-#define RENDER_COLUMN_GAP 3            /* spaces between columns, as upstream's tabwriter */
+#define RENDER_TABLE_MAX_ROWS 100000 /* a table grows from input: cap it */
+#define RENDER_TABLE_MAX_COLS 10
+#define RENDER_COLUMN_GAP 3 /* spaces between columns, as upstream's tabwriter */
 
 /* A table of text cells printed with columns padded to their widest cell. */
 typedef struct render_table render_table;

@@ -5,16 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "wmap/apiversion.h"
 #include "wmap/base64.h"
 #include "wmap/admission.h"
 #include "wmap/json_text.h"
 #include "wmap/patch.h"
+#include "wmap/pod_target.h"
 #include "wmap/quantity.h"
 #include "wmap/workload.h"
 
 #define REVIEW_API "admission.k8s.io/v1"
 #define MAX_WARNINGS 8
-#define WARNING_MAX 240   /* the apiserver may cut warnings past 256 characters */
+#define WARNING_MAX 240 /* the apiserver may cut warnings past 256 characters */
 
 /* wmap's own keys (architecture.md, "Label and annotation keys"). */
 #define KEY_KIND "wmap.io/workload-kind"
@@ -35,11 +37,12 @@ void wmap_admission_kind(char *buf, size_t len, const json_t *object)
 {
 	const char *api = json_string_value(json_object_get(object, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(object, "kind"));
-	const char *slash = api ? strchr(api, '/') : NULL;
+	wmap_api_version av;
+	wmap_api_version_split(&av, api);
 	if (!kind)
 		kind = "";
-	if (slash)
-		snprintf(buf, len, "%s.%.*s", kind, (int)(slash - api), api);
+	if (av.group_len)
+		snprintf(buf, len, "%s.%.*s", kind, (int)av.group_len, av.group);
 	else
 		snprintf(buf, len, "%s", kind);
 }
@@ -101,133 +104,17 @@ static int too_deep(const json_t *v, int left)
 
 /* ---- where a pod template can be written ------------------------------------------- */
 
-typedef struct target {
-	const char *component;
-	const char *instance;   /* "" for single-instance components */
-	int multi;              /* the component has several instances (instanceIdPath) */
-	char *labels;           /* pointer of the labels map, NULL when not writable */
-	char *annotations;
-	char *spec;             /* pointer of the PodSpec, NULL for fragmented definitions */
-	char *scheduler;        /* pointer of schedulerName */
-	char *priority;         /* pointer of priorityClassName */
-	size_t node, instance_index;
-	int owner;              /* writes the identity at its location (mark_owners) */
-} target;
+typedef wmap_pod_target target; /* mark: writes the identity there (mark_owners) */
 
-static void target_clear(target *t)
-{
-	free(t->labels);
-	free(t->annotations);
-	free(t->spec);
-	free(t->scheduler);
-	free(t->priority);
-	memset(t, 0, sizeof(*t));
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-/* Frees and clears *ptr when the object has nothing at the parent of that pointer; -1 on
- * ENOMEM. */
-static int drop_orphan(char **ptr, const json_t *object)
-{
-	if (!*ptr)
-		return 0;
-	const char *slash = strrchr(*ptr, '/');
-	char *parent = slash ? strndup(*ptr, (size_t)(slash - *ptr)) : NULL;
-	if (slash && !parent)
-		return -1;
-	if (!parent || !wmap_pointer_lookup(object, parent)) {
-		free(*ptr);
-		*ptr = NULL;
-	}
-	free(parent);
-	return 0;
-}
-
-/* Fills t for one instance; 0 when the template has nothing writable (then says why), -1 on
- * ENOMEM (a NULL pointer must mean "no such location", never "out of memory"). */
+/* wmap_pod_target_init, with its warning added to warnings. */
 static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, json_t *warnings)
 {
-	const wmap_node *n = &w->nodes[k];
-	const wmap_instance *in = &n->instances[i];
-	const wmap_pod *pod = &in->pod;
-	memset(t, 0, sizeof(*t));
-	t->component = n->def->name;
-	t->instance = in->id;
-	t->multi = n->def->instance_id_path != NULL;
-	t->node = k;
-	t->instance_index = i;
-	switch (pod->shape) {
-	case WMAP_SPEC_TEMPLATE: {
-		const char *tp = pod->template_.pointer;
-		if (!tp || !pod->template_.value) {
-			if (!tp)
-				warn(warnings, "component %s: its pod template is not at a plain "
-				     "path; not stamped", t->component);
-			return 0;
-		}
-		char *meta = pod->metadata.pointer ? strdup(pod->metadata.pointer)
-						   : wmap_pointer_join(tp, "metadata");
-		if (meta) {
-			t->labels = wmap_pointer_join(meta, "labels");
-			t->annotations = wmap_pointer_join(meta, "annotations");
-		}
-		free(meta);
-		t->spec = pod->spec.pointer ? strdup(pod->spec.pointer)
-					    : wmap_pointer_join(tp, "spec");
-		if (!t->labels || !t->annotations || !t->spec)
-			return -1;
-		break;
-	}
-	case WMAP_SPEC_PODSPEC:
-		/* No pod spec in the object: the component is not there (KServe without a
-		 * transformer); nothing is created for it. */
-		if (!pod->spec.pointer || !pod->spec.value)
-			return 0;
-		if (!(t->spec = strdup(pod->spec.pointer)))
-			return -1;
-		if (pod->metadata.pointer) {
-			t->labels = wmap_pointer_join(pod->metadata.pointer, "labels");
-			t->annotations = wmap_pointer_join(pod->metadata.pointer, "annotations");
-			if (!t->labels || !t->annotations)
-				return -1;
-		} else {
-			warn(warnings, "component %s: the definition gives no metadata location; "
-			     "labels not written", t->component);
-		}
-		break;
-	case WMAP_SPEC_FRAGMENTED:
-		t->labels = dup_or_null(pod->frag[WMAP_FRAG_LABELS].pointer);
-		t->annotations = dup_or_null(pod->frag[WMAP_FRAG_ANNOTATIONS].pointer);
-		t->scheduler = dup_or_null(pod->frag[WMAP_FRAG_SCHEDULER_NAME].pointer);
-		t->priority = dup_or_null(pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].pointer);
-		if ((pod->frag[WMAP_FRAG_LABELS].pointer && !t->labels) ||
-		    (pod->frag[WMAP_FRAG_ANNOTATIONS].pointer && !t->annotations) ||
-		    (pod->frag[WMAP_FRAG_SCHEDULER_NAME].pointer && !t->scheduler) ||
-		    (pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].pointer && !t->priority))
-			return -1;
-		if (!t->labels)
-			warn(warnings, "component %s: the definition gives no labels location; "
-			     "labels not written", t->component);
-		/* Fields of a part the object does not have (an LLMInferenceService without
-		 * prefill) are not written: that would create the part. */
-		if (drop_orphan(&t->labels, w->object) || drop_orphan(&t->annotations, w->object) ||
-		    drop_orphan(&t->scheduler, w->object) || drop_orphan(&t->priority, w->object))
-			return -1;
-		break;
-	default:
-		return 0;
-	}
-	if (t->spec) {
-		t->scheduler = wmap_pointer_join(t->spec, "schedulerName");
-		t->priority = wmap_pointer_join(t->spec, "priorityClassName");
-		if (!t->scheduler || !t->priority)
-			return -1;
-	}
-	return t->labels || t->annotations || t->spec || t->scheduler || t->priority;
+	const char *why;
+	int rc = wmap_pod_target_init(t, &why, w, k, i);
+
+	if (why && rc >= 0)
+		warn(warnings, "component %s: %s", t->component, why);
+	return rc;
 }
 
 /* ---- writing ----------------------------------------------------------------------- */
@@ -235,9 +122,9 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 typedef struct writer {
 	wmap_patch *patch;
 	json_t *warnings;
-	json_t *violations;     /* validation: collect what would change instead */
-	const char *policy;     /* the policy being checked, for messages */
-	int failed;             /* a write failed (not an object where one was expected) */
+	json_t *violations; /* validation: collect what would change instead */
+	const char *policy; /* the policy being checked, for messages */
+	int failed;         /* a write failed (not an object where one was expected) */
 	wmap_error *err;
 } writer;
 
@@ -275,6 +162,48 @@ static void write_failed(writer *wr, const target *t, const wmap_error *e)
 	} else {
 		warn(wr->warnings, "component %s: %s; left unchanged", t->component, e->message);
 	}
+}
+
+/* p with its prefix from (a pointer) replaced by to; p itself when it does not start so. */
+static int rebase(char **p, const char *from, const char *to)
+{
+	size_t n = strlen(from);
+	if (!*p || strncmp(*p, from, n) != 0 || ((*p)[n] != '\0' && (*p)[n] != '/'))
+		return 0;
+	size_t rest = strlen(*p + n), tl = strlen(to);
+	char *np = malloc(tl + rest + 1);
+	if (!np)
+		return -1;
+	memcpy(np, to, tl);
+	memcpy(np + tl, *p + n, rest + 1);
+	free(*p);
+	*p = np;
+	return 0;
+}
+
+/* Makes the list entry t's labels live in when it is not there yet (once per target).
+ * The entry goes at the end of its list; if earlier writes of this patch took that index,
+ * t's pointers follow it to the one it got. */
+static void ensure_entry(writer *wr, target *t)
+{
+	if (!t->create_at || wr->violations)
+		return;
+	char *got = NULL;
+	wmap_error e;
+	json_t *v = json_deep_copy(t->create);
+	int rc = wmap_patch_create(wr->patch, t->create_at, v, &got, &e);
+	if (rc == 0 && (rebase(&t->labels, t->create_at, got) || rebase(&t->annotations, t->create_at, got))) {
+		rc = WMAP_ENOMEM;
+		wmap_error_set(&e, rc, "out of memory");
+	}
+	free(got);
+	if (rc) {
+		write_failed(wr, t, &e);
+		free(t->labels);
+		free(t->annotations);
+		t->labels = t->annotations = NULL;
+	}
+	t->create_at = NULL;
 }
 
 /* Sets key in the map at ptr. Returns 1 when it changed something. */
@@ -343,7 +272,7 @@ static json_t *yunikorn_task_groups(const wmap_gang_plan *plan)
 		char cpu[32], mem_s[32];
 		json_t *res = json_object();
 		wmap_quantity_format_cpu(cpu, sizeof(cpu), mem->per_pod.cpu_milli);
-		wmap_quantity_format_bytes(mem_s, sizeof(mem_s), mem->per_pod.memory);
+		wmap_quantity_format_bytes(mem_s, sizeof(mem_s), mem->per_pod.memory, mem->per_pod.memory_family);
 		if (mem->per_pod.cpu_milli)
 			bad |= json_object_set_new(res, "cpu", json_string(cpu)) != 0;
 		if (mem->per_pod.memory)
@@ -355,7 +284,8 @@ static json_t *yunikorn_task_groups(const wmap_gang_plan *plan)
 		}
 		json_t *tg = res ? json_pack("{s:s, s:I, s:O}", "name", mem->task_group,
 					     "minMember", (json_int_t)mem->task_min,
-					     "minResource", res) : NULL;
+					     "minResource", res)
+				 : NULL;
 		json_decref(res);
 		bad |= !tg || json_array_append_new(arr, tg) != 0;
 	}
@@ -371,14 +301,14 @@ typedef struct gang_ctx {
 	const char *queue;
 	const wmap_gang_plan *plan;
 	const char *name;
-	char *task_groups;      /* YuniKorn annotation text, computed once */
+	char *task_groups; /* YuniKorn annotation text, computed once */
 } gang_ctx;
 
 static void stamp_gang(writer *wr, const target *t, const gang_ctx *g)
 {
 	const wmap_gang_member *mem = wmap_gang_plan_member(g->plan, t->node, t->instance_index);
 	const wmap_gang_group *grp = (mem && mem->group >= 0) ? &g->plan->groups[mem->group]
-							       : NULL;
+							      : NULL;
 	char v[64];
 	switch (g->scheduler) {
 	case WMAP_GANG_KAI:
@@ -453,7 +383,8 @@ static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 		violation(wr, t, "schedulerName %s \"%s\"%s", req, p->scheduler_name, end);
 	if ((p->runtime_class_name || p->node_selector || p->tolerations) && !t->spec) {
 		warn(wr->warnings, "component %s: no pod spec location; policy %s's "
-		     "runtimeClassName, nodeSelector and tolerations not applied", t->component,
+				   "runtimeClassName, nodeSelector and tolerations not applied",
+		     t->component,
 		     p->name);
 		return;
 	}
@@ -510,14 +441,14 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 				continue;
 			int ok = target_init(&t, w, k, i, warnings);
 			if (ok == 0) {
-				target_clear(&t);
+				wmap_pod_target_clear(&t);
 				continue;
 			}
 			target *nv = ok > 0 ? realloc(v, (n + 1) * sizeof(*nv)) : NULL;
 			if (!nv) {
-				target_clear(&t);
+				wmap_pod_target_clear(&t);
 				for (size_t j = 0; j < n; j++)
-					target_clear(&v[j]);
+					wmap_pod_target_clear(&v[j]);
 				free(v);
 				return WMAP_ENOMEM;
 			}
@@ -533,7 +464,7 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 static void targets_free(target *v, size_t n)
 {
 	for (size_t j = 0; j < n; j++)
-		target_clear(&v[j]);
+		wmap_pod_target_clear(&v[j]);
 	free(v);
 }
 
@@ -562,7 +493,7 @@ static int mark_owners(const wmap_workload *w, target *v, size_t n)
 		return WMAP_ENOMEM;
 	for (size_t j = 0; j < n; j++) {
 		const char *loc = v[j].labels ? v[j].labels : v[j].annotations;
-		v[j].owner = loc == NULL;
+		v[j].mark = loc == NULL;
 		if (loc)
 			l[m++] = (located){ loc, j };
 	}
@@ -578,7 +509,7 @@ static int mark_owners(const wmap_workload *w, target *v, size_t n)
 				live = 1;
 			}
 		}
-		v[pick].owner = 1;
+		v[pick].mark = 1;
 	}
 	free(l);
 	return 0;
@@ -668,9 +599,9 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 	pr.labels = json_object_get(meta, "labels");
 	wmap_admission_kind(pr.kind, sizeof(pr.kind), object);
 	if (!pr.op || !json_is_object(object))
-		return 0;   /* DELETE, CONNECT: nothing to write */
+		return 0; /* DELETE, CONNECT: nothing to write */
 	if (controller_owned(object))
-		return 0;   /* stamped through its owner's template already */
+		return 0; /* stamped through its owner's template already */
 
 	/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
 	int wanted = pr.op == WMAP_POLICY_OP_CREATE;
@@ -712,7 +643,8 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 	if (pr.op == WMAP_POLICY_OP_CREATE) {
 		if (!w->name)
 			warn(warnings, "%s has only generateName: no workload-name label and no "
-			     "name-based gang hints", pr.kind);
+				       "name-based gang hints",
+			     pr.kind);
 		if (g.scheduler != WMAP_GANG_NONE) {
 			if ((rc = wmap_gang_plan_build(&plan, w, w->name, err))) {
 				why = "internal";
@@ -735,10 +667,10 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 			}
 			if (g.scheduler == WMAP_GANG_NATIVE)
 				warn(warnings, "gang: the native Workload API needs Workload objects "
-				     "(a side effect); only wmap.io annotations written");
+					       "(a side effect); only wmap.io annotations written");
 			if (g.scheduler == WMAP_GANG_KUEUE && !g.queue)
 				warn(warnings, "gang: kueue selected but no queue given; no "
-				     "queue-name label written");
+					       "queue-name label written");
 		}
 		for (size_t i = 0; i < w->n_warnings; i++)
 			warn(warnings, "%s", w->warnings[i]);
@@ -752,22 +684,25 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 	}
 	for (size_t j = 0; j < n_targets && !wr.failed; j++) {
 		target *t = &targets[j];
-		if (pr.op == WMAP_POLICY_OP_CREATE && t->owner) {
+		if (pr.op == WMAP_POLICY_OP_CREATE && t->mark) {
+			ensure_entry(&wr, t);
 			stamp_identity(&wr, t, pr.kind, w->name);
 			if (g.plan)
 				stamp_gang(&wr, t, &g);
 		}
 		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
 			const wmap_policy *pol = &cfg->policies->policies[p];
-			if (policy_applies(pol, &pr) && wmap_policy_matches_component(pol, t->component))
+			if (policy_applies(pol, &pr) && wmap_policy_matches_component(pol, t->component)) {
+				ensure_entry(&wr, t);
 				apply_policy(&wr, t, pol);
+			}
 		}
 	}
 	/* Queue labels that schedulers read from the workload itself. */
 	if (pr.op == WMAP_POLICY_OP_CREATE && g.queue && !wr.failed) {
 		const char *key = g.scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
-				: g.scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
-								  : NULL;
+				  : g.scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
+								   : NULL;
 		target top = { .component = w->definition->components[0].name, .instance = "" };
 		if (key)
 			put_str(&wr, &top, "/metadata/labels", key, g.queue, WMAP_PATCH_DEFAULT);
@@ -810,7 +745,7 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	}
 	if (rc && *patch)
 		json_array_clear(*patch);
-	wmap_patch_free(pb);   /* the taken array keeps what it needs */
+	wmap_patch_free(pb); /* the taken array keeps what it needs */
 	if (reason)
 		*reason = why;
 	return rc;
@@ -860,10 +795,12 @@ int wmap_admission_validate(json_t **violations, json_t **warnings, const char *
 				target t;
 				if (!pr.w->nodes[k].instances[i].has_pod)
 					continue;
-				if (target_init(&t, pr.w, k, i, *warnings) &&
-				    wmap_policy_matches_component(pol, t.component))
+				int ok = target_init(&t, pr.w, k, i, *warnings);
+				if (ok < 0)
+					wr.failed = 1; /* out of memory: no partial answer */
+				else if (ok > 0 && wmap_policy_matches_component(pol, t.component))
 					apply_policy(&wr, &t, pol);
-				target_clear(&t);
+				wmap_pod_target_clear(&t);
 			}
 		}
 		if (wr.failed) {
@@ -880,6 +817,96 @@ done:
 }
 
 /* ---- the AdmissionReview envelope --------------------------------------------------- */
+
+/* allowed: false with a Forbidden status; -1 when memory runs out (resp then unchanged or
+ * without its status: the caller must not send it). */
+static int deny(json_t *resp, const char *msg)
+{
+	json_t *st = json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status", "Failure", "reason",
+			       "Forbidden", "message", msg);
+	if (!st || json_object_set_new(resp, "status", st))
+		return -1;
+	return json_object_set_new(resp, "allowed", json_false()) ? -1 : 0;
+}
+
+int wmap_admission_parse(json_t **out, wmap_json_cut *cut, const char *body, size_t len,
+			 int64_t deadline_ns, json_error_t *jerr)
+{
+	wmap_json_limits lim = { 0 };
+	lim.max_depth = WMAP_REVIEW_MAX_DEPTH;
+	lim.max_members = WMAP_REVIEW_MAX_MEMBERS;
+	lim.max_nodes = WMAP_REVIEW_MAX_NODES;
+	lim.deadline_ns = deadline_ns;
+	lim.cut = 1;
+	lim.keep_depth = 3; /* request.uid, .kind, .namespace, .operation, .dryRun */
+	return wmap_json_parse_limited(out, cut, body, len, &lim, jerr);
+}
+
+/* What the parse left out, in words: "more than 16384 members in one object or array at
+ * .request.object.metadata.labels (line 1, column 812)". */
+static void describe_cut(char *buf, size_t len, const wmap_json_cut *c)
+{
+	char what[96];
+	if (!strcmp(c->reason, "too-deep"))
+		snprintf(what, sizeof(what), "nesting deeper than %zu levels", c->limit);
+	else if (!strcmp(c->reason, "too-many-members"))
+		snprintf(what, sizeof(what), "more than %zu members in one object or array",
+			 c->limit);
+	else if (!strcmp(c->reason, "too-many-nodes"))
+		snprintf(what, sizeof(what), "more than %zu JSON values", c->limit);
+	else {
+		snprintf(buf, len, "the time budget ran out while reading the review, at %s "
+				   "(line %d, column %d)",
+			 c->path, c->line, c->column);
+		return;
+	}
+	snprintf(buf, len, "the review has %s at %s (line %d, column %d)", what, c->path,
+		 c->line, c->column);
+}
+
+/* The first enforced policy that matches kind, namespace and operation (its selector and
+ * components are not looked at: the labels and templates may be what was left out), or
+ * NULL. */
+static const wmap_policy *enforced_for(const wmap_policy_set *set, const char *kind,
+				       const char *ns, unsigned op)
+{
+	for (size_t i = 0; set && i < set->n; i++) {
+		wmap_policy p = set->policies[i];
+		p.selector = NULL;
+		if (p.enforce && wmap_policy_matches(&p, kind, ns, NULL, op))
+			return &set->policies[i];
+	}
+	return NULL;
+}
+
+/* A review the parse cut (cfg->cut): no patch, no evaluation. Validation denies when an
+ * enforced policy matches, so that nesting or bulk cannot carry an object past
+ * enforcement; everything else is allowed with a warning. */
+static int answer_cut(json_t *resp, json_t *warnings, wmap_admission_mode mode,
+		      const wmap_admission_config *cfg, const json_t *object, const char *op,
+		      const char *ns, wmap_admission_info *info)
+{
+	char why[WARNING_MAX + 1], msg[WMAP_ERROR_MAX];
+	describe_cut(why, sizeof(why), cfg->cut);
+	info->reason = cfg->cut->reason;
+	info->result = "failopen";
+	if (mode == WMAP_ADMISSION_VALIDATE) {
+		if (!ns || !*ns)
+			ns = json_string_value(
+				json_object_get(json_object_get(object, "metadata"), "namespace"));
+		const wmap_policy *p = enforced_for(cfg->policies, info->kind, ns,
+						    wmap_policy_operation(op));
+		if (p) {
+			snprintf(msg, sizeof(msg), "wmap could not check this %s against enforced "
+						   "policy %s: %s, past what wmap reads",
+				 info->kind, p->name, why);
+			info->result = "denied";
+			return deny(resp, msg);
+		}
+	}
+	warn(warnings, "wmap: %s; allowed unchanged", why);
+	return 0;
+}
 
 static int bad(wmap_error *err, const char *what)
 {
@@ -919,7 +946,8 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	if (nsv && !json_is_string(nsv) && !json_is_null(nsv))
 		return bad(err, "request.namespace must be a string");
 	unsigned opbit = wmap_policy_operation(op);
-	if (opbit && !json_is_object(object))
+	int cut = cfg->cut && cfg->cut->reason;
+	if (opbit && !json_is_object(object) && !(cut && !object))
 		return bad(err, "request.object must be an object for CREATE and UPDATE");
 	const char *ns = json_string_value(nsv);
 	const char *name = json_string_value(json_object_get(req, "name"));
@@ -932,7 +960,7 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	copy_str(info->namespace_, sizeof(info->namespace_), ns);
 	copy_str(info->name, sizeof(info->name), name);
 	info->dry_run = json_is_true(dry);
-	if (json_is_object(object)) {
+	if (json_is_string(json_object_get(object, "kind"))) {
 		wmap_admission_kind(info->kind, sizeof(info->kind), object);
 	} else {
 		json_t *rk = json_object_get(req, "kind");
@@ -952,6 +980,20 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	if (!resp)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	/* dryRun is treated exactly as a real request: the webhook has no side effects. */
+	if (cut && mode != WMAP_ADMISSION_ALLOW) {
+		if (!(warnings = json_array()) ||
+		    answer_cut(resp, warnings, mode, cfg, object, op, ns, info)) {
+			json_decref(resp);
+			json_decref(warnings);
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		}
+		if (json_array_size(warnings) > 0)
+			json_object_set(resp, "warnings", warnings);
+		json_decref(warnings);
+		*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind",
+				 "AdmissionReview", "response", resp);
+		return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
 	if (mode == WMAP_ADMISSION_MUTATE)
 		rc = (warnings = json_array())
 			     ? mutate(&pb, warnings, &reason, eng, cfg, object, op, ns, &e)
@@ -960,16 +1002,15 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		/* Karta and WorkloadPolicy objects are the webhook's own: checked as definitions
 		 * and policies, never as workloads. */
 		rc = json_is_object(object) ? wmap_admission_check_own_object(&violations, &warnings,
-									       cfg, object, op, &e)
+									      cfg, object, op, &e)
 					    : 0;
 		if (rc == 0)
 			rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object,
 						     op, ns, &e);
 		else if (rc > 0)
 			rc = 0;
-	}
-	else
-		rc = 0;   /* WMAP_ADMISSION_ALLOW */
+	} else
+		rc = 0; /* WMAP_ADMISSION_ALLOW */
 	info->result = "allowed";
 	if (rc && mode == WMAP_ADMISSION_VALIDATE && rc != WMAP_ENODEF) {
 		/* An enforced policy matched (validation stops earlier otherwise) but the object
@@ -977,13 +1018,12 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		 * past enforcement. Without a definition there is nothing to check: allowed. */
 		char msg[WMAP_ERROR_MAX + 64];
 		snprintf(msg, sizeof(msg), "wmap could not check this %s against its enforced "
-			 "policies: %s", info->kind, e.message);
+					   "policies: %s",
+			 info->kind, e.message);
 		info->result = "denied";
 		info->reason = reason ? reason : "internal";
-		json_object_set_new(resp, "allowed", json_false());
-		json_object_set_new(resp, "status",
-				    json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status",
-					      "Failure", "reason", "Forbidden", "message", msg));
+		if (deny(resp, msg))
+			goto nomem;
 	} else if (rc) {
 		/* Fail open: allowed unchanged, and the user is told why. */
 		info->result = "failopen";
@@ -1005,10 +1045,8 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 			n += (size_t)w;
 		}
 		info->result = "denied";
-		json_object_set_new(resp, "allowed", json_false());
-		json_object_set_new(resp, "status",
-				    json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status",
-					      "Failure", "reason", "Forbidden", "message", msg));
+		if (deny(resp, msg))
+			goto nomem;
 	} else if (pb && wmap_patch_len(pb) > 0) {
 		size_t text_len = 0;
 		char *text = NULL;
@@ -1020,11 +1058,7 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 					json_stringn_nocheck(b64, strlen(b64)))) {
 			free(b64);
 			free(text);
-			json_decref(resp);
-			wmap_patch_free(pb);
-			json_decref(warnings);
-			json_decref(violations);
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			goto nomem;
 		}
 		info->result = "patched";
 		info->patch_ops = wmap_patch_len(pb);
@@ -1032,12 +1066,20 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		free(text);
 		free(b64);
 	}
-	if (warnings && json_array_size(warnings) > 0)
-		json_object_set(resp, "warnings", warnings);
+	if (warnings && json_array_size(warnings) > 0 && json_object_set(resp, "warnings", warnings))
+		goto nomem;
 	wmap_patch_free(pb);
 	json_decref(warnings);
 	json_decref(violations);
 	*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind", "AdmissionReview",
 			 "response", resp);
 	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+nomem:
+	/* Half a response (a denial without its message, an answer without its warnings) is
+	 * never sent: the webhook answers 500 and the API server applies the failurePolicy. */
+	json_decref(resp);
+	wmap_patch_free(pb);
+	json_decref(warnings);
+	json_decref(violations);
+	return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }

@@ -13,7 +13,7 @@
 #include "wmap/policy.h"
 #include "wmap/schema.h"
 
-#define MAX_FINDINGS 16   /* the denial message has room for a few; the rest are counted */
+#define MAX_FINDINGS 16 /* the denial message has room for a few; the rest are counted */
 
 static int is_kind(const json_t *object, const char *api, const char *kind)
 {
@@ -54,7 +54,7 @@ static int schema_warnings(json_t *warnings, const wmap_crd_lookup *crds, const 
 	if (!crds || !crds->find || !gvk || !gvk->group[0])
 		return 0;
 	if (!(crd = crds->find(crds->ctx, gvk->group, gvk->kind)))
-		return 0;   /* the CRD is not installed (yet): nothing to check against */
+		return 0; /* the CRD is not installed (yet): nothing to check against */
 	if (wmap_schema_check(&findings, def, crd, &e) != 0) {
 		json_decref(crd);
 		return e.code == WMAP_ENOMEM ? -1 : 0;
@@ -108,7 +108,7 @@ static int check_policy(json_t *violations, const json_t *object, const char *na
 	wmap_error e = { 0 };
 	int rc = 0;
 	if (copy)
-		json_object_del(copy, "status");   /* absent is fine */
+		json_object_del(copy, "status"); /* absent is fine */
 	if (!copy || !docs || json_array_append(docs, copy)) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto cleanup;
@@ -139,7 +139,7 @@ int wmap_admission_check_own_object(json_t **violations, json_t **warnings,
 	if (!(*violations = json_array()) || !(*warnings = json_array()))
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	if (!wmap_policy_operation(operation))
-		return 1;   /* DELETE (and CONNECT) need no check */
+		return 1; /* DELETE (and CONNECT) need no check */
 	name = json_string_value(json_object_get(json_object_get(object, "metadata"), "name"));
 	if (!name || !*name)
 		name = karta ? "Karta" : "WorkloadPolicy";

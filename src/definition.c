@@ -17,15 +17,16 @@
 #include "wmap/registry.h"
 #include "wmap/yaml.h"
 
-static const char *const status_names[] = {"Resuming", "Suspending", "Suspended", "Running",
-					   "Failed", "Completed", "Initializing", "Degraded",
-					   "Undefined"};
-static const char *const status_keys[] = {"resuming", "suspending", "suspended", "running",
-					  "failed", "completed", "initializing", "degraded"};
+static const char *const status_names[] = { "Resuming", "Suspending", "Suspended", "Running",
+					    "Failed", "Completed", "Initializing", "Degraded",
+					    "Undefined" };
+static const char *const status_keys[] = { "resuming", "suspending", "suspended", "running",
+					   "failed", "completed", "initializing", "degraded" };
 static const char *const frag_keys[] = {
 	"schedulerNamePath", "labelsPath", "annotationsPath", "resourcesPath",
 	"resourceClaimsPath", "podAffinityPath", "nodeAffinityPath", "containersPath",
-	"containerPath", "priorityClassNamePath", "imagePath"};
+	"containerPath", "priorityClassNamePath", "imagePath"
+};
 
 const char *wmap_status_name(wmap_status s)
 {
@@ -44,7 +45,8 @@ const char *wmap_frag_field_key(wmap_frag_field f)
 
 const char *wmap_origin_name(wmap_origin o)
 {
-	return o == WMAP_ORIGIN_CLUSTER ? "cluster" : o == WMAP_ORIGIN_FILE ? "file" : "catalog";
+	return o == WMAP_ORIGIN_CLUSTER ? "cluster" : o == WMAP_ORIGIN_FILE ? "file"
+									    : "catalog";
 }
 
 const char *wmap_expr_text(const wmap_expr *e)
@@ -59,11 +61,11 @@ int wmap_expr_is_native(const wmap_expr *e)
 
 static wmap_gvk *get_gvk(ctx *c, const json_t *obj, const char *ptr, const char *key)
 {
-	const json_t *o = get_object(c, obj, ptr, key);
-	static const char *const keys[] = {"group", "version", "kind", NULL};
+	const json_t *o = wmap__def_get_object(c, obj, ptr, key);
+	static const char *const keys[] = { "group", "version", "kind", NULL };
 	if (!o)
 		return NULL;
-	char *p = child_ptr(c, ptr, key);
+	char *p = wmap__def_child_ptr(c, ptr, key);
 	wmap_gvk *g = calloc(1, sizeof(*g));
 	if (!g || !p) {
 		c->oom = 1;
@@ -71,12 +73,12 @@ static wmap_gvk *get_gvk(ctx *c, const json_t *obj, const char *ptr, const char 
 		free(p);
 		return NULL;
 	}
-	check_keys(c, o, p, keys);
-	g->group = get_string(c, o, p, "group", 0);
-	g->version = get_string(c, o, p, "version", 0);
-	g->kind = get_string(c, o, p, "kind", 0);
+	wmap__def_check_keys(c, o, p, keys);
+	g->group = wmap__def_get_string(c, o, p, "group", 0);
+	g->version = wmap__def_get_string(c, o, p, "version", 0);
+	g->kind = wmap__def_get_string(c, o, p, "kind", 0);
 	if (!g->group)
-		g->group = xstrdup(c, "");
+		g->group = wmap__def_xstrdup(c, "");
 	free(p);
 	return g;
 }
@@ -105,71 +107,71 @@ void wmap_gvk_format(char *buf, size_t len, const wmap_gvk *g)
 
 static void load_spec(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"podTemplateSpecPath", "podSpecPath", "metadataPath",
-					   "fragmentedPodSpecDefinition", NULL};
-	const json_t *sd = get_object(c, obj, ptr, "specDefinition");
+	static const char *const keys[] = { "podTemplateSpecPath", "podSpecPath", "metadataPath",
+					    "fragmentedPodSpecDefinition", NULL };
+	const json_t *sd = wmap__def_get_object(c, obj, ptr, "specDefinition");
 	if (!sd)
 		return;
-	char *p = child_ptr(c, ptr, "specDefinition");
+	char *p = wmap__def_child_ptr(c, ptr, "specDefinition");
 	if (!p)
 		return;
-	check_keys(c, sd, p, keys);
-	comp->template_path = get_expr(c, sd, p, "podTemplateSpecPath", 0, 1);
-	comp->podspec_path = get_expr(c, sd, p, "podSpecPath", 0, 1);
-	comp->metadata_path = get_expr(c, sd, p, "metadataPath", 0, 1);
-	const json_t *fr = get_object(c, sd, p, "fragmentedPodSpecDefinition");
+	wmap__def_check_keys(c, sd, p, keys);
+	comp->template_path = wmap__def_get_expr(c, sd, p, "podTemplateSpecPath", 0, 1);
+	comp->podspec_path = wmap__def_get_expr(c, sd, p, "podSpecPath", 0, 1);
+	comp->metadata_path = wmap__def_get_expr(c, sd, p, "metadataPath", 0, 1);
+	const json_t *fr = wmap__def_get_object(c, sd, p, "fragmentedPodSpecDefinition");
 	int shapes = (comp->template_path != NULL) + (comp->podspec_path != NULL) + (fr != NULL);
 	if (shapes > 1)
-		finding(c, p, "component '%s' has multiple pod spec definitions", comp->name);
+		wmap__def_finding(c, p, "component '%s' has multiple pod spec definitions", comp->name);
 	if (fr) {
-		char *fp = child_ptr(c, p, "fragmentedPodSpecDefinition");
+		char *fp = wmap__def_child_ptr(c, p, "fragmentedPodSpecDefinition");
 		const char *fkeys[WMAP_FRAG_COUNT + 1];
 		for (int i = 0; i < WMAP_FRAG_COUNT; i++)
 			fkeys[i] = frag_keys[i];
 		fkeys[WMAP_FRAG_COUNT] = NULL;
 		if (fp) {
-			check_keys(c, fr, fp, fkeys);
+			wmap__def_check_keys(c, fr, fp, fkeys);
 			for (int i = 0; i < WMAP_FRAG_COUNT; i++)
-				comp->frag[i] = get_expr(c, fr, fp, frag_keys[i], 0, 1);
+				comp->frag[i] = wmap__def_get_expr(c, fr, fp, frag_keys[i], 0, 1);
 		}
 		free(fp);
 	}
-	comp->shape = comp->template_path ? WMAP_SPEC_TEMPLATE
+	comp->shape = comp->template_path  ? WMAP_SPEC_TEMPLATE
 		      : comp->podspec_path ? WMAP_SPEC_PODSPEC
-		      : fr		   ? WMAP_SPEC_FRAGMENTED
+		      : fr                 ? WMAP_SPEC_FRAGMENTED
 					   : WMAP_SPEC_NONE;
 	free(p);
 }
 
 static void load_scale(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"replicasPath", "minReplicasPath", "maxReplicasPath", NULL};
-	const json_t *sd = get_object(c, obj, ptr, "scaleDefinition");
+	static const char *const keys[] = { "replicasPath", "minReplicasPath", "maxReplicasPath", NULL };
+	const json_t *sd = wmap__def_get_object(c, obj, ptr, "scaleDefinition");
 	if (!sd)
 		return;
-	char *p = child_ptr(c, ptr, "scaleDefinition");
+	char *p = wmap__def_child_ptr(c, ptr, "scaleDefinition");
 	if (!p)
 		return;
-	check_keys(c, sd, p, keys);
+	wmap__def_check_keys(c, sd, p, keys);
 	comp->has_scale = 1;
-	comp->replicas_path = get_expr(c, sd, p, "replicasPath", 0, 0);
-	comp->min_replicas_path = get_expr(c, sd, p, "minReplicasPath", 0, 0);
-	comp->max_replicas_path = get_expr(c, sd, p, "maxReplicasPath", 0, 0);
+	comp->replicas_path = wmap__def_get_expr(c, sd, p, "replicasPath", 0, 0);
+	comp->min_replicas_path = wmap__def_get_expr(c, sd, p, "minReplicasPath", 0, 0);
+	comp->max_replicas_path = wmap__def_get_expr(c, sd, p, "maxReplicasPath", 0, 0);
 	free(p);
 }
 
 static void load_condition(ctx *c, const json_t *x, const char *ip, void *ud)
 {
-	static const char *const ckeys[] = {"type", "status", "reason", NULL};
+	static const char *const ckeys[] = { "type", "status", "reason", NULL };
 	wmap_matcher *m = ud;
 	struct wmap_cond_match *cm = &m->conditions[m->n_conditions++];
-	check_keys(c, x, ip, ckeys);
-	cm->type = get_string(c, x, ip, "type", 1);
-	cm->status = get_string(c, x, ip, "status", 0);
-	cm->reason = get_string(c, x, ip, "reason", 0);
+	wmap__def_check_keys(c, x, ip, ckeys);
+	cm->type = wmap__def_get_string(c, x, ip, "type", 1);
+	cm->status = wmap__def_get_string(c, x, ip, "status", 0);
+	cm->reason = wmap__def_get_string(c, x, ip, "reason", 0);
 }
 
-/* Where for_each_item's callbacks append: an array sized beforehand and its count. */
+/* Where wmap__def_for_each_item's callbacks append: an array sized beforehand and its count. */
 typedef struct matcher_list {
 	wmap_matcher *v;
 	size_t *n;
@@ -184,27 +186,27 @@ static void load_matcher(ctx *c, const json_t *o, const char *p, void *ud)
 {
 	matcher_list *l = ud;
 	wmap_matcher *m = &l->v[(*l->n)++];
-	static const char *const keys[] = {"byPhase", "byConditions", "byExpression", NULL};
-	static const char *const ekeys[] = {"expression", "expectedResult", NULL};
+	static const char *const keys[] = { "byPhase", "byConditions", "byExpression", NULL };
+	static const char *const ekeys[] = { "expression", "expectedResult", NULL };
 
-	check_keys(c, o, p, keys);
-	m->by_phase = get_string(c, o, p, "byPhase", 0);
-	const json_t *conds = get_array(c, o, p, "byConditions");
+	wmap__def_check_keys(c, o, p, keys);
+	m->by_phase = wmap__def_get_string(c, o, p, "byPhase", 0);
+	const json_t *conds = wmap__def_get_array(c, o, p, "byConditions");
 	if (conds && json_array_size(conds)) {
 		m->conditions = calloc(json_array_size(conds), sizeof(*m->conditions));
 		if (!m->conditions) {
 			c->oom = 1;
 			return;
 		}
-		for_each_item(c, conds, p, "byConditions", "a condition matcher", load_condition, m);
+		wmap__def_for_each_item(c, conds, p, "byConditions", "a condition matcher", load_condition, m);
 	}
-	const json_t *ex = get_object(c, o, p, "byExpression");
+	const json_t *ex = wmap__def_get_object(c, o, p, "byExpression");
 	if (ex) {
-		char *ep = child_ptr(c, p, "byExpression");
+		char *ep = wmap__def_child_ptr(c, p, "byExpression");
 		if (ep) {
-			check_keys(c, ex, ep, ekeys);
-			m->expression = get_expr(c, ex, ep, "expression", 1, 0);
-			m->expected = get_string(c, ex, ep, "expectedResult", 1);
+			wmap__def_check_keys(c, ex, ep, ekeys);
+			m->expression = wmap__def_get_expr(c, ex, ep, "expression", 1, 0);
+			m->expected = wmap__def_get_string(c, ex, ep, "expectedResult", 1);
 		}
 		free(ep);
 	}
@@ -212,15 +214,15 @@ static void load_matcher(ctx *c, const json_t *o, const char *p, void *ud)
 
 static void load_status(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"phaseDefinition", "conditionsDefinition",
-					   "statusMappings", NULL};
-	static const char *const ckeys[] = {"path", "typeFieldName", "statusFieldName",
-					    "messageFieldName", "reasonFieldName", NULL};
-	static const char *const pkeys[] = {"path", NULL};
-	const json_t *sd = get_object(c, obj, ptr, "statusDefinition");
+	static const char *const keys[] = { "phaseDefinition", "conditionsDefinition",
+					    "statusMappings", NULL };
+	static const char *const ckeys[] = { "path", "typeFieldName", "statusFieldName",
+					     "messageFieldName", "reasonFieldName", NULL };
+	static const char *const pkeys[] = { "path", NULL };
+	const json_t *sd = wmap__def_get_object(c, obj, ptr, "statusDefinition");
 	if (!sd)
 		return;
-	char *p = child_ptr(c, ptr, "statusDefinition");
+	char *p = wmap__def_child_ptr(c, ptr, "statusDefinition");
 	wmap_status_def *st = calloc(1, sizeof(*st));
 	if (!p || !st) {
 		c->oom = 1;
@@ -229,56 +231,56 @@ static void load_status(ctx *c, wmap_component *comp, const json_t *obj, const c
 		return;
 	}
 	comp->status = st;
-	check_keys(c, sd, p, keys);
-	const json_t *pd = get_object(c, sd, p, "phaseDefinition");
+	wmap__def_check_keys(c, sd, p, keys);
+	const json_t *pd = wmap__def_get_object(c, sd, p, "phaseDefinition");
 	if (pd) {
-		char *pp = child_ptr(c, p, "phaseDefinition");
+		char *pp = wmap__def_child_ptr(c, p, "phaseDefinition");
 		if (pp) {
-			check_keys(c, pd, pp, pkeys);
-			st->phase_path = get_expr(c, pd, pp, "path", 1, 0);
+			wmap__def_check_keys(c, pd, pp, pkeys);
+			st->phase_path = wmap__def_get_expr(c, pd, pp, "path", 1, 0);
 		}
 		free(pp);
 	}
-	const json_t *cd = get_object(c, sd, p, "conditionsDefinition");
+	const json_t *cd = wmap__def_get_object(c, sd, p, "conditionsDefinition");
 	if (cd) {
-		char *cp = child_ptr(c, p, "conditionsDefinition");
+		char *cp = wmap__def_child_ptr(c, p, "conditionsDefinition");
 		if (cp) {
-			check_keys(c, cd, cp, ckeys);
-			st->conditions_path = get_expr(c, cd, cp, "path", 1, 0);
+			wmap__def_check_keys(c, cd, cp, ckeys);
+			st->conditions_path = wmap__def_get_expr(c, cd, cp, "path", 1, 0);
 			/* The CRD defaults these; a document read from a file has not been through
 			 * the API server, so apply the same defaults here. */
-			st->type_field = get_string(c, cd, cp, "typeFieldName", 0);
-			st->status_field = get_string(c, cd, cp, "statusFieldName", 0);
-			st->message_field = get_string(c, cd, cp, "messageFieldName", 0);
-			st->reason_field = get_string(c, cd, cp, "reasonFieldName", 0);
+			st->type_field = wmap__def_get_string(c, cd, cp, "typeFieldName", 0);
+			st->status_field = wmap__def_get_string(c, cd, cp, "statusFieldName", 0);
+			st->message_field = wmap__def_get_string(c, cd, cp, "messageFieldName", 0);
+			st->reason_field = wmap__def_get_string(c, cd, cp, "reasonFieldName", 0);
 			if (!st->type_field)
-				st->type_field = xstrdup(c, "type");
+				st->type_field = wmap__def_xstrdup(c, "type");
 			if (!st->status_field)
-				st->status_field = xstrdup(c, "status");
+				st->status_field = wmap__def_xstrdup(c, "status");
 			if (!st->message_field)
-				st->message_field = xstrdup(c, "message");
+				st->message_field = wmap__def_xstrdup(c, "message");
 			if (!st->reason_field)
-				st->reason_field = xstrdup(c, "reason");
+				st->reason_field = wmap__def_xstrdup(c, "reason");
 		}
 		free(cp);
 	}
 	const json_t *sm = json_object_get(sd, "statusMappings");
 	if (!sm) {
-		finding(c, p, "statusMappings is required");
+		wmap__def_finding(c, p, "statusMappings is required");
 	} else if (!json_is_object(sm)) {
-		char *mp = child_ptr(c, p, "statusMappings");
-		finding(c, mp ? mp : p, "statusMappings must be an object");
+		char *mp = wmap__def_child_ptr(c, p, "statusMappings");
+		wmap__def_finding(c, mp ? mp : p, "statusMappings must be an object");
 		free(mp);
 	} else {
-		char *mp = child_ptr(c, p, "statusMappings");
+		char *mp = wmap__def_child_ptr(c, p, "statusMappings");
 		const char *mkeys[WMAP_STATUS_COUNT + 1];
 		for (int i = 0; i < WMAP_STATUS_COUNT; i++)
 			mkeys[i] = status_keys[i];
 		mkeys[WMAP_STATUS_COUNT] = NULL;
 		if (mp) {
-			check_keys(c, sm, mp, mkeys);
+			wmap__def_check_keys(c, sm, mp, mkeys);
 			for (int s = 0; s < WMAP_STATUS_COUNT; s++) {
-				const json_t *list = get_array(c, sm, mp, status_keys[s]);
+				const json_t *list = wmap__def_get_array(c, sm, mp, status_keys[s]);
 				if (!list || !json_array_size(list))
 					continue;
 				st->matchers[s] = calloc(json_array_size(list), sizeof(wmap_matcher));
@@ -286,8 +288,8 @@ static void load_status(ctx *c, wmap_component *comp, const json_t *obj, const c
 					c->oom = 1;
 					break;
 				}
-				matcher_list l = {st->matchers[s], &st->n_matchers[s]};
-				for_each_item(c, list, mp, status_keys[s], "a status matcher", load_matcher, &l);
+				matcher_list l = { st->matchers[s], &st->n_matchers[s] };
+				wmap__def_for_each_item(c, list, mp, status_keys[s], "a status matcher", load_matcher, &l);
 			}
 		}
 		free(mp);
@@ -297,18 +299,22 @@ static void load_status(ctx *c, wmap_component *comp, const json_t *obj, const c
 
 static void load_action(ctx *c, const json_t *x, const char *ip, void *ud)
 {
-	static const char *const keys[] = {"path", "value", NULL};
+	static const char *const keys[] = { "path", "value", NULL };
 	action_list *l = ud;
 	wmap_action *a = &l->v[(*l->n)++];
-	check_keys(c, x, ip, keys);
-	a->path = get_expr(c, x, ip, "path", 1, 1);
-	char *val = get_string(c, x, ip, "value", 1);
+	wmap__def_check_keys(c, x, ip, keys);
+	a->path = wmap__def_get_expr(c, x, ip, "path", 1, 1);
+	char *val = wmap__def_get_string(c, x, ip, "value", 1);
 	if (val) {
 		json_error_t je;
 		a->value = json_loads(val, JSON_DECODE_ANY, &je);
-		if (!a->value) {
-			char *vp = child_ptr(c, ip, "value");
-			finding(c, vp ? vp : ip, "value \"%s\" is not JSON: %s", val, je.text);
+		/* jansson names every syntax error; no message (or the out-of-memory code) means
+		 * an allocation failed, which is not the definition's fault. */
+		if (!a->value && (json_error_code(&je) == json_error_out_of_memory || !je.text[0])) {
+			c->oom = 1;
+		} else if (!a->value) {
+			char *vp = wmap__def_child_ptr(c, ip, "value");
+			wmap__def_finding(c, vp ? vp : ip, "value \"%s\" is not JSON: %s", val, je.text);
 			free(vp);
 		}
 		free(val);
@@ -318,9 +324,9 @@ static void load_action(ctx *c, const json_t *x, const char *ip, void *ud)
 static void load_actions(ctx *c, const json_t *sd, const char *p, const char *key,
 			 wmap_action **out, size_t *n)
 {
-	const json_t *list = get_array(c, sd, p, key);
+	const json_t *list = wmap__def_get_array(c, sd, p, key);
 	if (!list || json_array_size(list) == 0) {
-		finding(c, p, "%s must have at least 1 item", key);
+		wmap__def_finding(c, p, "%s must have at least 1 item", key);
 		return;
 	}
 	*out = calloc(json_array_size(list), sizeof(**out));
@@ -328,65 +334,65 @@ static void load_actions(ctx *c, const json_t *sd, const char *p, const char *ke
 		c->oom = 1;
 		return;
 	}
-	action_list l = {*out, n};
-	for_each_item(c, list, p, key, "an action", load_action, &l);
+	action_list l = { *out, n };
+	wmap__def_for_each_item(c, list, p, key, "an action", load_action, &l);
 }
 
 static void load_selector(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"componentTypeSelector", "componentInstanceSelector",
-					   "replicaSelector", NULL};
-	static const char *const tkeys[] = {"keyPath", "value", "matchLabels", NULL};
-	static const char *const ikeys[] = {"idPath", NULL};
-	static const char *const rkeys[] = {"keyPath", NULL};
-	const json_t *ps = get_object(c, obj, ptr, "podSelector");
+	static const char *const keys[] = { "componentTypeSelector", "componentInstanceSelector",
+					    "replicaSelector", NULL };
+	static const char *const tkeys[] = { "keyPath", "value", "matchLabels", NULL };
+	static const char *const ikeys[] = { "idPath", NULL };
+	static const char *const rkeys[] = { "keyPath", NULL };
+	const json_t *ps = wmap__def_get_object(c, obj, ptr, "podSelector");
 	if (!ps)
 		return;
-	char *p = child_ptr(c, ptr, "podSelector");
+	char *p = wmap__def_child_ptr(c, ptr, "podSelector");
 	if (!p)
 		return;
-	check_keys(c, ps, p, keys);
-	const json_t *ts = get_object(c, ps, p, "componentTypeSelector");
+	wmap__def_check_keys(c, ps, p, keys);
+	const json_t *ts = wmap__def_get_object(c, ps, p, "componentTypeSelector");
 	if (ts) {
-		char *tp = child_ptr(c, p, "componentTypeSelector");
+		char *tp = wmap__def_child_ptr(c, p, "componentTypeSelector");
 		if (tp) {
-			check_keys(c, ts, tp, tkeys);
+			wmap__def_check_keys(c, ts, tp, tkeys);
 			comp->has_type_selector = 1;
-			comp->type_key_path = get_expr(c, ts, tp, "keyPath", 0, 0);
-			comp->type_value = get_string(c, ts, tp, "value", 0);
-			const json_t *ml = get_object(c, ts, tp, "matchLabels");
+			comp->type_key_path = wmap__def_get_expr(c, ts, tp, "keyPath", 0, 0);
+			comp->type_value = wmap__def_get_string(c, ts, tp, "value", 0);
+			const json_t *ml = wmap__def_get_object(c, ts, tp, "matchLabels");
 			if (ml) {
 				const char *k;
 				json_t *v;
 				if (json_object_size(ml) == 0)
-					finding(c, tp, "matchLabels must have at least 1 entry");
+					wmap__def_finding(c, tp, "matchLabels must have at least 1 entry");
 				json_object_foreach((json_t *)ml, k, v)
 					if (!json_is_string(v))
-						finding(c, tp, "matchLabels value of \"%s\" must be a string", k);
+						wmap__def_finding(c, tp, "matchLabels value of \"%s\" must be a string", k);
 				comp->match_labels = json_incref((json_t *)ml);
 			}
 			if (!json_object_get(ts, "keyPath") && !ml)
-				finding(c, tp, "at least one of keyPath or matchLabels must be set");
+				wmap__def_finding(c, tp, "at least one of keyPath or matchLabels must be set");
 			if (json_object_get(ts, "value") && !json_object_get(ts, "keyPath"))
-				finding(c, tp, "value requires keyPath");
+				wmap__def_finding(c, tp, "value requires keyPath");
 		}
 		free(tp);
 	}
-	const json_t *is = get_object(c, ps, p, "componentInstanceSelector");
+	const json_t *is = wmap__def_get_object(c, ps, p, "componentInstanceSelector");
 	if (is) {
-		char *ip = child_ptr(c, p, "componentInstanceSelector");
+		char *ip = wmap__def_child_ptr(c, p, "componentInstanceSelector");
 		if (ip) {
-			check_keys(c, is, ip, ikeys);
-			comp->pod_instance_id_path = get_expr(c, is, ip, "idPath", 1, 0);
+			wmap__def_check_keys(c, is, ip, ikeys);
+			comp->pod_instance_id_path = wmap__def_get_expr(c, is, ip, "idPath", 1, 0);
 		}
 		free(ip);
 	}
-	const json_t *rs = get_object(c, ps, p, "replicaSelector");
+	const json_t *rs = wmap__def_get_object(c, ps, p, "replicaSelector");
 	if (rs) {
-		char *rp = child_ptr(c, p, "replicaSelector");
+		char *rp = wmap__def_child_ptr(c, p, "replicaSelector");
 		if (rp) {
-			check_keys(c, rs, rp, rkeys);
-			comp->replica_key_path = get_expr(c, rs, rp, "keyPath", 1, 0);
+			wmap__def_check_keys(c, rs, rp, rkeys);
+			comp->replica_key_path = wmap__def_get_expr(c, rs, rp, "keyPath", 1, 0);
 		}
 		free(rp);
 	}
@@ -395,46 +401,46 @@ static void load_selector(ctx *c, wmap_component *comp, const json_t *obj, const
 
 static void load_component(ctx *c, wmap_component *comp, const json_t *obj, const char *ptr)
 {
-	static const char *const keys[] = {"name", "kind", "ownerRef", "specDefinition",
-					   "scaleDefinition", "statusDefinition", "suspendDefinition",
-					   "instanceIdPath", "podSelector", NULL};
+	static const char *const keys[] = { "name", "kind", "ownerRef", "specDefinition",
+					    "scaleDefinition", "statusDefinition", "suspendDefinition",
+					    "instanceIdPath", "podSelector", NULL };
 	comp->parent = -1;
 	if (!json_is_object(obj)) {
-		finding(c, ptr, "a component must be an object");
-		comp->name = xstrdup(c, ""); /* validate() compares every component's name */
+		wmap__def_finding(c, ptr, "a component must be an object");
+		comp->name = wmap__def_xstrdup(c, ""); /* validate() compares every component's name */
 		return;
 	}
-	check_keys(c, obj, ptr, keys);
-	comp->name = get_string(c, obj, ptr, "name", 0);
+	wmap__def_check_keys(c, obj, ptr, keys);
+	comp->name = wmap__def_get_string(c, obj, ptr, "name", 0);
 	if (!comp->name || !*comp->name) {
-		finding(c, ptr, "component name must not be empty");
+		wmap__def_finding(c, ptr, "component name must not be empty");
 		if (!comp->name)
-			comp->name = xstrdup(c, "");
+			comp->name = wmap__def_xstrdup(c, "");
 	}
 	comp->kind = get_gvk(c, obj, ptr, "kind");
-	comp->owner_ref = get_string(c, obj, ptr, "ownerRef", 0);
+	comp->owner_ref = wmap__def_get_string(c, obj, ptr, "ownerRef", 0);
 	load_spec(c, comp, obj, ptr);
 	load_scale(c, comp, obj, ptr);
 	load_status(c, comp, obj, ptr);
-	const json_t *sd = get_object(c, obj, ptr, "suspendDefinition");
+	const json_t *sd = wmap__def_get_object(c, obj, ptr, "suspendDefinition");
 	if (sd) {
-		static const char *const skeys[] = {"suspendActions", "resumeActions", NULL};
-		char *sp = child_ptr(c, ptr, "suspendDefinition");
+		static const char *const skeys[] = { "suspendActions", "resumeActions", NULL };
+		char *sp = wmap__def_child_ptr(c, ptr, "suspendDefinition");
 		if (sp) {
-			check_keys(c, sd, sp, skeys);
+			wmap__def_check_keys(c, sd, sp, skeys);
 			load_actions(c, sd, sp, "suspendActions", &comp->suspend, &comp->n_suspend);
 			load_actions(c, sd, sp, "resumeActions", &comp->resume, &comp->n_resume);
 		}
 		free(sp);
 	}
-	comp->instance_id_path = get_expr(c, obj, ptr, "instanceIdPath", 0, 0);
+	comp->instance_id_path = wmap__def_get_expr(c, obj, ptr, "instanceIdPath", 0, 0);
 	load_selector(c, comp, obj, ptr);
 	if ((comp->instance_id_path != NULL) != (comp->pod_instance_id_path != NULL))
-		finding(c, ptr,
-			comp->instance_id_path
-				? "component '%s' has instanceIdPath but no podSelector.componentInstanceSelector"
-				: "component '%s' has podSelector.componentInstanceSelector but no instanceIdPath",
-			comp->name);
+		wmap__def_finding(c, ptr,
+				  comp->instance_id_path
+					  ? "component '%s' has instanceIdPath but no podSelector.componentInstanceSelector"
+					  : "component '%s' has podSelector.componentInstanceSelector but no instanceIdPath",
+				  comp->name);
 }
 
 static void component_free(wmap_component *c)
@@ -479,30 +485,30 @@ static void component_free(wmap_component *c)
 
 static void load_gang(ctx *c, const json_t *spec, const char *ptr)
 {
-	static const char *const okeys[] = {"gangScheduling", NULL};
-	static const char *const gkeys[] = {"podGroups", "podGroup", NULL};
-	static const char *const pkeys[] = {"name", "members", NULL};
-	static const char *const mkeys[] = {"componentName", "groupByKeyPaths", "filters", NULL};
+	static const char *const okeys[] = { "gangScheduling", NULL };
+	static const char *const gkeys[] = { "podGroups", "podGroup", NULL };
+	static const char *const pkeys[] = { "name", "members", NULL };
+	static const char *const mkeys[] = { "componentName", "groupByKeyPaths", "filters", NULL };
 	wmap_definition *d = c->def;
-	const json_t *oi = get_object(c, spec, ptr, "optimizationInstructions");
+	const json_t *oi = wmap__def_get_object(c, spec, ptr, "optimizationInstructions");
 	if (!oi)
 		return;
-	char *op = child_ptr(c, ptr, "optimizationInstructions");
+	char *op = wmap__def_child_ptr(c, ptr, "optimizationInstructions");
 	if (!op)
 		return;
-	check_keys(c, oi, op, okeys);
-	const json_t *gs = get_object(c, oi, op, "gangScheduling");
-	char *gp = gs ? child_ptr(c, op, "gangScheduling") : NULL;
+	wmap__def_check_keys(c, oi, op, okeys);
+	const json_t *gs = wmap__def_get_object(c, oi, op, "gangScheduling");
+	char *gp = gs ? wmap__def_child_ptr(c, op, "gangScheduling") : NULL;
 	if (!gs || !gp)
 		goto out;
-	check_keys(c, gs, gp, gkeys);
-	const json_t *pg2 = get_object(c, gs, gp, "podGroup");
+	wmap__def_check_keys(c, gs, gp, gkeys);
+	const json_t *pg2 = wmap__def_get_object(c, gs, gp, "podGroup");
 	if (pg2)
 		d->pod_group_v2 = json_incref((json_t *)pg2);
-	const json_t *groups = get_array(c, gs, gp, "podGroups");
+	const json_t *groups = wmap__def_get_array(c, gs, gp, "podGroups");
 	if (!groups || !json_array_size(groups))
 		goto out;
-	char *lp = child_ptr(c, gp, "podGroups");
+	char *lp = wmap__def_child_ptr(c, gp, "podGroups");
 	d->pod_groups = calloc(json_array_size(groups), sizeof(*d->pod_groups));
 	if (!d->pod_groups || !lp) {
 		c->oom = 1;
@@ -512,26 +518,26 @@ static void load_gang(ctx *c, const json_t *spec, const char *ptr)
 	size_t i;
 	json_t *g;
 	json_array_foreach(groups, i, g) {
-		char *ip = wmap_pointer_append_index(lp, i);
+		char *ip = wmap_pointer_join_index(lp, i);
 		if (!ip) {
 			c->oom = 1;
 			break;
 		}
 		if (!json_is_object(g)) {
-			finding(c, ip, "a pod group must be an object");
+			wmap__def_finding(c, ip, "a pod group must be an object");
 			free(ip);
 			continue;
 		}
-		check_keys(c, g, ip, pkeys);
+		wmap__def_check_keys(c, g, ip, pkeys);
 		wmap_pod_group *pg = &d->pod_groups[d->n_pod_groups++];
-		pg->name = get_string(c, g, ip, "name", 1);
-		const json_t *members = get_array(c, g, ip, "members");
+		pg->name = wmap__def_get_string(c, g, ip, "name", 1);
+		const json_t *members = wmap__def_get_array(c, g, ip, "members");
 		if (!members) {
-			finding(c, ip, "members is required");
+			wmap__def_finding(c, ip, "members is required");
 			free(ip);
 			continue;
 		}
-		char *mp = child_ptr(c, ip, "members");
+		char *mp = wmap__def_child_ptr(c, ip, "members");
 		pg->members = calloc(json_array_size(members) + 1, sizeof(*pg->members));
 		if (!pg->members || !mp) {
 			c->oom = 1;
@@ -542,31 +548,31 @@ static void load_gang(ctx *c, const json_t *spec, const char *ptr)
 		size_t j;
 		json_t *m;
 		json_array_foreach(members, j, m) {
-			char *jp = wmap_pointer_append_index(mp, j);
+			char *jp = wmap_pointer_join_index(mp, j);
 			if (!jp) {
 				c->oom = 1;
 				break;
 			}
 			if (!json_is_object(m)) {
-				finding(c, jp, "a member must be an object");
+				wmap__def_finding(c, jp, "a member must be an object");
 				free(jp);
 				continue;
 			}
-			check_keys(c, m, jp, mkeys);
+			wmap__def_check_keys(c, m, jp, mkeys);
 			wmap_group_member *gm = &pg->members[pg->n_members++];
-			gm->component = get_string(c, m, jp, "componentName", 1);
+			gm->component = wmap__def_get_string(c, m, jp, "componentName", 1);
 			gm->component_index = -1;
 			for (size_t k = 0; gm->component && k + 1 < pg->n_members; k++)
 				if (pg->members[k].component && strcmp(pg->members[k].component, gm->component) == 0)
-					finding(c, jp, "pod-group member '%s' is listed twice", gm->component);
-			const char *lists[2] = {"groupByKeyPaths", "filters"};
+					wmap__def_finding(c, jp, "pod-group member '%s' is listed twice", gm->component);
+			const char *lists[2] = { "groupByKeyPaths", "filters" };
 			for (int w = 0; w < 2; w++) {
-				const json_t *arr = get_array(c, m, jp, lists[w]);
+				const json_t *arr = wmap__def_get_array(c, m, jp, lists[w]);
 				size_t n = arr ? json_array_size(arr) : 0;
 				if (!n)
 					continue;
 				wmap_expr **es = calloc(n, sizeof(*es));
-				char *ap = child_ptr(c, jp, lists[w]);
+				char *ap = wmap__def_child_ptr(c, jp, lists[w]);
 				if (!es || !ap) {
 					c->oom = 1;
 					free(es);
@@ -584,7 +590,7 @@ static void load_gang(ctx *c, const json_t *spec, const char *ptr)
 					}
 					/* get_expr reads from an object: give it {"<k>": item} under the list */
 					json_object_set(holder, idx, json_array_get(arr, k));
-					wmap_expr *e = get_expr(c, holder, ap, idx, 1, 0);
+					wmap_expr *e = wmap__def_get_expr(c, holder, ap, idx, 1, 0);
 					json_decref(holder);
 					if (e)
 						es[cnt++] = e;
@@ -620,35 +626,35 @@ static void validate(ctx *c, const char *comps_ptr)
 		for (size_t j = i + 1; j < n; j++)
 			if (strcmp(d->components[i].name, d->components[j].name) == 0 &&
 			    *d->components[i].name) {
-				finding(c, comps_ptr, "component name %s is not unique", d->components[j].name);
+				wmap__def_finding(c, comps_ptr, "component name %s is not unique", d->components[j].name);
 				return; /* as upstream: nothing else is meaningful after this */
 			}
 	int before = c->n_findings;
 	wmap_component *root = &d->components[0];
 	if (!root->kind || !root->kind->version || !*root->kind->version || !root->kind->kind ||
 	    !*root->kind->kind || (!*root->kind->group && strcmp(root->kind->kind, "Pod") != 0))
-		finding(c, "/spec/structureDefinition/rootComponent",
-			"root component must have full kind (group, version, kind)");
+		wmap__def_finding(c, "/spec/structureDefinition/rootComponent",
+				  "root component must have full kind (group, version, kind)");
 	if (root->owner_ref)
-		finding(c, "/spec/structureDefinition/rootComponent", "root component cannot have owner ref");
+		wmap__def_finding(c, "/spec/structureDefinition/rootComponent", "root component cannot have owner ref");
 	if (!root->status)
-		finding(c, "/spec/structureDefinition/rootComponent",
-			"root component must have status definition");
+		wmap__def_finding(c, "/spec/structureDefinition/rootComponent",
+				  "root component must have status definition");
 	for (size_t i = 1; i < n; i++) {
 		wmap_component *comp = &d->components[i];
 		char ptr[128];
 		snprintf(ptr, sizeof(ptr), "/spec/structureDefinition/childComponents/%zu", i - 1);
 		if (!comp->owner_ref || !*comp->owner_ref) {
-			finding(c, ptr, "child component '%s' has no owner ref", comp->name);
+			wmap__def_finding(c, ptr, "child component '%s' has no owner ref", comp->name);
 			continue;
 		}
 		comp->parent = wmap_definition_component(d, comp->owner_ref);
 		if (comp->parent < 0)
-			finding(c, ptr, "child component '%s' has owner ref to non-existing component '%s'",
-				comp->name, comp->owner_ref);
+			wmap__def_finding(c, ptr, "child component '%s' has owner ref to non-existing component '%s'",
+					  comp->name, comp->owner_ref);
 		if (comp->status)
-			finding(c, ptr, "statusDefinition is read only on the root component ('%s' is a child)",
-				comp->name);
+			wmap__def_finding(c, ptr, "statusDefinition is read only on the root component ('%s' is a child)",
+					  comp->name);
 	}
 	if (c->n_findings == before) {
 		/* Every component must reach the root by following owner refs. */
@@ -660,8 +666,8 @@ static void validate(ctx *c, const char *comps_ptr)
 				hops++;
 			}
 			if (at != 0) {
-				finding(c, "/spec/structureDefinition/childComponents",
-					"ownership cycle detected involving component %s", d->components[i].name);
+				wmap__def_finding(c, "/spec/structureDefinition/childComponents",
+						  "ownership cycle detected involving component %s", d->components[i].name);
 				break;
 			}
 		}
@@ -677,9 +683,9 @@ static void validate(ctx *c, const char *comps_ptr)
 				snprintf(ptr, sizeof(ptr),
 					 "/spec/optimizationInstructions/gangScheduling/podGroups/%zu/members/%zu",
 					 g, m);
-				finding(c, ptr,
-					"pod-group member component '%s' is not defined (should be a root or child component)",
-					gm->component);
+				wmap__def_finding(c, ptr,
+						  "pod-group member component '%s' is not defined (should be a root or child component)",
+						  gm->component);
 			}
 		}
 }
@@ -712,11 +718,11 @@ int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *s
 			 wmap_origin origin, const json_t *positions, int doc_index,
 			 wmap_error *err)
 {
-	static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-	static const char *const spec_keys[] = {"structureDefinition", "optimizationInstructions", NULL};
-	static const char *const sd_keys[] = {"rootComponent", "childComponents",
-					      "additionalChildKinds", NULL};
-	ctx c = {0};
+	static const char *const top_keys[] = { "apiVersion", "kind", "metadata", "spec", "status", NULL };
+	static const char *const spec_keys[] = { "structureDefinition", "optimizationInstructions", NULL };
+	static const char *const sd_keys[] = { "rootComponent", "childComponents",
+					       "additionalChildKinds", NULL };
+	ctx c = { 0 };
 	wmap_definition *d = calloc(1, sizeof(*d));
 	int rc = 0;
 
@@ -734,10 +740,10 @@ int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *s
 		goto out;
 	}
 	if (!json_is_object(doc)) {
-		finding(&c, NULL, "a definition must be a mapping");
+		wmap__def_finding(&c, NULL, "a definition must be a mapping");
 		goto done;
 	}
-	check_keys(&c, doc, "", top_keys);
+	wmap__def_check_keys(&c, doc, "", top_keys);
 	const char *api = json_string_value(json_object_get(doc, "apiVersion"));
 	const char *kind = json_string_value(json_object_get(doc, "kind"));
 	if (api && kind && strcmp(api, "run.ai/v1alpha1") == 0 && strcmp(kind, "Karta") == 0) {
@@ -746,30 +752,30 @@ int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *s
 		   strcmp(kind, "ResourceInterface") == 0) {
 		d->legacy = 1;
 	} else {
-		finding(&c, NULL, "not a Karta definition: apiVersion must be run.ai/v1alpha1 and kind Karta (got %s %s)",
-			api ? api : "<none>", kind ? kind : "<none>");
+		wmap__def_finding(&c, NULL, "not a Karta definition: apiVersion must be run.ai/v1alpha1 and kind Karta (got %s %s)",
+				  api ? api : "<none>", kind ? kind : "<none>");
 		goto done;
 	}
-	const json_t *md = get_object(&c, doc, "", "metadata");
-	d->name = md ? get_string(&c, md, "/metadata", "name", 0) : NULL;
-	const json_t *spec = get_object(&c, doc, "", "spec");
+	const json_t *md = wmap__def_get_object(&c, doc, "", "metadata");
+	d->name = md ? wmap__def_get_string(&c, md, "/metadata", "name", 0) : NULL;
+	const json_t *spec = wmap__def_get_object(&c, doc, "", "spec");
 	if (!spec) {
-		finding(&c, NULL, "spec is required");
+		wmap__def_finding(&c, NULL, "spec is required");
 		goto done;
 	}
-	check_keys(&c, spec, "/spec", spec_keys);
-	const json_t *sd = get_object(&c, spec, "/spec", "structureDefinition");
+	wmap__def_check_keys(&c, spec, "/spec", spec_keys);
+	const json_t *sd = wmap__def_get_object(&c, spec, "/spec", "structureDefinition");
 	if (!sd) {
-		finding(&c, "/spec", "structureDefinition is required");
+		wmap__def_finding(&c, "/spec", "structureDefinition is required");
 		goto done;
 	}
-	check_keys(&c, sd, "/spec/structureDefinition", sd_keys);
-	const json_t *root = get_object(&c, sd, "/spec/structureDefinition", "rootComponent");
+	wmap__def_check_keys(&c, sd, "/spec/structureDefinition", sd_keys);
+	const json_t *root = wmap__def_get_object(&c, sd, "/spec/structureDefinition", "rootComponent");
 	if (!root) {
-		finding(&c, "/spec/structureDefinition", "rootComponent is required");
+		wmap__def_finding(&c, "/spec/structureDefinition", "rootComponent is required");
 		goto done;
 	}
-	const json_t *children = get_array(&c, sd, "/spec/structureDefinition", "childComponents");
+	const json_t *children = wmap__def_get_array(&c, sd, "/spec/structureDefinition", "childComponents");
 	size_t nchild = children ? json_array_size(children) : 0;
 	d->components = calloc(nchild + 1, sizeof(*d->components));
 	if (!d->components) {
@@ -783,7 +789,7 @@ int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *s
 		snprintf(ptr, sizeof(ptr), "/spec/structureDefinition/childComponents/%zu", i);
 		load_component(&c, &d->components[i + 1], json_array_get(children, i), ptr);
 	}
-	const json_t *extra = get_array(&c, sd, "/spec/structureDefinition", "additionalChildKinds");
+	const json_t *extra = wmap__def_get_array(&c, sd, "/spec/structureDefinition", "additionalChildKinds");
 	if (extra && json_array_size(extra)) {
 		d->additional_kinds = calloc(json_array_size(extra), sizeof(*d->additional_kinds));
 		if (!d->additional_kinds) {
@@ -805,7 +811,7 @@ int wmap_definition_load(wmap_definition **out, const json_t *doc, const char *s
 				for (size_t j = 0; j < d->n_additional_kinds; j++)
 					if (g->kind && d->additional_kinds[j].kind &&
 					    strcmp(g->kind, d->additional_kinds[j].kind) == 0)
-						finding(&c, ptr, "additionalChildKinds lists kind %s twice", g->kind);
+						wmap__def_finding(&c, ptr, "additionalChildKinds lists kind %s twice", g->kind);
 				d->additional_kinds[d->n_additional_kinds++] = *g;
 				free(g);
 			}
@@ -853,7 +859,7 @@ int wmap_definition_check_jq(const wmap_definition *def, wmap_error *err)
 
 	if (def->n_jq == 0)
 		return 0;
-	if (wmap_jq_check_all(def->jq_texts, def->n_jq, msg, sizeof(msg)) == 0)
+	if (wmap__jq_check_all(def->jq_texts, def->n_jq, msg, sizeof(msg)) == 0)
 		return 0;
 	/* Something is broken: compile each expression alone to name the broken ones. */
 	wmap_error_clear(err);
@@ -861,7 +867,7 @@ int wmap_definition_check_jq(const wmap_definition *def, wmap_error *err)
 	int n = 0;
 	for (size_t i = 0; i < def->n_exprs; i++) {
 		const wmap_expr *e = def->exprs[i];
-		if (e->path || e->jn || wmap_jq_check(e->text, msg, sizeof(msg)) == 0)
+		if (e->path || e->jn || wmap__jq_check(e->text, msg, sizeof(msg)) == 0)
 			continue;
 		char line[1600];
 		snprintf(line, sizeof(line), "%s%s: jq expression \"%.200s\" does not compile: %.900s",
@@ -908,7 +914,7 @@ void wmap_definition_free(wmap_definition *d)
 	free(d->pod_groups);
 	json_decref(d->pod_group_v2);
 	for (size_t i = 0; i < d->n_exprs; i++)
-		expr_free(d->exprs[i]);
+		wmap__def_expr_free(d->exprs[i]);
 	free(d->exprs);
 	for (size_t i = 0; i < d->n_jq; i++)
 		free(d->jq_texts[i]);

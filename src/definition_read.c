@@ -12,7 +12,7 @@
 #include "jqnative.h"
 #include "wmap/yaml.h"
 
-void place_of(ctx *c, const char *ptr, char *place, size_t len)
+void wmap__def_place_of(ctx *c, const char *ptr, char *place, size_t len)
 {
 	char key[1100];
 	snprintf(key, sizeof(key), "%d%s", c->doc, ptr ? ptr : "");
@@ -26,7 +26,7 @@ void place_of(ctx *c, const char *ptr, char *place, size_t len)
 }
 
 /* ptr is a JSON pointer inside the document, or NULL for the document as a whole. */
-void finding(ctx *c, const char *ptr, const char *fmt, ...)
+void wmap__def_finding(ctx *c, const char *ptr, const char *fmt, ...)
 {
 	char place[1024], msg[1024];
 	va_list ap;
@@ -34,7 +34,7 @@ void finding(ctx *c, const char *ptr, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	place_of(c, ptr, place, sizeof(place));
+	wmap__def_place_of(c, ptr, place, sizeof(place));
 	if (c->flen < sizeof(c->findings) - 1) {
 		int w = snprintf(c->findings + c->flen, sizeof(c->findings) - c->flen, "%s%s: %s",
 				 c->n_findings ? "\n" : "", place, msg);
@@ -46,7 +46,7 @@ void finding(ctx *c, const char *ptr, const char *fmt, ...)
 	c->n_findings++;
 }
 
-char *xstrdup(ctx *c, const char *s)
+char *wmap__def_xstrdup(ctx *c, const char *s)
 {
 	char *d = strdup(s);
 	if (!d)
@@ -54,16 +54,16 @@ char *xstrdup(ctx *c, const char *s)
 	return d;
 }
 
-char *child_ptr(ctx *c, const char *base, const char *key)
+char *wmap__def_child_ptr(ctx *c, const char *base, const char *key)
 {
-	char *p = wmap_pointer_append(base, key);
+	char *p = wmap_pointer_join(base, key);
 	if (!p)
 		c->oom = 1;
 	return p;
 }
 
 /* Reports every key of obj not in allowed. */
-void check_keys(ctx *c, const json_t *obj, const char *ptr, const char *const *allowed)
+void wmap__def_check_keys(ctx *c, const json_t *obj, const char *ptr, const char *const *allowed)
 {
 	const char *k;
 	json_t *v;
@@ -72,72 +72,72 @@ void check_keys(ctx *c, const json_t *obj, const char *ptr, const char *const *a
 		while (*a && strcmp(*a, k) != 0)
 			a++;
 		if (!*a) {
-			char *p = child_ptr(c, ptr, k);
-			finding(c, p ? p : ptr, "unknown field \"%s\"", k);
+			char *p = wmap__def_child_ptr(c, ptr, k);
+			wmap__def_finding(c, p ? p : ptr, "unknown field \"%s\"", k);
 			free(p);
 		}
 	}
 }
 
 /* The object at key, or NULL (a finding when present but not an object). */
-const json_t *get_object(ctx *c, const json_t *obj, const char *ptr, const char *key)
+const json_t *wmap__def_get_object(ctx *c, const json_t *obj, const char *ptr, const char *key)
 {
 	const json_t *v = json_object_get(obj, key);
 	if (!v || json_is_null(v))
 		return NULL;
 	if (!json_is_object(v)) {
-		char *p = child_ptr(c, ptr, key);
-		finding(c, p ? p : ptr, "%s must be an object", key);
+		char *p = wmap__def_child_ptr(c, ptr, key);
+		wmap__def_finding(c, p ? p : ptr, "%s must be an object", key);
 		free(p);
 		return NULL;
 	}
 	return v;
 }
 
-const json_t *get_array(ctx *c, const json_t *obj, const char *ptr, const char *key)
+const json_t *wmap__def_get_array(ctx *c, const json_t *obj, const char *ptr, const char *key)
 {
 	const json_t *v = json_object_get(obj, key);
 	if (!v || json_is_null(v))
 		return NULL;
 	if (!json_is_array(v)) {
-		char *p = child_ptr(c, ptr, key);
-		finding(c, p ? p : ptr, "%s must be a list", key);
+		char *p = wmap__def_child_ptr(c, ptr, key);
+		wmap__def_finding(c, p ? p : ptr, "%s must be a list", key);
 		free(p);
 		return NULL;
 	}
 	return v;
 }
 
-char *get_string(ctx *c, const json_t *obj, const char *ptr, const char *key, int required)
+char *wmap__def_get_string(ctx *c, const json_t *obj, const char *ptr, const char *key, int required)
 {
 	const json_t *v = json_object_get(obj, key);
 	if (!v || json_is_null(v)) {
 		if (required)
-			finding(c, ptr, "%s is required", key);
+			wmap__def_finding(c, ptr, "%s is required", key);
 		return NULL;
 	}
 	if (!json_is_string(v)) {
-		char *p = child_ptr(c, ptr, key);
-		finding(c, p ? p : ptr, "%s must be a string", key);
+		char *p = wmap__def_child_ptr(c, ptr, key);
+		wmap__def_finding(c, p ? p : ptr, "%s must be a string", key);
 		free(p);
 		return NULL;
 	}
-	return xstrdup(c, json_string_value(v));
+	return wmap__def_xstrdup(c, json_string_value(v));
 }
 
-void expr_free(wmap_expr *e)
+void wmap__def_expr_free(wmap_expr *e)
 {
 	if (!e)
 		return;
 	free(e->text);
 	free(e->where);
 	free(e->place);
-	wmap_path_free(e->path);
-	wmap_jn_free(e->jn);
+	wmap__path_free(e->path);
+	wmap__jn_free(e->jn);
 	free(e);
 }
 
-int add_jq_text(ctx *c, const char *fmt, const char *text)
+int wmap__def_add_jq_text(ctx *c, const char *fmt, const char *text)
 {
 	wmap_definition *d = c->def;
 	size_t n = strlen(text) + strlen(fmt) + 1;
@@ -154,25 +154,25 @@ int add_jq_text(ctx *c, const char *fmt, const char *text)
 }
 
 /* Reads a jq expression at obj[key]. writable: the engine should also trace its location. */
-wmap_expr *get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key,
-			   int required, int writable)
+wmap_expr *wmap__def_get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key,
+			      int required, int writable)
 {
-	char *text = get_string(c, obj, ptr, key, required);
+	char *text = wmap__def_get_string(c, obj, ptr, key, required);
 	char *p = NULL;
 	wmap_expr *e = NULL, **ne;
 	char msg[512];
 
 	if (!text)
 		return NULL;
-	p = child_ptr(c, ptr, key);
+	p = wmap__def_child_ptr(c, ptr, key);
 	if (!p)
 		goto fail;
 	if (*text == '\0') {
-		finding(c, p, "%s must not be empty", key);
+		wmap__def_finding(c, p, "%s must not be empty", key);
 		goto fail;
 	}
-	if (wmap_jq_safety(text, msg, sizeof(msg))) {
-		finding(c, p, "jq expression \"%s\" %s", text, msg);
+	if (wmap__jq_safety(text, msg, sizeof(msg))) {
+		wmap__def_finding(c, p, "jq expression \"%s\" %s", text, msg);
 		goto fail;
 	}
 	e = calloc(1, sizeof(*e));
@@ -184,18 +184,21 @@ wmap_expr *get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key,
 	wmap_pointer_to_path(where, sizeof(where), p);
 	e->text = text;
 	text = NULL;
-	e->where = xstrdup(c, where);
+	e->where = wmap__def_xstrdup(c, where);
 	char place[1024];
-	place_of(c, p, place, sizeof(place));
-	e->place = xstrdup(c, place);
+	wmap__def_place_of(c, p, place, sizeof(place));
+	e->place = wmap__def_xstrdup(c, place);
 	e->jq_slot = e->jq_path_slot = -1;
-	e->path = wmap_path_parse(e->text);
+	int path_oom = 0;
+	e->path = wmap__path_parse_oom(e->text, &path_oom);
+	if (path_oom)
+		c->oom = 1; /* a plain path must stay one: the schema check and locations rely on it */
 	if (!e->path)
-		e->jn = wmap_jn_parse(e->text);
+		e->jn = wmap__jn_parse(e->text);
 	if (!e->path && !e->jn) {
-		e->jq_slot = add_jq_text(c, "%s", e->text);
+		e->jq_slot = wmap__def_add_jq_text(c, "%s", e->text);
 		if (writable)
-			e->jq_path_slot = add_jq_text(c, "path(%s)", e->text);
+			e->jq_path_slot = wmap__def_add_jq_text(c, "path(%s)", e->text);
 	}
 	ne = realloc(c->def->exprs, (c->def->n_exprs + 1) * sizeof(*ne));
 	if (!ne) {
@@ -207,30 +210,29 @@ wmap_expr *get_expr(ctx *c, const json_t *obj, const char *ptr, const char *key,
 	free(p);
 	return e;
 fail:
-	expr_free(e);
+	wmap__def_expr_free(e);
 	free(text);
 	free(p);
 	return NULL;
 }
 
-
-void for_each_item(ctx *c, const json_t *list, const char *ptr, const char *key, const char *what,
-		   item_fn each, void *ud)
+void wmap__def_for_each_item(ctx *c, const json_t *list, const char *ptr, const char *key, const char *what,
+			     item_fn each, void *ud)
 {
-	char *lp = child_ptr(c, ptr, key);
+	char *lp = wmap__def_child_ptr(c, ptr, key);
 	size_t i;
 	json_t *x;
 
 	if (!lp)
 		return;
 	json_array_foreach(list, i, x) {
-		char *ip = wmap_pointer_append_index(lp, i);
+		char *ip = wmap_pointer_join_index(lp, i);
 		if (!ip) {
 			c->oom = 1;
 			break;
 		}
 		if (!json_is_object(x))
-			finding(c, ip, "%s must be an object", what);
+			wmap__def_finding(c, ip, "%s must be an object", what);
 		else
 			each(c, x, ip, ud);
 		free(ip);

@@ -13,8 +13,8 @@
 
 typedef struct binding {
 	const wmap_definition *def;
-	wmap_jq *prog;      /* shared by the definitions compiled together */
-	size_t base;        /* index of the definition's first expression in prog */
+	wmap_jq *prog; /* shared by the definitions compiled together */
+	size_t base;   /* index of the definition's first expression in prog */
 } binding;
 
 struct wmap_engine {
@@ -40,7 +40,7 @@ void wmap_engine_free(wmap_engine *eng)
 	if (!eng)
 		return;
 	for (size_t i = 0; i < eng->n_progs; i++)
-		wmap_jq_free(eng->progs[i]);
+		wmap__jq_free(eng->progs[i]);
 	free(eng->progs);
 	free(eng->bind);
 	free(eng);
@@ -83,13 +83,13 @@ static int compile_set(wmap_engine *eng, const wmap_definition *const *defs, siz
 			for (size_t j = 0; j < defs[i]->n_jq; j++)
 				texts[at++] = defs[i]->jq_texts[j];
 		eng->compiles++;
-		rc = wmap_jq_compile(&prog, texts, total, err);
+		rc = wmap__jq_compile(&prog, texts, total, err);
 		free(texts);
 		if (rc)
 			return rc;
 		wmap_jq **np = realloc(eng->progs, (eng->n_progs + 1) * sizeof(*np));
 		if (!np) {
-			wmap_jq_free(prog);
+			wmap__jq_free(prog);
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		}
 		eng->progs = np;
@@ -105,7 +105,7 @@ static int compile_set(wmap_engine *eng, const wmap_definition *const *defs, siz
 	}
 	at = 0;
 	for (size_t i = 0; i < n; i++) {
-		eng->bind[eng->n_bind++] = (binding){defs[i], prog, at};
+		eng->bind[eng->n_bind++] = (binding){ defs[i], prog, at };
 		at += defs[i]->n_jq;
 	}
 	return 0;
@@ -147,31 +147,32 @@ static int bind_one(const binding **out, wmap_engine *eng, const wmap_definition
 	return 0;
 }
 
-int wmap_eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
-	      const wmap_expr *e, wmap_input *in, int want_pointers, wmap_error *err)
+int wmap__eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
+	       const wmap_expr *e, wmap_input *in, int want_pointers, wmap_error *err)
 {
 	const binding *b;
 	int rc;
 
 	if (e->path)
-		rc = wmap_path_eval(e->path, in->object, out, err);
+		rc = want_pointers ? wmap__path_locate(e->path, in->object, out, err)
+				   : wmap__path_eval(e->path, in->object, out, err);
 	else if (e->jn)
-		rc = wmap_jn_eval(e->jn, in->object, out, err);
+		rc = wmap__jn_eval(e->jn, in->object, out, err);
 	else if ((rc = bind_one(&b, eng, def, err)))
 		return rc;
 	else if (want_pointers && e->jq_path_slot >= 0) {
-		rc = wmap_jq_run(b->prog, b->base + (size_t)e->jq_path_slot, in, 1, out, err);
+		rc = wmap__jq_run(b->prog, b->base + (size_t)e->jq_path_slot, in, 1, out, err);
 		if (rc == WMAP_EEVAL) {
 			/* Not a path expression (a projection such as {requests: .x}): read the
 			 * values; their location stays unknown and nothing will be written there. */
-			wmap_results_clear(out);
-			rc = wmap_jq_run(b->prog, b->base + (size_t)e->jq_slot, in, 0, out, err);
+			wmap__results_clear(out);
+			rc = wmap__jq_run(b->prog, b->base + (size_t)e->jq_slot, in, 0, out, err);
 		}
 	} else {
-		rc = wmap_jq_run(b->prog, b->base + (size_t)e->jq_slot, in, 0, out, err);
+		rc = wmap__jq_run(b->prog, b->base + (size_t)e->jq_slot, in, 0, out, err);
 	}
 	if (rc)
-		wmap_results_clear(out); /* no partial results: callers return on an error */
+		wmap__results_clear(out); /* no partial results: callers return on an error */
 	if (rc && rc != WMAP_ENOMEM) {
 		char msg[WMAP_ERROR_MAX];
 		memcpy(msg, err->message, sizeof(msg));

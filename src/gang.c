@@ -6,7 +6,13 @@
 #include "wmap/patch.h"
 
 static const char *const scheduler_names[WMAP_GANG_COUNT] = {
-	"none", "kai", "volcano", "coscheduling", "yunikorn", "kueue", "native",
+	"none",
+	"kai",
+	"volcano",
+	"coscheduling",
+	"yunikorn",
+	"kueue",
+	"native",
 };
 
 const char *wmap_gang_scheduler_name(wmap_gang_scheduler s)
@@ -24,7 +30,8 @@ int wmap_gang_scheduler_parse(wmap_gang_scheduler *out, const char *name, wmap_e
 	}
 	return wmap_error_set(err, WMAP_EINVAL,
 			      "unknown gang scheduler \"%s\" (kai, volcano, coscheduling, "
-			      "yunikorn, kueue, native or none)", name ? name : "");
+			      "yunikorn, kueue, native or none)",
+			      name ? name : "");
 }
 
 /* The node that holds component comp, or -1. */
@@ -236,7 +243,8 @@ static int plan_pod_groups(wmap_gang_plan *plan, const wmap_workload *w, const c
 			if (own > 0 && min % own == 0)
 				min /= own;
 			if (note(plan, "component %s: one gang per replica; the template carries one "
-				 "group name for all of them%s", owner->def->name, NULL))
+				       "group name for all of them%s",
+				 owner->def->name, NULL))
 				return WMAP_ENOMEM;
 		}
 		int gi = group_index(plan, raw, g->name, min);
@@ -314,7 +322,8 @@ int wmap_gang_plan_build(wmap_gang_plan **out, const wmap_workload *w, const cha
 	const wmap_definition *def = w->definition;
 	if (!name || !*name) {
 		rc = note(plan, "the workload has no name yet (generateName only): no gang group "
-			  "names written%s%s", "", NULL);
+				"names written%s%s",
+			  "", NULL);
 		goto done;
 	}
 	if (def->n_pod_groups > 0)

@@ -16,6 +16,7 @@
 #include <jv.h>
 
 #include "jq.h"
+#include "wmap/buf.h"
 
 struct wmap_jq {
 	jq_state *jq;
@@ -24,50 +25,21 @@ struct wmap_jq {
 	size_t errlen;
 };
 
-/* ---- growing text buffer for the program ---- */
+/* The program text: the definitions' expressions (each from a file of at most 8 MiB). */
+#define PROGRAM_MAX ((size_t)64 << 20)
 
-typedef struct text {
-	char *s;
-	size_t len, cap;
-	int failed;
-} text;
-
-static void text_add(text *t, const char *s)
+static void dispatch(wmap_buf *t, size_t lo, size_t hi)
 {
-	size_t n = strlen(s);
-	if (t->failed)
-		return;
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 1024;
-		while (cap < t->len + n + 1)
-			cap *= 2;
-		char *ns = realloc(t->s, cap);
-		if (!ns) {
-			t->failed = 1;
-			return;
-		}
-		t->s = ns;
-		t->cap = cap;
-	}
-	memcpy(t->s + t->len, s, n + 1);
-	t->len += n;
-}
-
-static void dispatch(text *t, size_t lo, size_t hi)
-{
-	char buf[64];
 	if (hi - lo == 1) {
-		snprintf(buf, sizeof(buf), "e%zu", lo);
-		text_add(t, buf);
+		wmap_buf_addf(t, "e%zu", lo);
 		return;
 	}
 	size_t mid = lo + (hi - lo) / 2;
-	snprintf(buf, sizeof(buf), "if $__wmap_i < %zu then ", mid);
-	text_add(t, buf);
+	wmap_buf_addf(t, "if $__wmap_i < %zu then ", mid);
 	dispatch(t, lo, mid);
-	text_add(t, " else ");
+	wmap_buf_adds(t, " else ");
 	dispatch(t, mid, hi);
-	text_add(t, " end");
+	wmap_buf_adds(t, " end");
 }
 
 /* libjq reports compile errors through this callback; without it they go to stderr. */
@@ -86,11 +58,10 @@ static void on_error(void *data, jv msg)
 	jv_free(msg);
 }
 
-int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err)
+int wmap__jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err)
 {
 	wmap_jq *q = calloc(1, sizeof(*q));
-	text t = {0};
-	char buf[64];
+	wmap_buf t = WMAP_BUF_INIT(PROGRAM_MAX, 1024);
 	int rc = 0;
 
 	*out = NULL;
@@ -102,14 +73,18 @@ int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err
 	}
 	for (size_t i = 0; i < n; i++) {
 		/* newlines keep a '#' comment inside an expression from swallowing the rest */
-		snprintf(buf, sizeof(buf), "def e%zu: (\n", i);
-		text_add(&t, buf);
-		text_add(&t, exprs[i]);
-		text_add(&t, "\n);\n");
+		wmap_buf_addf(&t, "def e%zu: (\n", i);
+		wmap_buf_adds(&t, exprs[i]);
+		wmap_buf_adds(&t, "\n);\n");
 	}
-	text_add(&t, ".[0] as $__wmap_i | .[1] | ");
+	wmap_buf_adds(&t, ".[0] as $__wmap_i | .[1] | ");
 	dispatch(&t, 0, n);
-	if (t.failed) {
+	if (t.error == WMAP_ELIMIT) {
+		rc = wmap_error_set(err, WMAP_ELIMIT, "the jq program is larger than %zu bytes",
+				    PROGRAM_MAX);
+		goto out;
+	}
+	if (t.error) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -119,7 +94,7 @@ int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err
 		goto out;
 	}
 	jq_set_error_cb(q->jq, on_error, q);
-	if (!jq_compile(q->jq, t.s)) {
+	if (!jq_compile(q->jq, wmap_buf_cstr(&t))) {
 		rc = wmap_error_set(err, WMAP_EJQ, "jq: %s", q->errlen ? q->errbuf : "compile error");
 		goto out;
 	}
@@ -127,12 +102,12 @@ int wmap_jq_compile(wmap_jq **out, char *const *exprs, size_t n, wmap_error *err
 	*out = q;
 	q = NULL;
 out:
-	free(t.s);
-	wmap_jq_free(q);
+	wmap_buf_free(&t);
+	wmap__jq_free(q);
 	return rc;
 }
 
-void wmap_jq_free(wmap_jq *q)
+void wmap__jq_free(wmap_jq *q)
 {
 	if (!q)
 		return;
@@ -141,22 +116,22 @@ void wmap_jq_free(wmap_jq *q)
 	free(q);
 }
 
-int wmap_jq_check_all(char *const *exprs, size_t n, char *msg, size_t len)
+int wmap__jq_check_all(char *const *exprs, size_t n, char *msg, size_t len)
 {
 	wmap_jq *q;
 	wmap_error e;
-	int rc = wmap_jq_compile(&q, exprs, n, &e);
+	int rc = wmap__jq_compile(&q, exprs, n, &e);
 	if (rc == 0)
-		wmap_jq_free(q);
+		wmap__jq_free(q);
 	else
 		snprintf(msg, len, "%s", e.message);
 	return rc;
 }
 
-int wmap_jq_check(const char *expr, char *msg, size_t len)
+int wmap__jq_check(const char *expr, char *msg, size_t len)
 {
 	/* compiled as written, so that libjq's message speaks of the user's text only */
-	wmap_jq q = {0};
+	wmap_jq q = { 0 };
 	int rc = 0;
 	q.jq = jq_init();
 	if (!q.jq) {
@@ -272,9 +247,9 @@ static char *path_to_pointer(jv path)
 		jv el = jv_array_get(jv_copy(path), i);
 		char *next = NULL;
 		if (jv_get_kind(el) == JV_KIND_STRING)
-			next = wmap_pointer_append(ptr, jv_string_value(el));
+			next = wmap_pointer_join(ptr, jv_string_value(el));
 		else if (jv_get_kind(el) == JV_KIND_NUMBER && jv_number_value(el) >= 0)
-			next = wmap_pointer_append_index(ptr, (size_t)jv_number_value(el));
+			next = wmap_pointer_join_index(ptr, (size_t)jv_number_value(el));
 		jv_free(el);
 		free(ptr);
 		ptr = next; /* NULL for slices and negative indices: location unknown */
@@ -282,7 +257,7 @@ static char *path_to_pointer(jv path)
 	return ptr;
 }
 
-void wmap_input_release(wmap_input *in)
+void wmap__input_release(wmap_input *in)
 {
 	if (in && in->jv) {
 		jv *j = in->jv;
@@ -292,8 +267,8 @@ void wmap_input_release(wmap_input *in)
 	}
 }
 
-int wmap_jq_run(wmap_jq *q, size_t idx, wmap_input *in, int path_mode, wmap_results *out,
-		wmap_error *err)
+int wmap__jq_run(wmap_jq *q, size_t idx, wmap_input *in, int path_mode, wmap_results *out,
+		 wmap_error *err)
 {
 	if (idx >= q->n)
 		return wmap_error_set(err, WMAP_EJQ, "no such jq expression %zu", idx);
@@ -334,11 +309,11 @@ int wmap_jq_run(wmap_jq *q, size_t idx, wmap_input *in, int path_mode, wmap_resu
 		int bad;
 		if (path_mode) {
 			char *ptr = jv_get_kind(v) == JV_KIND_ARRAY ? path_to_pointer(v) : NULL;
-			json_t *val = ptr ? wmap_pointer_get(in->object, ptr) : NULL;
-			bad = !ptr || wmap_results_push(out, val ? json_incref(val) : NULL, ptr);
+			json_t *val = ptr ? wmap_pointer_lookup(in->object, ptr) : NULL;
+			bad = !ptr || wmap__results_push(out, val ? json_incref(val) : NULL, ptr);
 		} else {
 			json_t *x = from_jv(v, 0);
-			bad = !x || wmap_results_push(out, x, NULL);
+			bad = !x || wmap__results_push(out, x, NULL);
 		}
 		jv_free(v);
 		if (bad)

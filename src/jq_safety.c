@@ -11,12 +11,13 @@
 
 #include "jq.h"
 
-static const char *const forbidden[] = {"del", "range", "paths", "recurse", "walk", "repeat", NULL};
+static const char *const forbidden[] = { "del", "range", "paths", "recurse", "walk", "repeat", NULL };
 
-int wmap_jq_safety(const char *expr, char *msg, size_t len)
+int wmap__jq_safety(const char *expr, char *msg, size_t len)
 {
 	/* Each level is either code (with its paren depth) or a string. */
-	enum { CODE, STR } mode[64];
+	enum { CODE,
+	       STR } mode[64];
 	int parens[64];
 	int top = 0;
 	const char *p = expr;

@@ -12,11 +12,11 @@
 
 #include "jqnative_int.h"
 
-#define JN_MAX_STEPS 2000000UL   /* evaluation budget per run: no expression loops for ever */
+#define JN_MAX_STEPS 2000000UL /* evaluation budget per run: no expression loops for ever */
 
 /* ---- evaluation ---- */
 
-int jn_err(ectx *c, const char *fmt, ...)
+int wmap__jn_err(ectx *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -28,29 +28,29 @@ int jn_err(ectx *c, const char *fmt, ...)
 	return WMAP_EEVAL;
 }
 
-int jn_oom(ectx *c)
+int wmap__jn_oom(ectx *c)
 {
 	if (c->err)
 		wmap_error_set(c->err, WMAP_ENOMEM, "out of memory");
 	return WMAP_ENOMEM;
 }
 
-const char *jn_type_name(const json_t *v)
+const char *wmap__jn_type_name(const json_t *v)
 {
-	return wmap_json_type_name(v);
+	return wmap__json_type_name(v);
 }
 
-int jn_truthy(const json_t *v)
+int wmap__jn_truthy(const json_t *v)
 {
 	return v && !json_is_null(v) && !json_is_false(v);
 }
 
-double jn_num(const json_t *v)
+double wmap__jn_num(const json_t *v)
 {
 	return json_is_integer(v) ? (double)json_integer_value(v) : json_real_value(v);
 }
 
-json_t *jn_mknum(double d)
+json_t *wmap__jn_mknum(double d)
 {
 	if (d == floor(d) && fabs(d) < 9e15)
 		return json_integer((json_int_t)d);
@@ -91,14 +91,14 @@ static const char **sorted_keys(const json_t *o, size_t *n)
 	return keys;
 }
 
-int jn_compare(const json_t *a, const json_t *b)
+int wmap__jn_compare(const json_t *a, const json_t *b)
 {
 	int ra = kind_rank(a), rb = kind_rank(b);
 	if (ra != rb)
 		return ra < rb ? -1 : 1;
 	switch (ra) {
 	case 3: {
-		double x = jn_num(a), y = jn_num(b);
+		double x = wmap__jn_num(a), y = wmap__jn_num(b);
 		return x < y ? -1 : x > y;
 	}
 	case 4: {
@@ -109,7 +109,7 @@ int jn_compare(const json_t *a, const json_t *b)
 	case 5: {
 		size_t la = json_array_size(a), lb = json_array_size(b);
 		for (size_t i = 0; i < la && i < lb; i++) {
-			int r = jn_compare(json_array_get(a, i), json_array_get(b, i));
+			int r = wmap__jn_compare(json_array_get(a, i), json_array_get(b, i));
 			if (r)
 				return r;
 		}
@@ -129,7 +129,7 @@ int jn_compare(const json_t *a, const json_t *b)
 		if (!r && na != nb)
 			r = na < nb ? -1 : 1;
 		for (size_t i = 0; !r && i < na; i++)
-			r = jn_compare(json_object_get(a, ka[i]), json_object_get(b, ka[i]));
+			r = wmap__jn_compare(json_object_get(a, ka[i]), json_object_get(b, ka[i]));
 		free(ka);
 		free(kb);
 		return r < 0 ? -1 : r > 0;
@@ -139,16 +139,16 @@ int jn_compare(const json_t *a, const json_t *b)
 	}
 }
 
-char *jn_dump(const json_t *v)
+char *wmap__jn_dump(const json_t *v)
 {
 	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 }
 
 /* "number (1)": the operand in a message, shortened like jq's. */
-void jn_describe(char *buf, size_t len, const json_t *v)
+void wmap__jn_describe(char *buf, size_t len, const json_t *v)
 {
-	char *s = jn_dump(v);
-	snprintf(buf, len, "%s (%.11s%s)", jn_type_name(v), s ? s : "", s && strlen(s) > 11 ? "..." : "");
+	char *s = wmap__jn_dump(v);
+	snprintf(buf, len, "%s (%.11s%s)", wmap__jn_type_name(v), s ? s : "", s && strlen(s) > 11 ? "..." : "");
 	free(s);
 }
 
@@ -191,7 +191,7 @@ static json_t *split_string(const json_t *a, const json_t *b)
 	return out;
 }
 
-int jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out)
+int wmap__jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out)
 {
 	char da[64], db[64];
 	*out = NULL;
@@ -201,12 +201,12 @@ int jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out)
 		} else if (json_is_null(b)) {
 			*out = json_incref(a);
 		} else if (json_is_number(a) && json_is_number(b)) {
-			*out = jn_mknum(jn_num(a) + jn_num(b));
+			*out = wmap__jn_mknum(wmap__jn_num(a) + wmap__jn_num(b));
 		} else if (json_is_string(a) && json_is_string(b)) {
 			size_t la = json_string_length(a), lb = json_string_length(b);
 			char *s = malloc(la + lb + 1);
 			if (!s)
-				return jn_oom(c);
+				return wmap__jn_oom(c);
 			memcpy(s, json_string_value(a), la);
 			memcpy(s + la, json_string_value(b), lb);
 			s[la + lb] = '\0';
@@ -215,27 +215,27 @@ int jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out)
 		} else if (json_is_array(a) && json_is_array(b)) {
 			*out = json_copy(a);
 			if (*out && json_array_extend(*out, b))
-				return jn_oom(c);
+				return wmap__jn_oom(c);
 		} else if (json_is_object(a) && json_is_object(b)) {
 			*out = json_copy(a);
 			if (*out && json_object_update(*out, b))
-				return jn_oom(c);
+				return wmap__jn_oom(c);
 		} else {
 			goto mismatch;
 		}
 	} else if (op == T_STAR && ((json_is_string(a) && json_is_number(b)) || (json_is_number(a) && json_is_string(b)))) {
 		/* jq repeats a string n times (n truncated; none -> null) */
 		const json_t *str = json_is_string(a) ? a : b;
-		double times = jn_num(json_is_string(a) ? b : a);
+		double times = wmap__jn_num(json_is_string(a) ? b : a);
 		size_t len = json_string_length(str);
 		long long n = times >= 1 ? (long long)times : 0;
 		if (n <= 0)
 			return (*out = json_null()), 0;
 		if (len && (unsigned long long)n > (16u << 20) / len)
-			return jn_err(c, "string repetition too long");
+			return wmap__jn_err(c, "string repetition too long");
 		char *buf = malloc(len * (size_t)n + 1);
 		if (!buf)
-			return jn_oom(c);
+			return wmap__jn_oom(c);
 		for (long long i = 0; i < n; i++)
 			memcpy(buf + (size_t)i * len, json_string_value(str), len);
 		*out = json_stringn_nocheck(buf, len * (size_t)n);
@@ -245,20 +245,20 @@ int jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out)
 	} else if (op == T_SLASH && json_is_string(a) && json_is_string(b)) {
 		*out = split_string(a, b);
 	} else if (json_is_number(a) && json_is_number(b)) {
-		double x = jn_num(a), y = jn_num(b);
+		double x = wmap__jn_num(a), y = wmap__jn_num(b);
 		if (op == T_MINUS)
-			*out = jn_mknum(x - y);
+			*out = wmap__jn_mknum(x - y);
 		else if (op == T_STAR)
-			*out = jn_mknum(x * y);
+			*out = wmap__jn_mknum(x * y);
 		else if (op == T_SLASH) {
 			if (y == 0)
 				goto divzero;
-			*out = jn_mknum(x / y);
+			*out = wmap__jn_mknum(x / y);
 		} else {
 			long long xi = (long long)x, yi = (long long)y;
 			if (yi == 0)
 				goto divzero;
-			*out = jn_mknum((double)(xi % (yi < 0 ? -yi : yi)));
+			*out = wmap__jn_mknum((double)(xi % (yi < 0 ? -yi : yi)));
 		}
 	} else if (op == T_MINUS && json_is_array(a) && json_is_array(b)) {
 		*out = json_array();
@@ -267,7 +267,7 @@ int jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out)
 		json_array_foreach(a, i, x) {
 			int keep = 1;
 			json_array_foreach(b, j, y)
-				if (jn_compare(x, y) == 0)
+				if (wmap__jn_compare(x, y) == 0)
 					keep = 0;
 			if (keep && *out)
 				json_array_append(*out, x);
@@ -275,17 +275,19 @@ int jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out)
 	} else {
 		goto mismatch;
 	}
-	return *out ? 0 : jn_oom(c);
+	return *out ? 0 : wmap__jn_oom(c);
 mismatch:
-	jn_describe(da, sizeof(da), a);
-	jn_describe(db, sizeof(db), b);
-	return jn_err(c, "%s and %s cannot be %s", da, db,
-		   op == T_PLUS ? "added" : op == T_MINUS ? "subtracted" : op == T_STAR ? "multiplied"
-		   : op == T_SLASH ? "divided" : "divided");
+	wmap__jn_describe(da, sizeof(da), a);
+	wmap__jn_describe(db, sizeof(db), b);
+	return wmap__jn_err(c, "%s and %s cannot be %s", da, db,
+			    op == T_PLUS ? "added" : op == T_MINUS ? "subtracted"
+					     : op == T_STAR        ? "multiplied"
+					     : op == T_SLASH       ? "divided"
+								   : "divided");
 divzero:
-	jn_describe(da, sizeof(da), a);
-	jn_describe(db, sizeof(db), b);
-	return jn_err(c, "%s and %s cannot be divided because the divisor is zero", da, db);
+	wmap__jn_describe(da, sizeof(da), a);
+	wmap__jn_describe(db, sizeof(db), b);
+	return wmap__jn_err(c, "%s and %s cannot be divided because the divisor is zero", da, db);
 }
 
 /* ---- helpers that collect or consume generator outputs ---- */
@@ -297,16 +299,16 @@ typedef struct collect {
 static int collect_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 {
 	(void)ptr;
-	return json_array_append(((collect *)ud)->arr, v) ? jn_oom(c) : 0;
+	return json_array_append(((collect *)ud)->arr, v) ? wmap__jn_oom(c) : 0;
 }
 
 /* Every output of x on in, as a new array. */
-int jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **out)
+int wmap__jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **out)
 {
-	collect col = {json_array()};
+	collect col = { json_array() };
 	if (!col.arr)
-		return jn_oom(c);
-	int rc = jn_ev(c, x, in, NULL, e, collect_emit, &col);
+		return wmap__jn_oom(c);
+	int rc = wmap__jn_ev(c, x, in, NULL, e, collect_emit, &col);
 	if (rc) {
 		json_decref(col.arr);
 		return rc;
@@ -316,7 +318,7 @@ int jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **out)
 }
 
 /* Runs k for each element of a container (jq's .[]). */
-int jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud)
+int wmap__jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud)
 {
 	int rc = 0;
 	char *p = NULL;
@@ -324,8 +326,8 @@ int jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, vo
 		size_t i;
 		json_t *x;
 		json_array_foreach(in, i, x) {
-			if (ptr && !(p = wmap_pointer_append_index(ptr, i)))
-				return jn_oom(c);
+			if (ptr && !(p = wmap_pointer_join_index(ptr, i)))
+				return wmap__jn_oom(c);
 			rc = k(c, ud, x, p);
 			free(p);
 			p = NULL;
@@ -338,8 +340,8 @@ int jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, vo
 		const char *key;
 		json_t *x;
 		json_object_foreach(in, key, x) {
-			if (ptr && !(p = wmap_pointer_append(ptr, key)))
-				return jn_oom(c);
+			if (ptr && !(p = wmap_pointer_join(ptr, key)))
+				return wmap__jn_oom(c);
 			rc = k(c, ud, x, p);
 			free(p);
 			p = NULL;
@@ -350,12 +352,13 @@ int jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, vo
 	}
 	if (optional)
 		return 0;
-	return jn_err(c, "Cannot iterate over %s%s", jn_type_name(in),
-		   json_is_null(in) ? "" : json_is_string(in) ? " (string)" : "");
+	return wmap__jn_err(c, "Cannot iterate over %s%s", wmap__jn_type_name(in),
+			    json_is_null(in) ? "" : json_is_string(in) ? " (string)"
+								       : "");
 }
 
 /* The result of indexing in with idx (jq's .[idx]); ptr of the result into *optr. */
-int jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **out, char **optr)
+int wmap__jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **out, char **optr)
 {
 	*optr = NULL;
 	*out = NULL;
@@ -363,19 +366,19 @@ int jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **o
 		*out = json_null();
 	} else if (json_is_object(in) && json_is_string(idx)) {
 		*out = json_object_get(in, json_string_value(idx));
-		if (ptr && !(*optr = wmap_pointer_append(ptr, json_string_value(idx))))
-			return jn_oom(c);
+		if (ptr && !(*optr = wmap_pointer_join(ptr, json_string_value(idx))))
+			return wmap__jn_oom(c);
 		*out = *out ? json_incref(*out) : json_null();
 		return 0;
 	} else if (json_is_array(in) && json_is_number(idx)) {
-		double d = jn_num(idx);
+		double d = wmap__jn_num(idx);
 		long long i = (long long)floor(d);
 		size_t n = json_array_size(in);
 		if (i < 0)
 			i += (long long)n;
 		json_t *v = (i >= 0 && (size_t)i < n && d == floor(d)) ? json_array_get(in, (size_t)i) : NULL;
-		if (ptr && i >= 0 && d == floor(d) && !(*optr = wmap_pointer_append_index(ptr, (size_t)i)))
-			return jn_oom(c);
+		if (ptr && i >= 0 && d == floor(d) && !(*optr = wmap_pointer_join_index(ptr, (size_t)i)))
+			return wmap__jn_oom(c);
 		*out = v ? json_incref(v) : json_null();
 		return 0;
 	} else if (json_is_array(in) && json_is_array(idx)) {
@@ -384,7 +387,7 @@ int jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **o
 		size_t n = json_array_size(in), m = json_array_size(idx);
 		for (size_t i = 0; res && m > 0 && i + m <= n; i++) {
 			size_t j = 0;
-			while (j < m && jn_compare(json_array_get(in, i + j), json_array_get(idx, j)) == 0)
+			while (j < m && wmap__jn_compare(json_array_get(in, i + j), json_array_get(idx, j)) == 0)
 				j++;
 			if (j == m)
 				json_array_append_new(res, json_integer((json_int_t)i));
@@ -393,11 +396,11 @@ int jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **o
 	} else {
 		char a[64];
 		if (json_is_string(idx))
-			return jn_err(c, "Cannot index %s with \"%s\"", jn_type_name(in), json_string_value(idx));
-		jn_describe(a, sizeof(a), idx);
-		return jn_err(c, "Cannot index %s with %s", jn_type_name(in), jn_type_name(idx));
+			return wmap__jn_err(c, "Cannot index %s with \"%s\"", wmap__jn_type_name(in), json_string_value(idx));
+		wmap__jn_describe(a, sizeof(a), idx);
+		return wmap__jn_err(c, "Cannot index %s with %s", wmap__jn_type_name(in), wmap__jn_type_name(idx));
 	}
-	return *out ? 0 : jn_oom(c);
+	return *out ? 0 : wmap__jn_oom(c);
 }
 
 /* ---- node evaluation ---- */
@@ -412,7 +415,7 @@ typedef struct pipe_ud {
 static int pipe_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 {
 	pipe_ud *p = ud;
-	return jn_ev(c, p->next, v, ptr, p->e, p->k, p->ud);
+	return wmap__jn_ev(c, p->next, v, ptr, p->e, p->k, p->ud);
 }
 
 /* Forwards outputs and remembers whether the downstream failed (guards for try and //). */
@@ -427,7 +430,7 @@ typedef struct guard {
 static int guard_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 {
 	guard *g = ud;
-	if (g->only_truthy && !jn_truthy(v))
+	if (g->only_truthy && !wmap__jn_truthy(v))
 		return 0;
 	g->emitted = 1;
 	int rc = g->k(c, g->ud, v, ptr);
@@ -442,7 +445,7 @@ static int index_emit(ectx *c, void *ud, json_t *idx, const char *ptr_unused)
 	json_t *v;
 	char *p;
 	(void)ptr_unused;
-	int rc = jn_index_value(c, x->in, x->ptr, idx, &v, &p);
+	int rc = wmap__jn_index_value(c, x->in, x->ptr, idx, &v, &p);
 	if (rc)
 		return rc;
 	rc = x->k(c, x->ud, v, p);
@@ -456,7 +459,7 @@ typedef struct target_ud {
 	const env *e;
 	emit_fn k;
 	void *ud;
-	json_t *root;       /* the input of the whole postfix expression (index expressions read it) */
+	json_t *root; /* the input of the whole postfix expression (index expressions read it) */
 	const char *rootptr;
 } target_ud;
 
@@ -464,10 +467,10 @@ static int target_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 {
 	target_ud *t = ud;
 	if (t->x->k == N_ITER)
-		return jn_iterate(c, v, ptr, 0, t->k, t->ud);
-	cont iu = {NULL, v, ptr, NULL, t->k, t->ud};
+		return wmap__jn_iterate(c, v, ptr, 0, t->k, t->ud);
+	cont iu = { NULL, v, ptr, NULL, t->k, t->ud };
 	/* the index expression reads the original input, not the target */
-	return jn_ev(c, t->x->b, t->root, NULL, t->e, index_emit, &iu);
+	return wmap__jn_ev(c, t->x->b, t->root, NULL, t->e, index_emit, &iu);
 }
 
 typedef struct binop_ud {
@@ -486,14 +489,14 @@ static int binop_lhs(ectx *c, void *ud, json_t *lhs, const char *ptr)
 	int rc;
 	(void)ptr;
 	switch (b->x->op) {
-	case T_EQ: res = json_boolean(jn_compare(lhs, b->rhs) == 0); break;
-	case T_NE: res = json_boolean(jn_compare(lhs, b->rhs) != 0); break;
-	case T_LT: res = json_boolean(jn_compare(lhs, b->rhs) < 0); break;
-	case T_LE: res = json_boolean(jn_compare(lhs, b->rhs) <= 0); break;
-	case T_GT: res = json_boolean(jn_compare(lhs, b->rhs) > 0); break;
-	case T_GE: res = json_boolean(jn_compare(lhs, b->rhs) >= 0); break;
+	case T_EQ: res = json_boolean(wmap__jn_compare(lhs, b->rhs) == 0); break;
+	case T_NE: res = json_boolean(wmap__jn_compare(lhs, b->rhs) != 0); break;
+	case T_LT: res = json_boolean(wmap__jn_compare(lhs, b->rhs) < 0); break;
+	case T_LE: res = json_boolean(wmap__jn_compare(lhs, b->rhs) <= 0); break;
+	case T_GT: res = json_boolean(wmap__jn_compare(lhs, b->rhs) > 0); break;
+	case T_GE: res = json_boolean(wmap__jn_compare(lhs, b->rhs) >= 0); break;
 	default:
-		if ((rc = jn_arith(c, b->x->op, lhs, b->rhs, &res)))
+		if ((rc = wmap__jn_arith(c, b->x->op, lhs, b->rhs, &res)))
 			return rc;
 	}
 	rc = b->k(c, b->ud, res, NULL);
@@ -507,46 +510,43 @@ static int binop_rhs(ectx *c, void *ud, json_t *rhs, const char *ptr)
 	(void)ptr;
 	b->rhs = rhs;
 	/* jq runs the right operand in the outer loop */
-	return jn_ev(c, b->x->a, b->in, NULL, b->e, binop_lhs, b);
+	return wmap__jn_ev(c, b->x->a, b->in, NULL, b->e, binop_lhs, b);
 }
-
 
 static int logic_rhs(ectx *c, void *ud, json_t *v, const char *ptr)
 {
 	cont *l = ud;
 	(void)ptr;
-	return l->k(c, l->ud, json_boolean(jn_truthy(v)), NULL);
+	return l->k(c, l->ud, json_boolean(wmap__jn_truthy(v)), NULL);
 }
 
 static int logic_lhs(ectx *c, void *ud, json_t *v, const char *ptr)
 {
 	cont *l = ud;
 	(void)ptr;
-	int t = jn_truthy(v);
+	int t = wmap__jn_truthy(v);
 	if (l->x->k == N_AND && !t)
 		return l->k(c, l->ud, json_false(), NULL);
 	if (l->x->k == N_OR && t)
 		return l->k(c, l->ud, json_true(), NULL);
-	return jn_ev(c, l->x->b, l->in, NULL, l->e, logic_rhs, l);
+	return wmap__jn_ev(c, l->x->b, l->in, NULL, l->e, logic_rhs, l);
 }
-
 
 static int bind_emit(ectx *c, void *ud, json_t *v, const char *ptr_unused)
 {
 	cont *b = ud;
-	env ne = {b->x->name, v, b->e};
+	env ne = { b->x->name, v, b->e };
 	(void)ptr_unused;
-	return jn_ev(c, b->x->b, b->in, b->ptr, &ne, b->k, b->ud);
+	return wmap__jn_ev(c, b->x->b, b->in, b->ptr, &ne, b->k, b->ud);
 }
-
 
 static int if_emit(ectx *c, void *ud, json_t *cond, const char *ptr_unused)
 {
 	cont *f = ud;
 	(void)ptr_unused;
-	if (jn_truthy(cond))
-		return jn_ev(c, f->x->b, f->in, f->ptr, f->e, f->k, f->ud);
-	return jn_ev(c, f->x->c, f->in, f->ptr, f->e, f->k, f->ud);
+	if (wmap__jn_truthy(cond))
+		return wmap__jn_ev(c, f->x->b, f->in, f->ptr, f->e, f->k, f->ud);
+	return wmap__jn_ev(c, f->x->c, f->in, f->ptr, f->e, f->k, f->ud);
 }
 
 /* Object construction: the cartesian product of every entry's keys and values. */
@@ -570,7 +570,7 @@ static int obj_value(ectx *c, void *ud, json_t *v, const char *ptr)
 	json_t *saved = json_copy(o->obj);
 	if (!saved || json_object_set(o->obj, json_string_value(o->key), v)) {
 		json_decref(saved);
-		return jn_oom(c);
+		return wmap__jn_oom(c);
 	}
 	o->at++;
 	json_t *key = o->key;
@@ -587,23 +587,22 @@ static int obj_key(ectx *c, void *ud, json_t *k, const char *ptr)
 	obj_ud *o = ud;
 	(void)ptr;
 	if (!json_is_string(k))
-		return jn_err(c, "Object keys must be strings");
+		return wmap__jn_err(c, "Object keys must be strings");
 	o->key = k;
-	return jn_ev(c, o->x->args[2 * o->at + 1], o->in, NULL, o->e, obj_value, o);
+	return wmap__jn_ev(c, o->x->args[2 * o->at + 1], o->in, NULL, o->e, obj_value, o);
 }
 
 static int obj_step(ectx *c, obj_ud *o)
 {
 	if (o->at == o->x->n)
 		return o->k(c, o->ud, o->obj, NULL);
-	return jn_ev(c, o->x->args[2 * o->at], o->in, NULL, o->e, obj_key, o);
+	return wmap__jn_ev(c, o->x->args[2 * o->at], o->in, NULL, o->e, obj_key, o);
 }
 
-
-int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
+int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
 {
 	if (++c->steps > JN_MAX_STEPS)
-		return jn_err(c, "the expression took more than %lu steps", JN_MAX_STEPS);
+		return wmap__jn_err(c, "the expression took more than %lu steps", JN_MAX_STEPS);
 	switch (x->k) {
 	case N_IDENTITY:
 		return k(c, ud, in, ptr);
@@ -611,46 +610,46 @@ int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emi
 		return k(c, ud, x->lit, NULL);
 	case N_INDEX:
 	case N_ITER: {
-		target_ud t = {x, e, k, ud, in, ptr};
-		return jn_ev(c, x->a, in, ptr, e, target_emit, &t);
+		target_ud t = { x, e, k, ud, in, ptr };
+		return wmap__jn_ev(c, x->a, in, ptr, e, target_emit, &t);
 	}
 	case N_PIPE: {
-		pipe_ud p = {x->b, e, k, ud};
-		return jn_ev(c, x->a, in, ptr, e, pipe_emit, &p);
+		pipe_ud p = { x->b, e, k, ud };
+		return wmap__jn_ev(c, x->a, in, ptr, e, pipe_emit, &p);
 	}
 	case N_COMMA: {
-		int rc = jn_ev(c, x->a, in, ptr, e, k, ud);
-		return rc ? rc : jn_ev(c, x->b, in, ptr, e, k, ud);
+		int rc = wmap__jn_ev(c, x->a, in, ptr, e, k, ud);
+		return rc ? rc : wmap__jn_ev(c, x->b, in, ptr, e, k, ud);
 	}
 	case N_ALT: {
 		/* `a // b`: a's truthy outputs; b when there are none. libjq 1.6 lets an error
 		 * in a through (later jq versions swallow it): so do we. */
-		guard g = {k, ud, 0, 0, 1};
-		int rc = jn_ev(c, x->a, in, ptr, e, guard_emit, &g);
+		guard g = { k, ud, 0, 0, 1 };
+		int rc = wmap__jn_ev(c, x->a, in, ptr, e, guard_emit, &g);
 		if (rc || g.emitted)
 			return rc;
-		return jn_ev(c, x->b, in, ptr, e, k, ud);
+		return wmap__jn_ev(c, x->b, in, ptr, e, k, ud);
 	}
 	case N_AND:
 	case N_OR: {
-		cont l = {x, in, NULL, e, k, ud};
-		return jn_ev(c, x->a, in, NULL, e, logic_lhs, &l);
+		cont l = { x, in, NULL, e, k, ud };
+		return wmap__jn_ev(c, x->a, in, NULL, e, logic_lhs, &l);
 	}
 	case N_BINOP: {
-		binop_ud b = {x, in, e, NULL, k, ud};
-		return jn_ev(c, x->b, in, NULL, e, binop_rhs, &b);
+		binop_ud b = { x, in, e, NULL, k, ud };
+		return wmap__jn_ev(c, x->b, in, NULL, e, binop_rhs, &b);
 	}
 	case N_NEG: {
 		json_t *all;
-		int rc = jn_ev_all(c, x->a, in, e, &all);
+		int rc = wmap__jn_ev_all(c, x->a, in, e, &all);
 		size_t i;
 		json_t *v;
 		json_array_foreach(all, i, v) {
 			if (!rc && !json_is_number(v))
-				rc = jn_err(c, "%s cannot be negated", jn_type_name(v));
-			json_t *n = rc ? NULL : jn_mknum(-jn_num(v));
+				rc = wmap__jn_err(c, "%s cannot be negated", wmap__jn_type_name(v));
+			json_t *n = rc ? NULL : wmap__jn_mknum(-wmap__jn_num(v));
 			if (!rc)
-				rc = n ? k(c, ud, n, NULL) : jn_oom(c);
+				rc = n ? k(c, ud, n, NULL) : wmap__jn_oom(c);
 			json_decref(n);
 		}
 		json_decref(rc && !all ? NULL : all);
@@ -658,7 +657,7 @@ int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emi
 	}
 	case N_ARRAY: {
 		json_t *all;
-		int rc = jn_ev_all(c, x->a, in, e, &all);
+		int rc = wmap__jn_ev_all(c, x->a, in, e, &all);
 		if (rc)
 			return rc;
 		rc = k(c, ud, all, NULL);
@@ -666,9 +665,9 @@ int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emi
 		return rc;
 	}
 	case N_OBJECT: {
-		obj_ud o = {x, in, e, 0, json_object(), NULL, k, ud};
+		obj_ud o = { x, in, e, 0, json_object(), NULL, k, ud };
 		if (!o.obj)
-			return jn_oom(c);
+			return wmap__jn_oom(c);
 		int rc = obj_step(c, &o);
 		json_decref(o.obj);
 		return rc;
@@ -677,33 +676,33 @@ int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emi
 		for (const env *v = e; v; v = v->next)
 			if (strcmp(v->name, x->name) == 0)
 				return k(c, ud, v->v, NULL);
-		return jn_err(c, "$%s is not defined", x->name);
+		return wmap__jn_err(c, "$%s is not defined", x->name);
 	case N_BIND: {
-		cont b = {x, in, ptr, e, k, ud};
-		return jn_ev(c, x->a, in, NULL, e, bind_emit, &b);
+		cont b = { x, in, ptr, e, k, ud };
+		return wmap__jn_ev(c, x->a, in, NULL, e, bind_emit, &b);
 	}
 	case N_IF: {
-		cont f = {x, in, ptr, e, k, ud};
-		return jn_ev(c, x->a, in, NULL, e, if_emit, &f);
+		cont f = { x, in, ptr, e, k, ud };
+		return wmap__jn_ev(c, x->a, in, NULL, e, if_emit, &f);
 	}
 	case N_TRY: {
-		guard g = {k, ud, 0, 0, 0};
-		int rc = jn_ev(c, x->a, in, ptr, e, guard_emit, &g);
+		guard g = { k, ud, 0, 0, 0 };
+		int rc = wmap__jn_ev(c, x->a, in, ptr, e, guard_emit, &g);
 		if (!rc || g.downstream_rc || rc == JN_STOP || rc == WMAP_ENOMEM)
 			return rc;
 		if (!x->b)
 			return 0;
 		json_t *msg = json_string(c->err ? c->err->message : "error");
 		if (!msg)
-			return jn_oom(c);
-		rc = jn_ev(c, x->b, msg, NULL, e, k, ud);
+			return wmap__jn_oom(c);
+		rc = wmap__jn_ev(c, x->b, msg, NULL, e, k, ud);
 		json_decref(msg);
 		return rc;
 	}
 	case N_CALL:
-		return jn_call(c, x, in, ptr, e, k, ud);
+		return wmap__jn_call(c, x, in, ptr, e, k, ud);
 	}
-	return jn_err(c, "unknown node");
+	return wmap__jn_err(c, "unknown node");
 }
 
 typedef struct results_ud {
@@ -714,18 +713,18 @@ static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 {
 	results_ud *r = ud;
 	if (r->out->n >= WMAP_MAX_RESULTS)
-		return jn_err(c, "more than %d results", WMAP_MAX_RESULTS);
+		return wmap__jn_err(c, "more than %d results", WMAP_MAX_RESULTS);
 	char *p = ptr ? strdup(ptr) : NULL;
-	if ((ptr && !p) || wmap_results_push(r->out, json_incref(v), p))
-		return jn_oom(c);
+	if ((ptr && !p) || wmap__results_push(r->out, json_incref(v), p))
+		return wmap__jn_oom(c);
 	return 0;
 }
 
-int wmap_jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
+int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
 {
-	ectx c = {error, 0};
-	results_ud r = {out};
-	int rc = jn_ev(&c, p->root, input, "", NULL, results_emit, &r);
+	ectx c = { error, 0 };
+	results_ud r = { out };
+	int rc = wmap__jn_ev(&c, p->root, input, "", NULL, results_emit, &r);
 	if (rc == JN_STOP)
 		rc = 0;
 	return rc;

@@ -15,11 +15,11 @@
 typedef struct wmap_jn wmap_jn;
 
 /* Parses text; NULL when it is outside the subset (or not valid jq: libjq will say why). */
-wmap_jn *wmap_jn_parse(const char *text);
-void wmap_jn_free(wmap_jn *p);
+wmap_jn *wmap__jn_parse(const char *text);
+void wmap__jn_free(wmap_jn *p);
 
 /* Runs p on input, appending every output. Outputs carry a JSON Pointer when they are a
  * location in input (path expressions), else NULL. Errors end the run, as in jq. */
-int wmap_jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *err);
+int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *err);
 
 #endif

@@ -4,28 +4,71 @@
 
 #include "jqnative.h"
 
-#define JN_STOP 1                /* a consumer has seen enough; not an error */
+#define JN_STOP 1 /* a consumer has seen enough; not an error */
 
 typedef enum {
-	T_EOF, T_DOT, T_FIELD, T_LBRACK, T_RBRACK, T_LBRACE, T_RBRACE, T_LPAREN, T_RPAREN,
-	T_PIPE, T_COMMA, T_COLON, T_SEMI, T_QUESTION, T_ALT, T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
-	T_PLUS, T_MINUS, T_STAR, T_SLASH, T_PERCENT, T_IDENT, T_VAR, T_NUM, T_STR,
+	T_EOF,
+	T_DOT,
+	T_FIELD,
+	T_LBRACK,
+	T_RBRACK,
+	T_LBRACE,
+	T_RBRACE,
+	T_LPAREN,
+	T_RPAREN,
+	T_PIPE,
+	T_COMMA,
+	T_COLON,
+	T_SEMI,
+	T_QUESTION,
+	T_ALT,
+	T_EQ,
+	T_NE,
+	T_LT,
+	T_LE,
+	T_GT,
+	T_GE,
+	T_PLUS,
+	T_MINUS,
+	T_STAR,
+	T_SLASH,
+	T_PERCENT,
+	T_IDENT,
+	T_VAR,
+	T_NUM,
+	T_STR,
 } tok_kind;
 
 typedef enum {
-	N_IDENTITY, N_INDEX, N_ITER, N_LITERAL, N_PIPE, N_COMMA, N_ALT, N_AND, N_OR, N_BINOP,
-	N_NEG, N_ARRAY, N_OBJECT, N_VAR, N_BIND, N_IF, N_TRY, N_CALL,
+	N_IDENTITY,
+	N_INDEX,
+	N_ITER,
+	N_LITERAL,
+	N_PIPE,
+	N_COMMA,
+	N_ALT,
+	N_AND,
+	N_OR,
+	N_BINOP,
+	N_NEG,
+	N_ARRAY,
+	N_OBJECT,
+	N_VAR,
+	N_BIND,
+	N_IF,
+	N_TRY,
+	N_CALL,
 } node_kind;
 
 typedef struct node node;
 struct node {
 	node_kind k;
-	tok_kind op;          /* N_BINOP */
-	node *a, *b, *c;      /* operands; N_INDEX: a target, b index; N_IF: a cond, b then, c else */
-	char *name;           /* N_VAR, N_BIND, N_CALL */
-	json_t *lit;          /* N_LITERAL */
-	size_t n;             /* N_CALL args, N_OBJECT entries */
-	node **args;          /* N_CALL: args; N_OBJECT: key, value pairs (2n) */
+	tok_kind op;     /* N_BINOP */
+	node *a, *b, *c; /* operands; N_INDEX: a target, b index; N_IF: a cond, b then, c else */
+	char *name;      /* N_VAR, N_BIND, N_CALL */
+	json_t *lit;     /* N_LITERAL */
+	size_t n;        /* N_CALL args, N_OBJECT entries */
+	node **args;     /* N_CALL: args; N_OBJECT: key, value pairs (2n) */
 };
 
 struct wmap_jn {
@@ -56,22 +99,22 @@ typedef struct cont {
 	void *ud;
 } cont;
 
-int jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
+int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
 /* 1 when name/arity is a builtin the native evaluator implements. */
-int jn_known(const char *name, size_t arity);
-int jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
-int jn_err(ectx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int jn_oom(ectx *c);
-int jn_truthy(const json_t *v);
-double jn_num(const json_t *v);
-json_t *jn_mknum(double d);
-int jn_compare(const json_t *a, const json_t *b);
-const char *jn_type_name(const json_t *v);
-void jn_describe(char *buf, size_t len, const json_t *v);
-char *jn_dump(const json_t *v);
-int jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **out);
-int jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud);
-int jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **out, char **optr);
-int jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out);
+int wmap__jn_known(const char *name, size_t arity);
+int wmap__jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
+int wmap__jn_err(ectx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int wmap__jn_oom(ectx *c);
+int wmap__jn_truthy(const json_t *v);
+double wmap__jn_num(const json_t *v);
+json_t *wmap__jn_mknum(double d);
+int wmap__jn_compare(const json_t *a, const json_t *b);
+const char *wmap__jn_type_name(const json_t *v);
+void wmap__jn_describe(char *buf, size_t len, const json_t *v);
+char *wmap__jn_dump(const json_t *v);
+int wmap__jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **out);
+int wmap__jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud);
+int wmap__jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **out, char **optr);
+int wmap__jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out);
 
 #endif

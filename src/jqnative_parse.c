@@ -12,14 +12,14 @@
 
 #include "jqnative_int.h"
 
-#define JN_MAX_DEPTH 64          /* expression nesting */
+#define JN_MAX_DEPTH 64 /* expression nesting */
 #define JN_MAX_TOKENS 4096
 
 /* ---- lexer ---- */
 
 typedef struct tok {
 	tok_kind k;
-	char *s;      /* identifier, variable, field or string text */
+	char *s; /* identifier, variable, field or string text */
 	double num;
 } tok;
 
@@ -83,7 +83,7 @@ static int lex(lexer *lx, const char *src)
 	const char *p = src;
 	size_t cap = 0;
 	for (;;) {
-		tok t = {0};
+		tok t = { 0 };
 		while (isspace((unsigned char)*p))
 			p++;
 		if (*p == '#')
@@ -123,7 +123,7 @@ static int lex(lexer *lx, const char *src)
 				p++;
 			}
 		} else if (isdigit((unsigned char)c)) {
-number:;
+		number:;
 			char *end;
 			t.k = T_NUM;
 			t.num = strtod(p, &end);
@@ -151,14 +151,12 @@ number:;
 			t.k = T_VAR;
 			t.s = strndup(b, (size_t)(p - b));
 		} else {
-			static const struct { const char *s; tok_kind k; } ops[] = {
-				{"//=", T_EOF}, {"|=", T_EOF}, {"+=", T_EOF}, {"-=", T_EOF}, {"*=", T_EOF},
-				{"/=", T_EOF}, {"%=", T_EOF}, {"?//", T_EOF}, {"==", T_EQ}, {"!=", T_NE},
-				{"<=", T_LE}, {">=", T_GE}, {"//", T_ALT}, {"[", T_LBRACK}, {"]", T_RBRACK},
-				{"{", T_LBRACE}, {"}", T_RBRACE}, {"(", T_LPAREN}, {")", T_RPAREN},
-				{"|", T_PIPE}, {",", T_COMMA}, {":", T_COLON}, {";", T_SEMI}, {"?", T_QUESTION},
-				{"<", T_LT}, {">", T_GT}, {"+", T_PLUS}, {"-", T_MINUS}, {"*", T_STAR},
-				{"/", T_SLASH}, {"%", T_PERCENT}, {"=", T_EOF}};
+			static const struct {
+				const char *s;
+				tok_kind k;
+			} ops[] = {
+				{ "//=", T_EOF }, { "|=", T_EOF }, { "+=", T_EOF }, { "-=", T_EOF }, { "*=", T_EOF }, { "/=", T_EOF }, { "%=", T_EOF }, { "?//", T_EOF }, { "==", T_EQ }, { "!=", T_NE }, { "<=", T_LE }, { ">=", T_GE }, { "//", T_ALT }, { "[", T_LBRACK }, { "]", T_RBRACK }, { "{", T_LBRACE }, { "}", T_RBRACE }, { "(", T_LPAREN }, { ")", T_RPAREN }, { "|", T_PIPE }, { ",", T_COMMA }, { ":", T_COLON }, { ";", T_SEMI }, { "?", T_QUESTION }, { "<", T_LT }, { ">", T_GT }, { "+", T_PLUS }, { "-", T_MINUS }, { "*", T_STAR }, { "/", T_SLASH }, { "%", T_PERCENT }, { "=", T_EOF }
+			};
 			size_t i;
 			for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 				if (strncmp(p, ops[i].s, strlen(ops[i].s)) == 0)
@@ -253,7 +251,7 @@ static node *field(node *target, const char *key)
 {
 	node *k = literal(json_string(key));
 	if (!k)
-		return fail(&(parser){0}, target);
+		return fail(&(parser){ 0 }, target);
 	return mk(N_INDEX, target, k);
 }
 
@@ -343,9 +341,9 @@ static node *parse_object(parser *ps)
 	return accept(ps, T_RBRACE) ? x : fail(ps, x);
 }
 
-static const char *const unsupported_words[] = {"reduce", "foreach", "def", "label", "import",
+static const char *const unsupported_words[] = { "reduce", "foreach", "def", "label", "import",
 						 "include", "then", "elif", "else", "end", "as",
-						 "catch", "and", "or", "__loc__", NULL};
+						 "catch", "and", "or", "__loc__", NULL };
 
 static node *parse_term(parser *ps)
 {
@@ -369,7 +367,7 @@ static node *parse_term(parser *ps)
 	case T_NUM:
 		ps->lx->pos++;
 		x = literal(t->num == floor(t->num) && fabs(t->num) < 9e15 ? json_integer((json_int_t)t->num)
-									: json_real(t->num));
+									   : json_real(t->num));
 		break;
 	case T_STR:
 		ps->lx->pos++;
@@ -447,7 +445,7 @@ static node *parse_term(parser *ps)
 				if (!accept(ps, T_RPAREN))
 					return fail(ps, x);
 			}
-			if (!jn_known(x->name, x->n))
+			if (!wmap__jn_known(x->name, x->n))
 				return fail(ps, x); /* libjq knows more builtins */
 		}
 		break;
@@ -581,10 +579,10 @@ static node *parse_pipe(parser *ps)
 	return x;
 }
 
-wmap_jn *wmap_jn_parse(const char *text)
+wmap_jn *wmap__jn_parse(const char *text)
 {
-	lexer lx = {0};
-	parser ps = {&lx, 0, 0};
+	lexer lx = { 0 };
+	parser ps = { &lx, 0, 0 };
 	wmap_jn *p = NULL;
 	node *root;
 
@@ -605,11 +603,10 @@ out:
 	return p;
 }
 
-void wmap_jn_free(wmap_jn *p)
+void wmap__jn_free(wmap_jn *p)
 {
 	if (p) {
 		node_free(p->root);
 		free(p);
 	}
 }
-

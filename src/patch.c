@@ -1,4 +1,4 @@
-/* wmap: JSON Patch builder and applier, JSON Pointers, label values (see wmap/patch.h). */
+/* wmap: JSON Patch builder and applier, label values (see wmap/patch.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
@@ -10,18 +10,18 @@
 
 /* Where a pointer leads through the overlay (patch over document). */
 typedef struct walk {
-	int rc;           /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
-	int found;        /* the whole pointer resolved to a non-null value */
-	int in_patch;     /* value (or, when !found, parent) belongs to an op's value */
-	json_t *value;    /* found: the value; else the deepest existing ancestor */
-	size_t miss;      /* !found: offset in the pointer of the first missing token's '/' */
+	int rc;        /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
+	int found;     /* the whole pointer resolved to a non-null value */
+	int in_patch;  /* value (or, when !found, parent) belongs to an op's value */
+	json_t *value; /* found: the value; else the deepest existing ancestor */
+	size_t miss;   /* !found: offset in the pointer of the first missing token's '/' */
 } walk;
 
 /* One `add` operation. */
 typedef struct patch_op {
-	char *path;       /* escaped JSON pointer */
+	char *path; /* escaped JSON pointer */
 	size_t path_len;
-	json_t *value;    /* a reference; NULL once the op is dropped */
+	json_t *value; /* a reference; NULL once the op is dropped */
 } patch_op;
 
 #define NO_OP SIZE_MAX
@@ -30,158 +30,24 @@ typedef struct patch_op {
  * op stays until the next rehash and is skipped). */
 typedef struct slot {
 	uint64_t hash;
-	size_t op;        /* index into ops, NO_OP when the slot is free */
+	size_t op; /* index into ops, NO_OP when the slot is free */
 } slot;
 
 /* Operations are kept as plain records and written as text directly (wmap_patch_dump): a
  * jansson object per operation was a third of a 64-job review's mutation. */
 struct wmap_patch {
 	const json_t *doc;
-	patch_op *ops;        /* in order; dropped ones are skipped */
+	patch_op *ops; /* in order; dropped ones are skipped */
 	size_t n_ops, cap_ops, n_live;
-	slot *slots;          /* path -> the op that owns the whole value at that path */
+	slot *slots; /* path -> the op that owns the whole value at that path */
 	size_t n_slots, n_used;
-	json_t *appends;      /* array pointer -> values appended to it with "/-" so far */
-	json_t *ops_json;     /* wmap_patch_ops' array, built on demand, dropped on change */
+	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
+	json_t *ops_json; /* wmap_patch_ops' array, built on demand, dropped on change */
 	/* The last successful walk: callers set several keys of one map in a row (a
 	 * template's labels), and each walk is one lookup per token of an 8-token pointer. */
 	char *last_ptr;
 	walk last;
 };
-
-/* ---- pointers ---------------------------------------------------------------------- */
-
-char *wmap_pointer_join(const char *base, const char *token)
-{
-	size_t bl = strlen(base), extra = 0;
-	for (const char *s = token; *s; s++)
-		extra += (*s == '~' || *s == '/');
-	char *out = malloc(bl + 1 + strlen(token) + extra + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, base, bl);
-	char *o = out + bl;
-	*o++ = '/';
-	/* RFC 6901: `~` first, then `/`, so "a/~b" becomes "a~1~0b" and never "a~01b". */
-	for (const char *s = token; *s; s++) {
-		if (*s == '~') {
-			*o++ = '~';
-			*o++ = '0';
-		} else if (*s == '/') {
-			*o++ = '~';
-			*o++ = '1';
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-/* Unescapes the token p[0..n) into a new string; NULL on a bad escape or ENOMEM. */
-static char *token_dup(const char *p, size_t n)
-{
-	char *out = malloc(n + 1), *o = out;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] != '~') {
-			*o++ = p[i];
-			continue;
-		}
-		if (i + 1 < n && p[i + 1] == '0')
-			*o++ = '~';
-		else if (i + 1 < n && p[i + 1] == '1')
-			*o++ = '/';
-		else {
-			free(out);
-			return NULL;
-		}
-		i++;
-	}
-	*o = '\0';
-	return out;
-}
-
-/* 1 when every '~' of the token p[0..n) starts "~0" or "~1". */
-static int token_well_formed(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] == '~' && !(i + 1 < n && (p[i + 1] == '0' || p[i + 1] == '1')))
-			return 0;
-	return 1;
-}
-
-/* An array index token: "0" or digits without a leading zero. */
-static int parse_index(const char *tok, size_t *out)
-{
-	if (!*tok || (tok[0] == '0' && tok[1]) || strlen(tok) > 9)
-		return -1;
-	size_t v = 0;
-	for (const char *s = tok; *s; s++) {
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		v = v * 10 + (size_t)(*s - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-static json_t *child(const json_t *cur, const char *tok)
-{
-	if (json_is_object(cur))
-		return json_object_get(cur, tok);
-	size_t i;
-	if (json_is_array(cur) && parse_index(tok, &i) == 0)
-		return json_array_get(cur, i);
-	return NULL;
-}
-
-/* The child named by the escaped token p[0..n) of cur, NULL when absent; *bad is set for a
- * malformed escape, *oom when unescaping failed to allocate. Tokens without '~' (nearly
- * all) are looked up in place, without a copy. */
-static json_t *child_n(const json_t *cur, const char *p, size_t n, int *bad, int *oom)
-{
-	if (!memchr(p, '~', n)) {
-		if (json_is_object(cur))
-			return json_object_getn(cur, p, n);
-		char idx[16];
-		size_t i;
-		if (!json_is_array(cur) || n >= sizeof(idx))
-			return NULL;
-		memcpy(idx, p, n);
-		idx[n] = '\0';
-		return parse_index(idx, &i) == 0 ? json_array_get(cur, i) : NULL;
-	}
-	if (!token_well_formed(p, n)) {
-		*bad = 1;
-		return NULL;
-	}
-	char *tok = token_dup(p, n);
-	if (!tok) {
-		*oom = 1;
-		return NULL;
-	}
-	json_t *c = child(cur, tok);
-	free(tok);
-	return c;
-}
-
-json_t *wmap_pointer_lookup(const json_t *doc, const char *pointer)
-{
-	json_t *cur = (json_t *)doc;
-	const char *p = pointer;
-	if (!p || (*p && *p != '/'))
-		return NULL;
-	while (cur && *p == '/') {
-		const char *end = strchr(p + 1, '/');
-		size_t n = end ? (size_t)(end - p - 1) : strlen(p + 1);
-		int bad = 0, oom = 0;
-		cur = child_n(cur, p + 1, n, &bad, &oom);
-		p += n + 1;
-	}
-	return cur;
-}
 
 /* ---- builder ----------------------------------------------------------------------- */
 
@@ -264,7 +130,7 @@ static int own(wmap_patch *p, size_t op_index)
 		size_t used = 0;
 		for (size_t i = 0; i < p->n_slots; i++) {
 			const slot *sl = &p->slots[i];
-			if (sl->op != NO_OP && p->ops[sl->op].value) {   /* dropped ops go */
+			if (sl->op != NO_OP && p->ops[sl->op].value) { /* dropped ops go */
 				slot_put(ns, n, sl->hash, sl->op);
 				used++;
 			}
@@ -339,7 +205,7 @@ size_t wmap_patch_len(const wmap_patch *p)
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
 {
 	static const char head[] = "{\"op\":\"add\",\"path\":", mid[] = ",\"value\":";
-	wmap_json_writer w = { 0 };
+	wmap_json_writer w = WMAP_JSON_WRITER_INIT;
 	int first = 1;
 	wmap_json_write_raw(&w, "[", 1);
 	for (size_t i = 0; i < p->n_ops; i++) {
@@ -384,7 +250,7 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 		}
 		if (!from_op) {
 			int bad = 0, oom = 0;
-			next = child_n(w.value, ptr + pos + 1, stop - pos - 1, &bad, &oom);
+			next = wmap_pointer_child(w.value, ptr + pos + 1, stop - pos - 1, &bad, &oom);
 			if (bad || oom) {
 				w.rc = bad ? WMAP_EINVAL : WMAP_ENOMEM;
 				return w;
@@ -418,7 +284,7 @@ static walk walk_cached(wmap_patch *p, const char *pointer)
 		return p->last;
 	forget_walk(p);
 	walk w = walk_pointer(p, pointer);
-	if (w.rc == 0 && (p->last_ptr = strdup(pointer)) != NULL)   /* no memory: no shortcut */
+	if (w.rc == 0 && (p->last_ptr = strdup(pointer)) != NULL) /* no memory: no shortcut */
 		p->last = w;
 	return w;
 }
@@ -503,7 +369,7 @@ static json_t *nest(const char *rest, const char *key, json_t *value)
 		size_t start = len;
 		while (start > 0 && rest[start - 1] != '/')
 			start--;
-		char *tok = token_dup(rest + start, len - start);
+		char *tok = wmap_pointer_token_dup(rest + start, len - start);
 		json_t *wrap = json_object();
 		if (!tok || !wrap || json_object_set_new(wrap, tok, leaf) != 0) {
 			free(tok);
@@ -554,7 +420,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 		if (changed)
 			*changed = 1;
 		if (w.in_patch) {
-			ops_changed(p);   /* an op's value changes in place */
+			ops_changed(p); /* an op's value changes in place */
 			rc = json_object_set_new(w.value, key, value) ? WMAP_ENOMEM : 0;
 			value = NULL;
 		} else if (o) {
@@ -596,10 +462,10 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 	}
 	if (changed)
 		*changed = 1;
-	forget_walk(p);   /* a container on the way to parent is created */
+	forget_walk(p); /* a container on the way to parent is created */
 	if (w.in_patch) {
-		char *tok = token_dup(tok_start, tok_len);
-		ops_changed(p);   /* an op's value changes in place */
+		char *tok = wmap_pointer_token_dup(tok_start, tok_len);
+		ops_changed(p); /* an op's value changes in place */
 		if (!tok || json_object_set_new(w.value, tok, nested) != 0)
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		free(tok);
@@ -626,9 +492,9 @@ static int split_last(const char *pointer, char **parent, char **last)
 	if (!slash)
 		return WMAP_EINVAL;
 	*parent = strndup(pointer, (size_t)(slash - pointer));
-	*last = token_dup(slash + 1, strlen(slash + 1));
+	*last = wmap_pointer_token_dup(slash + 1, strlen(slash + 1));
 	if (!*parent || !*last) {
-		int bad = *parent && !token_well_formed(slash + 1, strlen(slash + 1));
+		int bad = *parent && !wmap_pointer_token_valid(slash + 1, strlen(slash + 1));
 		free(*parent);
 		free(*last);
 		*parent = *last = NULL;
@@ -655,6 +521,99 @@ int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_pa
 	return rc;
 }
 
+/* Does entry hold every string member of keys, with the same value? */
+static int has_keys(const json_t *entry, const json_t *keys)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)keys, k, v) {
+		if (json_is_string(v) && !json_equal(json_object_get(entry, k), v))
+			return 0;
+	}
+	return json_is_object(entry) || !json_is_object(keys);
+}
+
+int wmap_patch_create(wmap_patch *p, const char *pointer, json_t *value, char **actual,
+		      wmap_error *err)
+{
+	char *parent = NULL, *last = NULL, *got = NULL;
+	int rc = 0;
+	if (actual)
+		*actual = NULL;
+	if (!value)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	walk w = walk_pointer(p, pointer);
+	if ((rc = split_last(pointer, &parent, &last))) {
+		rc = rc == WMAP_ENOMEM ? wmap_error_set(err, rc, "out of memory")
+				       : wmap_error_set(err, rc, "malformed JSON pointer \"%s\"", pointer);
+		goto done;
+	}
+	walk pw = walk_pointer(p, parent);
+	if (pw.rc || !pw.found) {
+		rc = pw.rc == WMAP_ENOMEM ? wmap_error_set(err, WMAP_ENOMEM, "out of memory")
+					  : wmap_error_set(err, WMAP_EEVAL, "%s does not exist", parent);
+		goto done;
+	}
+	/* Already there (made by an earlier write of this patch): for a list entry, only when
+	 * it has value's keys (the entry another write made for another key is not this one). */
+	if (w.rc == 0 && w.found && !(json_is_array(pw.value) && !has_keys(w.value, value))) {
+		got = strdup(pointer);
+		rc = got ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		goto done;
+	}
+	if (json_is_object(pw.value)) {
+		rc = wmap_patch_set(p, parent, last, value, WMAP_PATCH_DEFAULT, NULL, err);
+		value = NULL;
+		got = rc ? NULL : strdup(pointer);
+	} else if (json_is_array(pw.value)) {
+		/* The end of the list as this patch leaves it: entries added before this one own
+		 * the indexes after the document's last entry. */
+		size_t at = json_array_size(pw.value);
+		char idx[24];
+		forget_walk(p);
+		if (pw.in_patch) {
+			ops_changed(p); /* an op's value changes in place */
+			rc = json_array_append_new(pw.value, value) ? WMAP_ENOMEM : 0;
+			value = NULL;
+		} else {
+			for (;; at++) {
+				free(got);
+				snprintf(idx, sizeof(idx), "%zu", at);
+				if (!(got = wmap_pointer_join(parent, idx)) || !owner(p, got, strlen(got)))
+					break;
+			}
+			if (!got) {
+				rc = WMAP_ENOMEM;
+			} else {
+				char *path = strdup(got);
+				rc = path ? add_op(p, path, value, 1, err) : WMAP_ENOMEM;
+				if (!path)
+					json_decref(value);
+				value = NULL;
+			}
+		}
+		if (rc == 0 && !got) {
+			snprintf(idx, sizeof(idx), "%zu", at);
+			got = wmap_pointer_join(parent, idx);
+		}
+		if (rc == WMAP_ENOMEM)
+			wmap_error_set(err, rc, "out of memory");
+	} else {
+		rc = wmap_error_set(err, WMAP_EEVAL, "%s is neither an object nor a list", parent);
+	}
+	if (rc == 0 && !got)
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+done:
+	json_decref(value);
+	free(parent);
+	free(last);
+	if (rc == 0 && actual)
+		*actual = got;
+	else
+		free(got);
+	return rc;
+}
+
 static int array_has(const json_t *arr, const json_t *value)
 {
 	size_t i;
@@ -677,8 +636,8 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	if (w.rc) {
 		json_decref(value);
 		return w.rc == WMAP_ENOMEM
-			? wmap_error_set(err, w.rc, "out of memory")
-			: wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", pointer);
+			       ? wmap_error_set(err, w.rc, "out of memory")
+			       : wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", pointer);
 	}
 	if (!w.found) {
 		json_t *arr = json_array();
@@ -701,11 +660,12 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	}
 	if (changed)
 		*changed = 1;
-	forget_walk(p);   /* the array at pointer grows */
+	forget_walk(p); /* the array at pointer grows */
 	if (w.in_patch) {
-		ops_changed(p);   /* an op's value changes in place */
+		ops_changed(p); /* an op's value changes in place */
 		return json_array_append_new(w.value, value)
-			? wmap_error_set(err, WMAP_ENOMEM, "out of memory") : 0;
+			       ? wmap_error_set(err, WMAP_ENOMEM, "out of memory")
+			       : 0;
 	}
 	if (!pending) {
 		pending = json_array();
@@ -763,7 +723,7 @@ static int do_add(json_t **doc, const char *path, json_t *value)
 	else if (json_is_array(parent)) {
 		if (strcmp(last, "-") == 0)
 			rc = json_array_append(parent, value);
-		else if (parse_index(last, &i) == 0 && i <= json_array_size(parent))
+		else if (wmap_pointer_index(&i, last) == 0 && i <= json_array_size(parent))
 			rc = json_array_insert(parent, i, value);
 	}
 	free(last);
@@ -780,7 +740,7 @@ static int do_remove(json_t *doc, const char *path)
 	size_t i;
 	if (json_is_object(parent))
 		rc = json_object_del(parent, last);
-	else if (json_is_array(parent) && parse_index(last, &i) == 0)
+	else if (json_is_array(parent) && wmap_pointer_index(&i, last) == 0)
 		rc = json_array_remove(parent, i);
 	free(last);
 	return rc;
@@ -857,7 +817,7 @@ void wmap_label_value(char *buf, size_t len, const char *value)
 	if (len == 0)
 		return;
 	if (wmap_label_value_valid(value)) {
-		size_t n = strlen(value);   /* at most 63 */
+		size_t n = strlen(value); /* at most 63 */
 		if (n < len) {
 			memcpy(buf, value, n + 1);
 			return;

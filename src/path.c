@@ -4,35 +4,48 @@
  * .spec.replicatedJobs[].template.spec.template). Evaluating them on jansson costs
  * nanoseconds instead of a libjq round trip, and every result keeps its exact location,
  * which is what the webhook and `patch` write to. Semantics follow jq: indexing null gives
- * null, a missing key gives null, iterating null is an error unless the step ends in '?'. */
+ * null, a missing key gives null, iterating null is an error unless the step ends in '?'.
+ *
+ * One filter is part of the plain form: an iteration followed by `| select(.K == "V")`,
+ * which picks the entries of a keyed list (Kubernetes' list-map: containers by name,
+ * Trainer's runtimePatches by manager). Such a path can also name an entry that is not
+ * there yet, with what to add to create it (wmap__path_locate). */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval.h"
 
-typedef enum { STEP_KEY, STEP_INDEX, STEP_ITER } step_kind;
+typedef enum { STEP_KEY,
+	       STEP_INDEX,
+	       STEP_ITER } step_kind;
 
 typedef struct step {
 	step_kind kind;
 	char *key;
 	long index;
 	int optional;
+	char *sel_key, *sel_value; /* STEP_ITER: only entries whose sel_key is sel_value */
 } step;
 
 struct wmap_path {
 	size_t n;
 	step *steps;
-	json_t *constant;   /* a literal ("1", "\"x\"", true): the one result, no location */
+	json_t *constant; /* a literal ("1", "\"x\"", true): the one result, no location */
+	int keyed;        /* every iteration has a selector, and there is one */
 };
 
-void wmap_path_free(wmap_path *p)
+void wmap__path_free(wmap_path *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->n; i++)
+	for (size_t i = 0; i < p->n; i++) {
 		free(p->steps[i].key);
+		free(p->steps[i].sel_key);
+		free(p->steps[i].sel_value);
+	}
 	free(p->steps);
 	json_decref(p->constant);
 	free(p);
@@ -43,6 +56,8 @@ static int add_step(wmap_path *p, step s)
 	step *ns = realloc(p->steps, (p->n + 1) * sizeof(*ns));
 	if (!ns) {
 		free(s.key);
+		free(s.sel_key);
+		free(s.sel_value);
 		return -1;
 	}
 	p->steps = ns;
@@ -50,8 +65,9 @@ static int add_step(wmap_path *p, step s)
 	return 0;
 }
 
-/* A jq string literal without escapes other than \" and \\ (enough for keys). */
-static char *parse_string(const char **pp)
+/* A jq string literal without escapes other than \" and \\ (enough for keys). NULL when it
+ * is not one, or (with *oom set) when memory runs out. */
+static char *parse_string(const char **pp, int *oom)
 {
 	const char *p = *pp;
 	char buf[256];
@@ -76,22 +92,92 @@ static char *parse_string(const char **pp)
 		return NULL;
 	buf[n] = '\0';
 	*pp = p + 1;
-	return strdup(buf);
+	char *d = strdup(buf);
+	if (!d)
+		*oom = 1;
+	return d;
 }
 
-wmap_path *wmap_path_parse(const char *text)
+static const char *skip_space(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return s;
+}
+
+/* After an iteration: ` | select(.K == "V")`, then ` | ` before the rest of the path, or
+ * the end. 0 when there is no filter (nothing consumed), 1 when one was read, -1 when the
+ * text goes on in a way the plain form does not cover, or (with *oom set) when memory runs
+ * out. */
+static int parse_select(const char **pp, char **key, char **value, int *oom)
+{
+	const char *s = skip_space(*pp);
+	if (*s != '|')
+		return 0;
+	s = skip_space(s + 1);
+	if (strncmp(s, "select(.", 8) != 0)
+		return -1;
+	s += 8;
+	const char *b = s;
+	while (isalnum((unsigned char)*s) || *s == '_')
+		s++;
+	if (s == b || !isalpha((unsigned char)*b))
+		return -1;
+	if (!(*key = strndup(b, (size_t)(s - b)))) {
+		*oom = 1;
+		return -1;
+	}
+	s = skip_space(s);
+	if (strncmp(s, "==", 2) != 0)
+		goto fail;
+	s = skip_space(s + 2);
+	if (!(*value = parse_string(&s, oom)))
+		goto fail;
+	s = skip_space(s);
+	if (*s != ')')
+		goto fail;
+	s = skip_space(s + 1);
+	if (*s == '|') {
+		s = skip_space(s + 1);
+		if (*s != '.' || s[1] == '\0' || isspace((unsigned char)s[1]))
+			goto fail; /* `| .` alone, or something that is not a path */
+	} else if (*s) {
+		goto fail;
+	}
+	*pp = s;
+	return 1;
+fail:
+	free(*key);
+	free(*value);
+	*key = *value = NULL;
+	return -1;
+}
+
+wmap_path *wmap__path_parse(const char *text)
+{
+	int oom = 0;
+	return wmap__path_parse_oom(text, &oom);
+}
+
+wmap_path *wmap__path_parse_oom(const char *text, int *oom)
 {
 	wmap_path *p = calloc(1, sizeof(*p));
 	const char *s = text;
 
-	if (!p)
+	*oom = 0;
+	if (!p) {
+		*oom = 1;
 		return NULL;
+	}
 	while (isspace((unsigned char)*s))
 		s++;
 	if (*s != '.') {
 		/* Literals such as replicasPath: "1" need no jq either. */
 		json_error_t je;
 		p->constant = json_loads(s, JSON_DECODE_ANY, &je);
+		/* jansson names every syntax error: no message means memory ran out. */
+		if (!p->constant && (json_error_code(&je) == json_error_out_of_memory || !je.text[0]))
+			*oom = 1;
 		if (p->constant && (json_is_object(p->constant) || json_is_array(p->constant))) {
 			json_decref(p->constant);
 			p->constant = NULL;
@@ -105,7 +191,7 @@ wmap_path *wmap_path_parse(const char *text)
 		goto end;
 	}
 	while (*s && !isspace((unsigned char)*s)) {
-		step st = {0};
+		step st = { 0 };
 		if (*s == '.' && s[1] == '.')
 			goto fail;
 		if (*s == '.' && (isalpha((unsigned char)s[1]) || s[1] == '_')) {
@@ -114,12 +200,14 @@ wmap_path *wmap_path_parse(const char *text)
 				s++;
 			st.kind = STEP_KEY;
 			st.key = strndup(b, (size_t)(s - b));
-			if (!st.key)
+			if (!st.key) {
+				*oom = 1;
 				goto fail;
+			}
 		} else if (*s == '.' && s[1] == '"') {
 			s++;
 			st.kind = STEP_KEY;
-			if (!(st.key = parse_string(&s)))
+			if (!(st.key = parse_string(&s, oom)))
 				goto fail;
 		} else if (*s == '[' || (*s == '.' && s[1] == '[')) {
 			if (*s == '.')
@@ -130,7 +218,7 @@ wmap_path *wmap_path_parse(const char *text)
 				s++;
 			} else if (*s == '"') {
 				st.kind = STEP_KEY;
-				if (!(st.key = parse_string(&s)) || *s != ']') {
+				if (!(st.key = parse_string(&s, oom)) || *s != ']') {
 					free(st.key);
 					goto fail;
 				}
@@ -152,33 +240,46 @@ wmap_path *wmap_path_parse(const char *text)
 			st.optional = 1;
 			s++;
 		}
-		if (add_step(p, st))
+		if (st.kind == STEP_ITER && parse_select(&s, &st.sel_key, &st.sel_value, oom) < 0)
 			goto fail;
+		if (add_step(p, st)) {
+			*oom = 1;
+			goto fail;
+		}
 	}
 end:
 	while (isspace((unsigned char)*s))
 		s++;
 	if (*s)
 		goto fail;
+	p->keyed = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->steps[i].kind == STEP_ITER && !p->steps[i].sel_key) {
+			p->keyed = 0;
+			break;
+		}
+		p->keyed |= p->steps[i].kind == STEP_ITER;
+	}
 	return p;
 fail:
-	wmap_path_free(p);
+	wmap__path_free(p);
 	return NULL;
 }
 
-size_t wmap_path_n_steps(const wmap_path *p)
+size_t wmap__path_n_steps(const wmap_path *p)
 {
 	return p && !p->constant ? p->n : 0;
 }
 
-wmap_path_step_kind wmap_path_step(const wmap_path *p, size_t i, const char **key)
+wmap_path_step_kind wmap__path_step(const wmap_path *p, size_t i, const char **key)
 {
 	const step *st = &p->steps[i];
 	*key = st->kind == STEP_KEY ? st->key : NULL;
-	return st->kind == STEP_KEY ? WMAP_PATH_KEY : st->kind == STEP_INDEX ? WMAP_PATH_INDEX : WMAP_PATH_ITER;
+	return st->kind == STEP_KEY ? WMAP_PATH_KEY : st->kind == STEP_INDEX ? WMAP_PATH_INDEX
+									     : WMAP_PATH_ITER;
 }
 
-const char *wmap_json_type_name(const json_t *v)
+const char *wmap__json_type_name(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: return "object";
@@ -192,116 +293,268 @@ const char *wmap_json_type_name(const json_t *v)
 	}
 }
 
-static int eval_from(const wmap_path *p, size_t i, json_t *v, const char *ptr, wmap_results *out,
-		     wmap_error *err)
+/* One evaluation. In locate mode, when the branch being followed reached a node that does
+ * not exist, missing_at is the step the creation starts with, anchor the node's pointer and
+ * elem whether that node is a new entry of an existing list. */
+typedef struct ev {
+	const wmap_path *p;
+	wmap_results *out;
+	wmap_error *err;
+	int locate;
+	size_t missing_at; /* SIZE_MAX: everything so far exists */
+	const char *anchor;
+	int elem;
+} ev;
+
+/* Does the selector of st pick x? -1 (error set) when x cannot be indexed, as in jq. */
+static int picks(ev *e, const step *st, const json_t *x)
 {
-	if (i == p->n) {
-		char *dup = strdup(ptr);
-		if (!dup)
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		if (out->n >= WMAP_MAX_RESULTS) {
-			free(dup);
-			return wmap_error_set(err, WMAP_ELIMIT, "more than %d results", WMAP_MAX_RESULTS);
-		}
-		if (wmap_results_push(out, v ? json_incref(v) : NULL, dup))
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (!x || json_is_null(x))
 		return 0;
+	if (!json_is_object(x)) {
+		wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap__json_type_name(x),
+			       st->sel_key);
+		return -1;
 	}
+	const json_t *v = json_object_get(x, st->sel_key);
+	return json_is_string(v) && strcmp(json_string_value(v), st->sel_value) == 0;
+}
+
+/* The value of the node that steps [i, n) apply to, when none of it exists, as far as the
+ * last selector: objects for keys, one-entry lists for selected entries ({K: V} and what
+ * follows). NULL when no selector is left (plain objects are made by whoever writes), or
+ * when out of memory (*oom). */
+static json_t *seed(const wmap_path *p, size_t i, int *oom)
+{
+	size_t last = SIZE_MAX;
+	for (size_t k = i; k < p->n; k++)
+		if (p->steps[k].sel_key)
+			last = k;
+	if (last == SIZE_MAX)
+		return NULL;
 	const step *st = &p->steps[i];
+	json_t *below = seed(p, i + 1, oom), *v = NULL;
+	if (*oom)
+		return NULL;
+	if (st->kind == STEP_KEY) {
+		v = json_object();
+		if (!v || json_object_set_new(v, st->key, below ? below : json_object()) != 0)
+			goto oom;
+		return v;
+	}
+	/* A selected entry, its key first: the list that holds it. */
+	json_t *entry = json_object();
+	v = json_array();
+	if (!entry || !v || json_object_set_new(entry, st->sel_key, json_string(st->sel_value)) != 0 ||
+	    (below && json_object_update(entry, below) != 0) || json_array_append_new(v, entry) != 0) {
+		json_decref(entry);
+		json_decref(below);
+		goto oom;
+	}
+	json_decref(below);
+	return v;
+oom:
+	*oom = 1;
+	json_decref(v);
+	return NULL;
+}
+
+static int push_result(ev *e, json_t *v, const char *ptr)
+{
+	char *dup = strdup(ptr), *at = NULL;
+	json_t *create = NULL;
+	int oom = !dup;
+	if (e->out->n >= WMAP_MAX_RESULTS) {
+		free(dup);
+		return wmap_error_set(e->err, WMAP_ELIMIT, "more than %d results", WMAP_MAX_RESULTS);
+	}
+	if (!oom && e->missing_at != SIZE_MAX) {
+		json_t *made = seed(e->p, e->missing_at, &oom);
+		if (made && e->elem) {
+			/* A new entry of a list that exists: the entry alone. */
+			create = json_incref(json_array_get(made, 0));
+			json_decref(made);
+		} else {
+			create = made;
+		}
+		if (create && !(at = strdup(e->anchor)))
+			oom = 1;
+	}
+	if (oom || wmap__results_push(e->out, v ? json_incref(v) : NULL, dup)) {
+		if (oom)
+			free(dup);
+		free(at);
+		json_decref(create);
+		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+	}
+	e->out->v[e->out->n - 1].create_at = at;
+	e->out->v[e->out->n - 1].create = create;
+	return 0;
+}
+
+static int eval_from(ev *e, size_t i, json_t *v, const char *ptr);
+
+/* Goes on from step next_step at ptr with nothing there; when this is the first missing
+ * node of the branch, creation starts at seed_step with the node at ptr. */
+static int on_missing(ev *e, size_t next_step, size_t seed_step, const char *ptr, int elem)
+{
+	if (e->missing_at != SIZE_MAX)
+		return eval_from(e, next_step, NULL, ptr);
+	e->missing_at = seed_step;
+	e->anchor = ptr;
+	e->elem = elem;
+	int rc = eval_from(e, next_step, NULL, ptr);
+	e->missing_at = SIZE_MAX;
+	e->anchor = NULL;
+	e->elem = 0;
+	return rc;
+}
+
+static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
+{
+	const step *st = &e->p->steps[i];
+	int rc = 0, found = 0;
+	char *next = NULL;
+	if (json_is_array(v)) {
+		size_t k;
+		json_t *x;
+		json_array_foreach(v, k, x) {
+			int pick = st->sel_key ? picks(e, st, x) : 1;
+			if (pick < 0)
+				return WMAP_EEVAL;
+			if (!pick)
+				continue;
+			found = 1;
+			if (!(next = wmap_pointer_join_index(ptr, k)))
+				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+			rc = eval_from(e, i + 1, x, next);
+			free(next);
+			if (rc)
+				return rc;
+		}
+	} else if (json_is_object(v)) {
+		const char *k;
+		json_t *x;
+		json_object_foreach(v, k, x) {
+			int pick = st->sel_key ? picks(e, st, x) : 1;
+			if (pick < 0)
+				return WMAP_EEVAL;
+			if (!pick)
+				continue;
+			found = 1;
+			if (!(next = wmap_pointer_join(ptr, k)))
+				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+			rc = eval_from(e, i + 1, x, next);
+			free(next);
+			if (rc)
+				return rc;
+		}
+	} else if (!st->optional && !(e->locate && e->missing_at != SIZE_MAX)) {
+		return wmap_error_set(e->err, WMAP_EEVAL, "Cannot iterate over %s",
+				      (!v || json_is_null(v)) ? "null" : wmap__json_type_name(v));
+	}
+	/* Locating, no entry with the key: where a new one would go, after the list's last
+	 * entry or first in a list still to be made. An object (a map, not a list) or any
+	 * other value has no such place. */
+	int absent = !v || json_is_null(v);
+	if (found || !e->locate || !(json_is_array(v) || (absent && e->missing_at != SIZE_MAX)))
+		return 0;
+	if (!(next = wmap_pointer_join_index(ptr, absent ? 0 : json_array_size(v))))
+		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+	rc = on_missing(e, i + 1, i, next, 1);
+	free(next);
+	return rc;
+}
+
+static int eval_from(ev *e, size_t i, json_t *v, const char *ptr)
+{
+	if (i == e->p->n)
+		return push_result(e, v, ptr);
+	const step *st = &e->p->steps[i];
 	int isnull = !v || json_is_null(v);
 	int rc = 0;
 	char *next = NULL;
 
 	switch (st->kind) {
-	case STEP_KEY:
+	case STEP_KEY: {
 		if (!isnull && !json_is_object(v)) {
 			if (st->optional)
 				return 0;
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with \"%s\"", wmap_json_type_name(v),
-					      st->key);
+			return wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with \"%s\"",
+					      wmap__json_type_name(v), st->key);
 		}
-		next = wmap_pointer_append(ptr, st->key);
+		next = wmap_pointer_join(ptr, st->key);
 		if (!next)
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		rc = eval_from(p, i + 1, isnull ? NULL : json_object_get(v, st->key), next, out, err);
+			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+		json_t *x = isnull ? NULL : json_object_get(v, st->key);
+		if (e->locate && !isnull && (!x || json_is_null(x)))
+			rc = on_missing(e, i + 1, i + 1, next, 0); /* a member of an existing object */
+		else
+			rc = eval_from(e, i + 1, x, next);
 		break;
+	}
 	case STEP_INDEX: {
 		if (!isnull && !json_is_array(v)) {
 			if (st->optional)
 				return 0;
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot index %s with number", wmap_json_type_name(v));
+			return wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with number",
+					      wmap__json_type_name(v));
 		}
 		long idx = st->index;
 		size_t size = isnull ? 0 : json_array_size(v);
 		if (idx < 0)
 			idx += (long)size;
 		json_t *x = (!isnull && idx >= 0 && (size_t)idx < size) ? json_array_get(v, (size_t)idx) : NULL;
-		next = wmap_pointer_append_index(ptr, idx < 0 ? 0 : (size_t)idx);
+		next = wmap_pointer_join_index(ptr, idx < 0 ? 0 : (size_t)idx);
 		if (!next)
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		rc = eval_from(p, i + 1, x, next, out, err);
+			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+		rc = eval_from(e, i + 1, x, next);
 		break;
 	}
 	case STEP_ITER:
-		if (json_is_array(v)) {
-			size_t k;
-			json_t *x;
-			json_array_foreach(v, k, x) {
-				next = wmap_pointer_append_index(ptr, k);
-				if (!next)
-					return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-				rc = eval_from(p, i + 1, x, next, out, err);
-				free(next);
-				next = NULL;
-				if (rc)
-					return rc;
-			}
-		} else if (json_is_object(v)) {
-			const char *k;
-			json_t *x;
-			json_object_foreach(v, k, x) {
-				next = wmap_pointer_append(ptr, k);
-				if (!next)
-					return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-				rc = eval_from(p, i + 1, x, next, out, err);
-				free(next);
-				next = NULL;
-				if (rc)
-					return rc;
-			}
-		} else if (!st->optional) {
-			return wmap_error_set(err, WMAP_EEVAL, "Cannot iterate over %s",
-					      isnull ? "null" : wmap_json_type_name(v));
-		}
+		rc = iterate(e, i, v, ptr);
 		break;
 	}
 	free(next);
 	return rc;
 }
 
-int wmap_path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, wmap_error *err)
 {
 	if (p->constant) {
-		if (wmap_results_push(out, json_incref(p->constant), NULL))
+		if (wmap__results_push(out, json_incref(p->constant), NULL))
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return 0;
 	}
-	return eval_from(p, 0, root, "", out, err);
+	ev e = { p, out, err, locate, SIZE_MAX, NULL, 0 };
+	return eval_from(&e, 0, root, "");
+}
+
+int wmap__path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+{
+	return run(p, root, out, 0, err);
+}
+
+int wmap__path_locate(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+{
+	return run(p, root, out, p->keyed, err);
 }
 
 /* ---- results ---- */
 
-void wmap_results_clear(wmap_results *r)
+void wmap__results_clear(wmap_results *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->v[i].value);
 		free(r->v[i].pointer);
+		free(r->v[i].create_at);
+		json_decref(r->v[i].create);
 	}
 	free(r->v);
 	memset(r, 0, sizeof(*r));
 }
 
-int wmap_results_push(wmap_results *r, json_t *value, char *pointer)
+int wmap__results_push(wmap_results *r, json_t *value, char *pointer)
 {
 	if (r->n >= WMAP_MAX_RESULTS)
 		goto fail;
@@ -315,117 +568,12 @@ int wmap_results_push(wmap_results *r, json_t *value, char *pointer)
 	}
 	r->v[r->n].value = value;
 	r->v[r->n].pointer = pointer;
+	r->v[r->n].create_at = NULL;
+	r->v[r->n].create = NULL;
 	r->n++;
 	return 0;
 fail:
 	json_decref(value);
 	free(pointer);
 	return -1;
-}
-
-/* ---- JSON Pointer (RFC 6901) ---- */
-
-char *wmap_pointer_append(const char *base, const char *token)
-{
-	size_t bl = strlen(base), extra = 0;
-	for (const char *p = token; *p; p++)
-		extra += (*p == '~' || *p == '/');
-	size_t tl = strlen(token);
-	char *out = malloc(bl + 1 + tl + extra + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, base, bl);
-	char *w = out + bl;
-	*w++ = '/';
-	/* '~' and '/' inside a key would otherwise split or corrupt the path. */
-	for (const char *p = token; *p; p++) {
-		if (*p == '~') {
-			*w++ = '~';
-			*w++ = '0';
-		} else if (*p == '/') {
-			*w++ = '~';
-			*w++ = '1';
-		} else {
-			*w++ = *p;
-		}
-	}
-	*w = '\0';
-	return out;
-}
-
-char *wmap_pointer_append_index(const char *base, size_t index)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%zu", index);
-	return wmap_pointer_append(base, buf);
-}
-
-/* Decodes one token of pointer starting at *pp into buf; returns 0, or -1 when too long. */
-static int next_token(const char **pp, char *buf, size_t len)
-{
-	const char *p = *pp + 1; /* skip '/' */
-	size_t n = 0;
-	while (*p && *p != '/') {
-		char c = *p++;
-		if (c == '~' && (*p == '0' || *p == '1'))
-			c = *p++ == '0' ? '~' : '/';
-		if (n + 1 >= len)
-			return -1;
-		buf[n++] = c;
-	}
-	buf[n] = '\0';
-	*pp = p;
-	return 0;
-}
-
-json_t *wmap_pointer_get(json_t *root, const char *pointer)
-{
-	const char *p = pointer;
-	char tok[1024];
-	json_t *v = root;
-
-	while (v && *p == '/') {
-		if (next_token(&p, tok, sizeof(tok)))
-			return NULL;
-		if (json_is_object(v)) {
-			v = json_object_get(v, tok);
-		} else if (json_is_array(v)) {
-			char *end;
-			unsigned long idx = strtoul(tok, &end, 10);
-			if (*end || !*tok)
-				return NULL;
-			v = json_array_get(v, idx);
-		} else {
-			return NULL;
-		}
-	}
-	return *p ? NULL : v;
-}
-
-void wmap_pointer_to_path(char *buf, size_t len, const char *pointer)
-{
-	const char *p = pointer;
-	char tok[1024];
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (!*p) {
-		snprintf(buf, len, ".");
-		return;
-	}
-	while (*p == '/' && n < len) {
-		if (next_token(&p, tok, sizeof(tok)))
-			break;
-		int numeric = *tok != '\0', ident = isalpha((unsigned char)*tok) || *tok == '_';
-		for (const char *t = tok; *t; t++) {
-			numeric &= isdigit((unsigned char)*t) != 0;
-			ident &= isalnum((unsigned char)*t) || *t == '_';
-		}
-		int w = numeric ? snprintf(buf + n, len - n, "[%s]", tok)
-			: ident ? snprintf(buf + n, len - n, ".%s", tok)
-				: snprintf(buf + n, len - n, "[\"%s\"]", tok);
-		if (w < 0)
-			break;
-		n += (size_t)w;
-	}
 }

@@ -11,9 +11,9 @@ static int eval_on(wmap_results *r, wmap_engine *eng, const wmap_definition *def
 		   const wmap_expr *e, json_t *object, int pointers, wmap_error *err)
 {
 	wmap_input in = { object, NULL };
-	int rc = wmap_eval(r, eng, def, e, &in, pointers, err);
+	int rc = wmap__eval(r, eng, def, e, &in, pointers, err);
 
-	wmap_input_release(&in);
+	wmap__input_release(&in);
 	return rc;
 }
 
@@ -60,7 +60,7 @@ int wmap_pod_matches_component(int *out, wmap_engine *eng, const wmap_definition
 	}
 	*out = match;
 cleanup:
-	wmap_results_clear(&r);
+	wmap__results_clear(&r);
 	return rc;
 }
 
@@ -113,7 +113,7 @@ int wmap_pod_key(char **out, wmap_engine *eng, const wmap_definition *def, int c
 		}
 	}
 cleanup:
-	wmap_results_clear(&r);
+	wmap__results_clear(&r);
 	return rc;
 }
 
@@ -139,7 +139,7 @@ static int apply_actions(wmap_patch *pb, wmap_engine *eng, const wmap_definition
 	int rc = 0;
 
 	for (size_t a = 0; a < n && rc == 0; a++) {
-		wmap_results_clear(&r);
+		wmap__results_clear(&r);
 		if ((rc = eval_on(&r, eng, def, acts[a].path, object, 1, err)) != 0)
 			break;
 		if (r.n == 0) {
@@ -153,7 +153,8 @@ static int apply_actions(wmap_patch *pb, wmap_engine *eng, const wmap_definition
 			if (!r.v[i].pointer || !r.v[i].pointer[0]) {
 				rc = wmap_error_set(err, WMAP_EEVAL,
 						    "component %s: %s action path %s is not a "
-						    "writable location", c->name,
+						    "writable location",
+						    c->name,
 						    resume ? "resume" : "suspend",
 						    wmap_expr_text(acts[a].path));
 				break;
@@ -162,7 +163,7 @@ static int apply_actions(wmap_patch *pb, wmap_engine *eng, const wmap_definition
 					       WMAP_PATCH_OVERRIDE, NULL, err);
 		}
 	}
-	wmap_results_clear(&r);
+	wmap__results_clear(&r);
 	return rc;
 }
 

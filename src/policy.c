@@ -156,7 +156,7 @@ static int get_map(const ctx *c, const char *ptr, const json_t *v, int label_val
 			return fail(c, sub, "must be a string (quote numbers and booleans)");
 		if (label_values && !wmap_label_value_valid(json_string_value(e)))
 			return fail(c, sub, "\"%s\" is not a valid label value (63 characters of "
-				    "[A-Za-z0-9_.-], alphanumeric at both ends)",
+					    "[A-Za-z0-9_.-], alphanumeric at both ends)",
 				    json_string_value(e));
 	}
 	*out = json_deep_copy(v);
@@ -301,7 +301,7 @@ static int parse_template(const ctx *c, wmap_policy *p, const json_t *t)
 			snprintf(sub, sizeof(sub), "/spec/podTemplate/tolerations/%zu", i);
 			if (!json_is_object(e))
 				return fail(c, sub, "must be a toleration {key, operator, value, "
-					    "effect}");
+						    "effect}");
 			if ((rc = only_keys(c, sub, e, tkeys)))
 				return rc;
 		}
@@ -330,7 +330,7 @@ static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 	if ((rc = only_keys(c, "", doc, top)))
 		return rc;
 	const char *name = json_string_value(json_object_get(json_object_get(doc, "metadata"),
-							      "name"));
+							     "name"));
 	if (!name || !*name)
 		return fail(c, "/metadata", "needs a name");
 	if (!(p->name = strdup(name)))
@@ -375,7 +375,7 @@ static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 	    !p->tolerations && !p->priority_class_name && !p->scheduler_name &&
 	    !p->runtime_class_name)
 		return fail(c, "/spec/enforce", "an enforced policy needs podTemplate settings "
-			    "to check");
+						"to check");
 	return 0;
 }
 

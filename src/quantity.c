@@ -22,7 +22,14 @@ static int mul(i128 *v, i128 by)
 
 int wmap_quantity_parse_milli(int64_t *out, const char *s, wmap_error *err)
 {
+	return wmap_quantity_parse_family(out, NULL, s, err);
+}
+
+int wmap_quantity_parse_family(int64_t *out, wmap_quantity_family *family, const char *s,
+			       wmap_error *err)
+{
 	const char *p = s;
+	wmap_quantity_family fam = WMAP_QUANTITY_DECIMAL_SI;
 	int neg = 0, digits = 0, sig = 0, frac = 0, exp10 = 0, exp2 = 0;
 	i128 num = 0, den = 1;
 
@@ -52,6 +59,7 @@ int wmap_quantity_parse_milli(int64_t *out, const char *s, wmap_error *err)
 	if (*p == '\0') {
 	} else if (p[1] == 'i' && p[2] == '\0' && strchr("KMGTPE", *p)) {
 		exp2 = 10 * (int)(strchr("KMGTPE", *p) - "KMGTPE" + 1);
+		fam = WMAP_QUANTITY_BINARY_SI;
 	} else if ((*p == 'e' || *p == 'E') && p[1]) {
 		const char *q = p + 1;
 		int eneg = 0, e = 0, n = 0;
@@ -63,8 +71,9 @@ int wmap_quantity_parse_milli(int64_t *out, const char *s, wmap_error *err)
 		if (n == 0 || *q)
 			return wmap_error_set(err, WMAP_EINVAL, "quantity \"%s\" has a malformed exponent", s);
 		exp10 += eneg ? -e : e;
+		fam = WMAP_QUANTITY_DECIMAL_EXPONENT;
 	} else if (p[1] == '\0' && strchr("mkMGTPE", *p)) {
-		static const int e[] = {-3, 3, 6, 9, 12, 15, 18};
+		static const int e[] = { -3, 3, 6, 9, 12, 15, 18 };
 		exp10 += e[strchr("mkMGTPE", *p) - "mkMGTPE"];
 	} else {
 		return wmap_error_set(err, WMAP_EINVAL, "quantity \"%s\" has an unknown suffix \"%s\"", s, p);
@@ -84,6 +93,8 @@ int wmap_quantity_parse_milli(int64_t *out, const char *s, wmap_error *err)
 	if (v > INT64_MAX)
 		goto too_big;
 	*out = neg ? -(int64_t)v : (int64_t)v;
+	if (family)
+		*family = fam;
 	return 0;
 too_big:
 	return wmap_error_set(err, WMAP_ELIMIT, "quantity \"%s\" is too large", s);
@@ -107,27 +118,31 @@ void wmap_quantity_format_cpu(char *buf, size_t len, int64_t milli)
 		snprintf(buf, len, "%lldm", (long long)milli);
 }
 
-void wmap_quantity_format_bytes(char *buf, size_t len, int64_t bytes)
+/* resource.Quantity's CanonicalizeBytes for a whole number: binary values of 1024 and more
+ * lose factors of 1024 into a binary suffix; everything else loses factors of 10, then takes
+ * back enough of them that the exponent is a multiple of 3, and names that exponent. */
+void wmap_quantity_format_bytes(char *buf, size_t len, int64_t v, wmap_quantity_family family)
 {
-	static const char *const bin[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
-	static const char *const dec[] = {"E", "P", "T", "G", "M", "k"};
-	if (bytes == 0) {
+	static const char *const bin[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
+	static const char *const dec[] = { "", "k", "M", "G", "T", "P", "E" };
+	int e = 0;
+
+	if (v == 0) {
 		snprintf(buf, len, "0");
 		return;
 	}
-	for (int i = 0; i < 6; i++) {
-		int64_t unit = (int64_t)1 << (10 * (6 - i));
-		if (bytes % unit == 0) {
-			snprintf(buf, len, "%lld%s", (long long)(bytes / unit), bin[i]);
-			return;
-		}
+	if (family == WMAP_QUANTITY_BINARY_SI && (v >= 1024 || v <= -1024)) {
+		for (; e < 6 && v % 1024 == 0; e++)
+			v /= 1024;
+		snprintf(buf, len, "%lld%s", (long long)v, bin[e]);
+		return;
 	}
-	int64_t unit = 1000000000000000000LL;
-	for (int i = 0; i < 6; i++, unit /= 1000) {
-		if (bytes % unit == 0) {
-			snprintf(buf, len, "%lld%s", (long long)(bytes / unit), dec[i]);
-			return;
-		}
-	}
-	snprintf(buf, len, "%lld", (long long)bytes);
+	for (; v % 10 == 0; e++)
+		v /= 10;
+	for (; e % 3 != 0; e--)
+		v *= 10; /* undoes a division above: cannot overflow */
+	if (family == WMAP_QUANTITY_DECIMAL_EXPONENT && e != 0)
+		snprintf(buf, len, "%llde%d", (long long)v, e);
+	else
+		snprintf(buf, len, "%lld%s", (long long)v, dec[e / 3]);
 }

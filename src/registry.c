@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "wmap/apiversion.h"
 #include "wmap/registry.h"
 #include "wmap/file.h"
 #include "wmap/yaml.h"
@@ -14,12 +15,12 @@ struct wmap_catalog_file {
 	const char *name;
 	const char *text;
 };
-extern const struct wmap_catalog_file wmap_catalog_files[];
-extern const size_t wmap_catalog_count;
+extern const struct wmap_catalog_file wmap__catalog_files[];
+extern const size_t wmap__catalog_count;
 
 struct wmap_registry {
 	size_t n, cap;
-	wmap_definition **defs;   /* sorted by name */
+	wmap_definition **defs; /* sorted by name */
 };
 
 int wmap_registry_new(wmap_registry **out, wmap_error *err)
@@ -70,7 +71,8 @@ static int same_gvk(const wmap_gvk *a, const wmap_gvk *b)
 /* cluster > file > catalog */
 static int rank(wmap_origin o)
 {
-	return o == WMAP_ORIGIN_CLUSTER ? 2 : o == WMAP_ORIGIN_FILE ? 1 : 0;
+	return o == WMAP_ORIGIN_CLUSTER ? 2 : o == WMAP_ORIGIN_FILE ? 1
+								    : 0;
 }
 
 int wmap_registry_add(wmap_registry *reg, wmap_definition *def, wmap_error *err)
@@ -123,7 +125,7 @@ static int add_documents(wmap_registry *reg, const char *data, size_t len, const
 			 wmap_origin origin, int with_positions, wmap_error *err)
 {
 	json_t *positions = NULL, *docs = NULL;
-	wmap_yaml_opts opts = {.max_bytes = 1u << 20};
+	wmap_yaml_opts opts = { .max_bytes = 1u << 20 };
 	wmap_definition **loaded = NULL;
 	size_t n = 0;
 	int rc;
@@ -185,8 +187,8 @@ out:
 
 int wmap_registry_add_catalog(wmap_registry *reg, wmap_error *err)
 {
-	for (size_t i = 0; i < wmap_catalog_count; i++) {
-		const struct wmap_catalog_file *f = &wmap_catalog_files[i];
+	for (size_t i = 0; i < wmap__catalog_count; i++) {
+		const struct wmap_catalog_file *f = &wmap__catalog_files[i];
 		int rc = add_documents(reg, f->text, strlen(f->text), f->name, WMAP_ORIGIN_CATALOG, 0, err);
 		if (rc)
 			return rc;
@@ -199,7 +201,8 @@ void wmap_definition_slug(char *buf, size_t len, const char *group, const char *
 {
 	snprintf(buf, len, "%s-%s-%s", *group ? group : "core", kind, version ? version : "");
 	for (char *p = buf; *p; p++)
-		*p = *p == '.' ? '-' : (*p >= 'A' && *p <= 'Z') ? (char)(*p + 32) : *p;
+		*p = *p == '.' ? '-' : (*p >= 'A' && *p <= 'Z') ? (char)(*p + 32)
+								: *p;
 }
 
 int wmap_registry_add_catalog_kind(wmap_registry *reg, const char *group, const char *kind,
@@ -209,8 +212,8 @@ int wmap_registry_add_catalog_kind(wmap_registry *reg, const char *group, const 
 	/* catalog/<group-dashed>-<kind>-<version>.yaml: the name says which kind a file holds,
 	 * so only the files that can match are parsed (tests check every name). */
 	wmap_definition_slug(prefix, sizeof(prefix), group, kind, "");
-	for (size_t i = 0; i < wmap_catalog_count; i++) {
-		const struct wmap_catalog_file *f = &wmap_catalog_files[i];
+	for (size_t i = 0; i < wmap__catalog_count; i++) {
+		const struct wmap_catalog_file *f = &wmap__catalog_files[i];
 		const char *base = strrchr(f->name, '/') ? strrchr(f->name, '/') + 1 : f->name;
 		if (strncmp(base, prefix, strlen(prefix)) != 0)
 			continue;
@@ -345,18 +348,13 @@ int wmap_registry_find_object(const wmap_definition **out, const wmap_registry *
 		return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: the object has no apiVersion");
 	if (!kind || !*kind)
 		return wmap_error_set(err, WMAP_EINVAL, ".kind: the object has no kind");
-	const char *slash = strchr(api, '/');
-	if (slash) {
-		size_t gl = (size_t)(slash - api);
-		if (gl >= sizeof(group))
-			return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: too long");
-		memcpy(group, api, gl);
-		group[gl] = '\0';
-		version = slash + 1;
-	} else {
-		group[0] = '\0';
-		version = api;
-	}
+	wmap_api_version av;
+	wmap_api_version_split(&av, api);
+	if (av.group_len >= sizeof(group))
+		return wmap_error_set(err, WMAP_EINVAL, ".apiVersion: too long");
+	memcpy(group, av.group, av.group_len);
+	group[av.group_len] = '\0';
+	version = av.version;
 	*out = wmap_registry_find(reg, group, version, kind, NULL);
 	if (!*out)
 		return wmap_error_set(err, WMAP_ENODEF, "no definition covers %s%s%s/%s, Kind=%s", group,

@@ -11,9 +11,10 @@
 
 #include "eval.h"
 #include "status.h"
+#include "wmap/apiversion.h"
 #include "wmap/workload.h"
 
-int wmap_fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err);
+int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err);
 
 typedef struct rctx {
 	wmap_engine *eng;
@@ -50,7 +51,7 @@ static int add_warning(wmap_workload *w, const char *fmt, ...)
 
 static int eval(rctx *c, wmap_results *out, const wmap_expr *e, int want_pointers)
 {
-	return wmap_eval(out, c->eng, c->def, e, &c->in, want_pointers, c->err);
+	return wmap__eval(out, c->eng, c->def, e, &c->in, want_pointers, c->err);
 }
 
 static int set_location(rctx *c, wmap_location *loc, const wmap_result *r)
@@ -59,6 +60,9 @@ static int set_location(rctx *c, wmap_location *loc, const wmap_result *r)
 	loc->value = r->value && !json_is_null(r->value) ? json_incref(r->value) : NULL;
 	if (r->pointer && !(loc->pointer = strdup(r->pointer)))
 		return oom(c);
+	if (r->create_at && !(loc->create_at = strdup(r->create_at)))
+		return oom(c);
+	loc->create = json_incref(r->create);
 	return 0;
 }
 
@@ -69,7 +73,7 @@ static int sub_location(rctx *c, wmap_location *loc, const wmap_location *parent
 	if (loc->value && json_is_null(loc->value))
 		loc->value = NULL;
 	json_incref(loc->value);
-	if (parent->pointer && !(loc->pointer = wmap_pointer_append(parent->pointer, key)))
+	if (parent->pointer && !(loc->pointer = wmap_pointer_join(parent->pointer, key)))
 		return oom(c);
 	return 0;
 }
@@ -116,7 +120,7 @@ static int scale_value(rctx *c, const wmap_component *comp, const wmap_expr *e, 
 
 static int instance_ids(rctx *c, const wmap_component *comp, wmap_node *node)
 {
-	wmap_results r = {0};
+	wmap_results r = { 0 };
 	int rc;
 
 	if (!comp->instance_id_path) {
@@ -130,7 +134,7 @@ static int instance_ids(rctx *c, const wmap_component *comp, wmap_node *node)
 		return rc;
 	node->instances = calloc(r.n ? r.n : 1, sizeof(*node->instances));
 	if (!node->instances) {
-		wmap_results_clear(&r);
+		wmap__results_clear(&r);
 		return oom(c);
 	}
 	for (size_t i = 0; i < r.n; i++) {
@@ -153,7 +157,7 @@ static int instance_ids(rctx *c, const wmap_component *comp, wmap_node *node)
 		}
 		node->instances[node->n_instances++].id = id;
 	}
-	wmap_results_clear(&r);
+	wmap__results_clear(&r);
 	return rc;
 }
 
@@ -174,7 +178,7 @@ static int zipped(rctx *c, const wmap_component *comp, const wmap_node *node, co
 
 static int resolve_pods(rctx *c, const wmap_component *comp, wmap_node *node)
 {
-	wmap_results r = {0};
+	wmap_results r = { 0 };
 	int rc = 0;
 
 	for (size_t i = 0; i < node->n_instances; i++)
@@ -195,14 +199,14 @@ static int resolve_pods(rctx *c, const wmap_component *comp, wmap_node *node)
 			}
 			node->instances[i].has_pod = pod->spec.value != NULL;
 		}
-		wmap_results_clear(&r);
+		wmap__results_clear(&r);
 		if (comp->shape == WMAP_SPEC_PODSPEC && comp->metadata_path) {
 			if ((rc = zipped(c, comp, node, comp->metadata_path, 1, &r)))
 				goto out;
 			for (size_t i = 0; i < node->n_instances && i < r.n; i++)
 				if ((rc = set_location(c, &node->instances[i].pod.metadata, &r.v[i])))
 					goto out;
-			wmap_results_clear(&r);
+			wmap__results_clear(&r);
 		}
 	} else if (comp->shape == WMAP_SPEC_FRAGMENTED) {
 		for (int f = 0; f < WMAP_FRAG_COUNT; f++) {
@@ -221,18 +225,18 @@ static int resolve_pods(rctx *c, const wmap_component *comp, wmap_node *node)
 				if (node->instances[i].pod.frag[f].value || node->instances[i].pod.frag[f].pointer)
 					node->instances[i].has_pod = 1;
 			}
-			wmap_results_clear(&r);
+			wmap__results_clear(&r);
 		}
 	}
 out:
-	wmap_results_clear(&r);
+	wmap__results_clear(&r);
 	return rc;
 }
 
 static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 {
-	const wmap_expr *paths[3] = {comp->replicas_path, comp->min_replicas_path, comp->max_replicas_path};
-	wmap_results r = {0};
+	const wmap_expr *paths[3] = { comp->replicas_path, comp->min_replicas_path, comp->max_replicas_path };
+	wmap_results r = { 0 };
 	int rc = 0;
 
 	for (int k = 0; k < 3; k++) {
@@ -242,18 +246,21 @@ static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 			break;
 		for (size_t i = 0; i < node->n_instances && i < r.n; i++) {
 			wmap_instance *in = &node->instances[i];
-			int *has = k == 0 ? &in->has_replicas : k == 1 ? &in->has_min : &in->has_max;
-			int64_t *v = k == 0 ? &in->replicas : k == 1 ? &in->min_replicas : &in->max_replicas;
+			int *has = k == 0 ? &in->has_replicas : k == 1 ? &in->has_min
+								       : &in->has_max;
+			int64_t *v = k == 0 ? &in->replicas : k == 1 ? &in->min_replicas
+								     : &in->max_replicas;
 			if ((rc = scale_value(c, comp, paths[k], r.v[i].value, i, has, v)))
 				goto out;
 		}
-		wmap_results_clear(&r);
+		wmap__results_clear(&r);
 	}
 out:
-	wmap_results_clear(&r);
+	wmap__results_clear(&r);
 	for (size_t i = 0; i < node->n_instances; i++) {
 		wmap_instance *in = &node->instances[i];
-		in->desired = in->has_replicas ? in->replicas : in->has_min ? in->min_replicas : 1;
+		in->desired = in->has_replicas ? in->replicas : in->has_min ? in->min_replicas
+									    : 1;
 	}
 	return rc;
 }
@@ -276,6 +283,8 @@ static void res_add(wmap_resources *a, const wmap_resources *b)
 {
 	a->gpu += b->gpu;
 	a->cpu_milli += b->cpu_milli;
+	if (a->memory == 0)
+		a->memory_family = b->memory_family; /* as Quantity.Add */
 	a->memory += b->memory;
 }
 
@@ -287,6 +296,7 @@ static void res_scale(wmap_resources *out, const wmap_resources *per, int64_t n)
 	out->gpu = n && per->gpu > cap / n ? cap : per->gpu * n;
 	out->cpu_milli = n && per->cpu_milli > cap / n ? cap : per->cpu_milli * n;
 	out->memory = n && per->memory > cap / n ? cap : per->memory * n;
+	out->memory_family = per->memory_family;
 }
 
 static int resolve_resources(rctx *c, const wmap_component *comp, wmap_node *node)
@@ -297,7 +307,7 @@ static int resolve_resources(rctx *c, const wmap_component *comp, wmap_node *nod
 		if (!in->has_pod)
 			continue;
 		if (comp->shape == WMAP_SPEC_FRAGMENTED)
-			rc = wmap_fragment_resources(&in->per_replica, &in->pod, c->err);
+			rc = wmap__fragment_resources(&in->per_replica, &in->pod, c->err);
 		else
 			rc = wmap_pod_resources(&in->per_replica, in->pod.spec.value,
 						in->pod.spec.pointer ? in->pod.spec.pointer : "", c->err);
@@ -336,7 +346,7 @@ static void sum_tree(wmap_workload *w, int i)
 int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *object,
 			     const wmap_definition *def, unsigned flags, wmap_error *err)
 {
-	rctx c = {eng, def, {object, NULL}, NULL, flags, err};
+	rctx c = { eng, def, { object, NULL }, NULL, flags, err };
 	wmap_workload *w;
 	int rc = 0, exact = 1;
 
@@ -350,8 +360,9 @@ int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *obje
 	}
 	const wmap_gvk *g = def->components[0].kind;
 	const char *api = json_string_value(json_object_get(object, "apiVersion"));
-	const char *slash = api ? strchr(api, '/') : NULL;
-	exact = g && g->version && strcmp(slash ? slash + 1 : api ? api : "", g->version) == 0;
+	wmap_api_version av;
+	wmap_api_version_split(&av, api);
+	exact = g && g->version && strcmp(av.version, g->version) == 0;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return oom(&c);
@@ -377,7 +388,7 @@ int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *obje
 
 	if (!(flags & WMAP_RESOLVE_NO_STATUS)) {
 		wmap_status_result st;
-		if ((rc = wmap_status_eval(&st, eng, def, &c.in, err)))
+		if ((rc = wmap__status_eval(&st, eng, def, &c.in, err)))
 			goto out;
 		w->statuses = st.statuses;
 		w->phase = st.phase;
@@ -415,7 +426,7 @@ int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *obje
 	}
 	sum_tree(w, 0);
 out:
-	wmap_input_release(&c.in);
+	wmap__input_release(&c.in);
 	if (rc) {
 		wmap_workload_free(w);
 		return rc;
@@ -434,6 +445,8 @@ static void location_free(wmap_location *l)
 {
 	free(l->pointer);
 	json_decref(l->value);
+	free(l->create_at);
+	json_decref(l->create);
 }
 
 void wmap_workload_free(wmap_workload *w)

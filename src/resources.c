@@ -14,7 +14,8 @@
 
 #define GPU_KEY "nvidia.com/gpu"
 
-static int read_quantity(int64_t *out, const json_t *v, int milli, const char *ptr, wmap_error *err)
+static int read_quantity(int64_t *out, wmap_quantity_family *family, const json_t *v, int milli,
+			 const char *ptr, wmap_error *err)
 {
 	char buf[64];
 	const char *s;
@@ -33,9 +34,11 @@ static int read_quantity(int64_t *out, const json_t *v, int milli, const char *p
 		wmap_pointer_to_path(path, sizeof(path), ptr);
 		return wmap_error_set(err, WMAP_EINVAL, "%s: a quantity must be a string or a number", path);
 	}
-	rc = milli ? wmap_quantity_parse_milli(out, s, err) : wmap_quantity_parse(out, s, err);
+	rc = wmap_quantity_parse_family(out, family, s, err);
 	if (rc == 0 && *out < 0)
 		rc = wmap_error_set(err, WMAP_EINVAL, "quantity \"%s\" is negative", s);
+	if (rc == 0 && !milli) /* whole units, rounded up as Kubernetes' Value does */
+		*out = *out / 1000 + (*out % 1000 != 0);
 	if (rc) {
 		char path[1024];
 		wmap_pointer_to_path(path, sizeof(path), ptr);
@@ -44,16 +47,18 @@ static int read_quantity(int64_t *out, const json_t *v, int milli, const char *p
 	return rc;
 }
 
-/* One resource of a plain resource list (name -> quantity) at base; 0 when absent. */
-static int from_list(int64_t *out, const json_t *list, const char *name, int milli, const char *base,
-		     wmap_error *err)
+/* One resource of a plain resource list (name -> quantity) at base; 0 when absent. family
+ * (may be NULL) gets the suffix family. */
+static int from_list(int64_t *out, wmap_quantity_family *family, const json_t *list, const char *name,
+		     int milli, const char *base, wmap_error *err)
 {
 	const json_t *v = json_object_get(list, name);
 	*out = 0;
 	if (!v || json_is_null(v))
 		return 0;
-	char *p = wmap_pointer_append(base, name);
-	int rc = p ? read_quantity(out, v, milli, p, err) : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	char *p = wmap_pointer_join(base, name);
+	int rc = p ? read_quantity(out, family, v, milli, p, err)
+		   : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	free(p);
 	return rc;
 }
@@ -62,9 +67,9 @@ static int from_list(int64_t *out, const json_t *list, const char *name, int mil
 static int resource_list(wmap_resources *out, const json_t *list, const char *base, wmap_error *err)
 {
 	int rc;
-	if ((rc = from_list(&out->gpu, list, GPU_KEY, 0, base, err)) ||
-	    (rc = from_list(&out->cpu_milli, list, "cpu", 1, base, err)) ||
-	    (rc = from_list(&out->memory, list, "memory", 0, base, err)))
+	if ((rc = from_list(&out->gpu, NULL, list, GPU_KEY, 0, base, err)) ||
+	    (rc = from_list(&out->cpu_milli, NULL, list, "cpu", 1, base, err)) ||
+	    (rc = from_list(&out->memory, &out->memory_family, list, "memory", 0, base, err)))
 		return rc;
 	return 0;
 }
@@ -72,7 +77,7 @@ static int resource_list(wmap_resources *out, const json_t *list, const char *ba
 /* A ResourceRequirements object at base: requests, each falling back to limits. */
 static int requirements(wmap_resources *out, const json_t *req, const char *base, wmap_error *err)
 {
-	wmap_resources rq = {0}, lim = {0};
+	wmap_resources rq = { 0 }, lim = { 0 };
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -83,7 +88,7 @@ static int requirements(wmap_resources *out, const json_t *req, const char *base
 		wmap_pointer_to_path(path, sizeof(path), base);
 		return wmap_error_set(err, WMAP_EINVAL, "%s: resources must be an object", path);
 	}
-	char *rp = wmap_pointer_append(base, "requests"), *lp = wmap_pointer_append(base, "limits");
+	char *rp = wmap_pointer_join(base, "requests"), *lp = wmap_pointer_join(base, "limits");
 	if (!rp || !lp) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto out;
@@ -95,6 +100,7 @@ static int requirements(wmap_resources *out, const json_t *req, const char *base
 	out->gpu = json_object_get(reqs, GPU_KEY) ? rq.gpu : lim.gpu;
 	out->cpu_milli = json_object_get(reqs, "cpu") ? rq.cpu_milli : lim.cpu_milli;
 	out->memory = json_object_get(reqs, "memory") ? rq.memory : lim.memory;
+	out->memory_family = json_object_get(reqs, "memory") ? rq.memory_family : lim.memory_family;
 out:
 	free(rp);
 	free(lp);
@@ -105,6 +111,8 @@ static void add(wmap_resources *a, const wmap_resources *b)
 {
 	a->gpu += b->gpu;
 	a->cpu_milli += b->cpu_milli;
+	if (a->memory == 0)
+		a->memory_family = b->memory_family;
 	a->memory += b->memory;
 }
 
@@ -114,8 +122,10 @@ static void max_into(wmap_resources *a, const wmap_resources *b)
 		a->gpu = b->gpu;
 	if (b->cpu_milli > a->cpu_milli)
 		a->cpu_milli = b->cpu_milli;
-	if (b->memory > a->memory)
+	if (b->memory > a->memory) {
 		a->memory = b->memory;
+		a->memory_family = b->memory_family;
+	}
 }
 
 /* Sum of the containers of list (NULL or an array) at base; sidecars_only picks init
@@ -134,7 +144,7 @@ static int containers(wmap_resources *sum, wmap_resources *init_max, const json_
 	}
 	json_array_foreach(list, i, c) {
 		wmap_resources r;
-		char *cp = wmap_pointer_append_index(base, i), *rp = cp ? wmap_pointer_append(cp, "resources") : NULL;
+		char *cp = wmap_pointer_join_index(base, i), *rp = cp ? wmap_pointer_join(cp, "resources") : NULL;
 		int rc = rp ? (json_is_object(c) ? requirements(&r, json_object_get(c, "resources"), rp, err)
 						 : wmap_error_set(err, WMAP_EINVAL, "container %zu is not an object", i))
 			    : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -153,7 +163,7 @@ static int containers(wmap_resources *sum, wmap_resources *init_max, const json_
 
 int wmap_pod_resources(wmap_resources *out, const json_t *spec, const char *base, wmap_error *err)
 {
-	wmap_resources sum = {0}, init_max = {0}, pod, overhead = {0};
+	wmap_resources sum = { 0 }, init_max = { 0 }, pod, overhead = { 0 };
 	int rc;
 	char *p = NULL;
 
@@ -165,7 +175,7 @@ int wmap_pod_resources(wmap_resources *out, const json_t *spec, const char *base
 		wmap_pointer_to_path(path, sizeof(path), base);
 		return wmap_error_set(err, WMAP_EINVAL, "%s: a pod spec must be an object", path);
 	}
-#define SUB(key) (free(p), p = wmap_pointer_append(base, key))
+#define SUB(key) (free(p), p = wmap_pointer_join(base, key))
 	if (!SUB("containers"))
 		goto oom;
 	if ((rc = containers(&sum, &init_max, json_object_get(spec, "containers"), p, 0, err)))
@@ -181,8 +191,10 @@ int wmap_pod_resources(wmap_resources *out, const json_t *spec, const char *base
 		goto out;
 	if (pod.cpu_milli)
 		sum.cpu_milli = pod.cpu_milli;
-	if (pod.memory)
+	if (pod.memory) {
 		sum.memory = pod.memory;
+		sum.memory_family = pod.memory_family;
+	}
 	const json_t *oh = json_object_get(spec, "overhead");
 	if (oh && !json_is_null(oh)) {
 		if (!SUB("overhead"))
@@ -203,9 +215,9 @@ out:
 }
 
 /* A fragmented pod (reference 5.8): containers plus container, else resources. */
-int wmap_fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err)
+int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err)
 {
-	wmap_resources sum = {0}, none = {0};
+	wmap_resources sum = { 0 }, none = { 0 };
 	int rc;
 	const wmap_location *cs = &pod->frag[WMAP_FRAG_CONTAINERS], *c = &pod->frag[WMAP_FRAG_CONTAINER],
 			    *r = &pod->frag[WMAP_FRAG_RESOURCES];
@@ -215,7 +227,7 @@ int wmap_fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error
 		return rc;
 	if (c->value && json_is_object(c->value)) {
 		wmap_resources one_c;
-		char *rp = wmap_pointer_append(c->pointer ? c->pointer : "", "resources");
+		char *rp = wmap_pointer_join(c->pointer ? c->pointer : "", "resources");
 		if (!rp)
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		rc = requirements(&one_c, json_object_get(c->value, "resources"), rp, err);

@@ -17,9 +17,22 @@
 /* ObjectMeta's fields; labels and annotations are string maps, the rest are leaves or
  * lists wmap never walks into. */
 static const char *const object_meta[] = {
-	"name", "generateName", "namespace", "uid", "resourceVersion", "generation",
-	"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
-	"annotations", "ownerReferences", "finalizers", "managedFields", "selfLink", NULL,
+	"name",
+	"generateName",
+	"namespace",
+	"uid",
+	"resourceVersion",
+	"generation",
+	"creationTimestamp",
+	"deletionTimestamp",
+	"deletionGracePeriodSeconds",
+	"labels",
+	"annotations",
+	"ownerReferences",
+	"finalizers",
+	"managedFields",
+	"selfLink",
+	NULL,
 };
 
 static int in_list(const char *const *list, const char *s)
@@ -59,7 +72,11 @@ static int preserves(const json_t *s)
 
 /* What a walk position is: a schema node, ObjectMeta (or one of its string maps), or
  * anything (below preserve-unknown-fields, or a field ObjectMeta keeps whole). */
-typedef enum { AT_SCHEMA, AT_META, AT_STRMAP, AT_STRING, AT_ANY } at_kind;
+typedef enum { AT_SCHEMA,
+	       AT_META,
+	       AT_STRMAP,
+	       AT_STRING,
+	       AT_ANY } at_kind;
 
 typedef struct walk {
 	at_kind at;
@@ -72,7 +89,7 @@ static int step_key(walk *w, const char *key, int root, const char *at, char *wh
 	if (w->at == AT_ANY)
 		return 0;
 	if (w->at == AT_STRMAP) {
-		w->at = AT_STRING;   /* one label or annotation */
+		w->at = AT_STRING; /* one label or annotation */
 		return 0;
 	}
 	if (w->at == AT_STRING) {
@@ -128,7 +145,7 @@ static int step_iter(walk *w, const char *at, char *why, size_t len)
 	if (w->at == AT_ANY)
 		return 0;
 	if (w->at == AT_STRMAP) {
-		w->at = AT_STRING;   /* the string values themselves */
+		w->at = AT_STRING; /* the string values themselves */
 		return 0;
 	}
 	if (w->at == AT_STRING || w->at == AT_META) {
@@ -169,7 +186,7 @@ static void append_step(char *buf, size_t len, const wmap_path *p, size_t i)
 {
 	const char *key;
 	size_t n = strlen(buf);
-	wmap_path_step_kind k = wmap_path_step(p, i, &key);
+	wmap_path_step_kind k = wmap__path_step(p, i, &key);
 	if (n >= len)
 		return;
 	if (k == WMAP_PATH_KEY)
@@ -182,7 +199,7 @@ static void append_step(char *buf, size_t len, const wmap_path *p, size_t i)
 
 typedef struct check {
 	const json_t *schema;
-	const char *what;      /* "jobset.x-k8s.io/v1alpha2 JobSet" */
+	const char *what; /* "jobset.x-k8s.io/v1alpha2 JobSet" */
 	json_t *findings;
 	int oom;
 } check;
@@ -190,14 +207,14 @@ typedef struct check {
 static void check_expr(check *c, const wmap_expr *e)
 {
 	const wmap_path *p = e ? e->path : NULL;
-	size_t n = wmap_path_n_steps(p);
+	size_t n = wmap__path_n_steps(p);
 	walk w = { AT_SCHEMA, c->schema };
 	char at[512] = "", why[256];
 	if (n == 0 || c->oom)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const char *key;
-		wmap_path_step_kind k = wmap_path_step(p, i, &key);
+		wmap_path_step_kind k = wmap__path_step(p, i, &key);
 		const char *here = at[0] ? at : "the top level";
 		int rc = k == WMAP_PATH_KEY ? step_key(&w, key, i == 0, here, why, sizeof(why))
 					    : step_iter(&w, here, why, sizeof(why));
@@ -285,7 +302,7 @@ int wmap_schema_check(json_t **findings, const wmap_definition *def, const json_
 		goto cleanup;
 	}
 	if (preserves(schema))
-		goto cleanup;   /* the whole object is kept: nothing to check */
+		goto cleanup; /* the whole object is kept: nothing to check */
 	check c = { schema, what, out, 0 };
 	for (size_t i = 0; i < def->n_components && !c.oom; i++)
 		check_component(&c, &def->components[i]);

@@ -80,20 +80,20 @@ static int matcher_matches(int *match, const wmap_matcher *m, const wmap_status_
 			return 0;
 	}
 	if (m->expression) {
-		wmap_results res = {0};
-		int rc = wmap_eval(&res, eng, def, m->expression, in, 0, err);
+		wmap_results res = { 0 };
+		int rc = wmap__eval(&res, eng, def, m->expression, in, 0, err);
 		if (rc)
 			return rc;
 		/* `(<expr>) | tostring` of the first output: "true" matches true and "true". */
 		const json_t *first = res.n ? res.v[0].value : NULL;
 		char *got = dup_string(first);
 		if (!got && first && !json_is_null(first)) {
-			wmap_results_clear(&res); /* out of memory, not "no match" */
+			wmap__results_clear(&res); /* out of memory, not "no match" */
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		}
 		int ok = got && m->expected && strcmp(got, m->expected) == 0;
 		free(got);
-		wmap_results_clear(&res);
+		wmap__results_clear(&res);
 		if (!ok)
 			return 0;
 	}
@@ -101,7 +101,7 @@ static int matcher_matches(int *match, const wmap_matcher *m, const wmap_status_
 	return 0;
 }
 
-void wmap_status_result_clear(wmap_status_result *r)
+void wmap__status_result_clear(wmap_status_result *r)
 {
 	for (size_t i = 0; i < r->n_conditions; i++) {
 		free(r->conditions[i].type);
@@ -114,26 +114,26 @@ void wmap_status_result_clear(wmap_status_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int wmap_status_eval(wmap_status_result *r, wmap_engine *eng, const wmap_definition *def,
-		     wmap_input *in, wmap_error *err)
+int wmap__status_eval(wmap_status_result *r, wmap_engine *eng, const wmap_definition *def,
+		      wmap_input *in, wmap_error *err)
 {
 	const wmap_status_def *sd = def->components[0].status;
-	wmap_results res = {0};
+	wmap_results res = { 0 };
 	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
 	if (!sd)
 		return 0;
 	if (sd->phase_path) {
-		if ((rc = wmap_eval(&res, eng, def, sd->phase_path, in, 0, err)))
+		if ((rc = wmap__eval(&res, eng, def, sd->phase_path, in, 0, err)))
 			goto out;
 		if (res.n && res.v[0].value && !json_is_null(res.v[0].value) &&
 		    !(r->phase = dup_string(res.v[0].value)))
 			goto oom;
-		wmap_results_clear(&res);
+		wmap__results_clear(&res);
 	}
 	if (sd->conditions_path) {
-		if ((rc = wmap_eval(&res, eng, def, sd->conditions_path, in, 0, err)))
+		if ((rc = wmap__eval(&res, eng, def, sd->conditions_path, in, 0, err)))
 			goto out;
 		for (size_t i = 0; i < res.n; i++) {
 			const json_t *v = res.v[i].value;
@@ -147,7 +147,7 @@ int wmap_status_eval(wmap_status_result *r, wmap_engine *eng, const wmap_definit
 				goto oom;
 			}
 		}
-		wmap_results_clear(&res);
+		wmap__results_clear(&res);
 	}
 	for (int s = 0; s < WMAP_STATUS_COUNT; s++)
 		for (size_t i = 0; i < sd->n_matchers[s]; i++) {
@@ -163,22 +163,22 @@ int wmap_status_eval(wmap_status_result *r, wmap_engine *eng, const wmap_definit
 oom:
 	rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 out:
-	wmap_results_clear(&res);
+	wmap__results_clear(&res);
 	if (rc)
-		wmap_status_result_clear(r);
+		wmap__status_result_clear(r);
 	return rc;
 }
 
 int wmap_status_evaluate(unsigned *statuses, wmap_engine *eng, const wmap_definition *def,
 			 json_t *object, wmap_error *err)
 {
-	wmap_input in = {object, NULL};
+	wmap_input in = { object, NULL };
 	wmap_status_result r;
-	int rc = wmap_status_eval(&r, eng, def, &in, err);
-	wmap_input_release(&in);
+	int rc = wmap__status_eval(&r, eng, def, &in, err);
+	wmap__input_release(&in);
 	if (rc)
 		return rc;
 	*statuses = r.statuses;
-	wmap_status_result_clear(&r);
+	wmap__status_result_clear(&r);
 	return 0;
 }

@@ -12,8 +12,8 @@ typedef struct wmap_status_result {
 	wmap_condition *conditions;
 } wmap_status_result;
 
-int wmap_status_eval(wmap_status_result *r, wmap_engine *eng, const wmap_definition *def,
-		     wmap_input *in, wmap_error *err);
-void wmap_status_result_clear(wmap_status_result *r);
+int wmap__status_eval(wmap_status_result *r, wmap_engine *eng, const wmap_definition *def,
+		      wmap_input *in, wmap_error *err);
+void wmap__status_result_clear(wmap_status_result *r);
 
 #endif

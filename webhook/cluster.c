@@ -21,15 +21,15 @@
 
 typedef struct wsource {
 	wh_cluster *cl;
-	const char *what;                 /* "kartas", "workloadpolicies" */
+	const char *what; /* "kartas", "workloadpolicies" */
 	const char *path;
 	wmap_kube_client *client;
 	wmap_watch_stats stats;
 	pthread_t thread;
 	int started;
-	json_t *objects;                  /* latest snapshot (name -> object), under cl->lock */
-	int synced;                       /* a list succeeded (or the CRD is not installed) */
-	int absent;                       /* the last list said 404: logged once */
+	json_t *objects; /* latest snapshot (name -> object), under cl->lock */
+	int synced;      /* a list succeeded (or the CRD is not installed) */
+	int absent;      /* the last list said 404: logged once */
 	int dirty;
 } wsource;
 
@@ -38,13 +38,13 @@ struct wh_cluster {
 	wmap_kube_config *cfg;
 	wsource kartas, policies;
 	pthread_t builder;
-	int builder_started;
+	int builder_started, reconciler_started, leader_started;
 	atomic_int stop;
-	pthread_mutex_t lock;             /* snapshots, dirty flags */
+	pthread_mutex_t lock; /* snapshots, dirty flags */
 	pthread_cond_t cond;
 	int file_policy_dirty;
-	json_t *file_docs, *file_pos;     /* the --policy file's last good documents */
-	json_t *invalid_seen;             /* "kind/name" -> resourceVersion already logged */
+	json_t *file_docs, *file_pos; /* the --policy file's last good documents */
+	json_t *invalid_seen;         /* "kind/name" -> resourceVersion already logged */
 	struct timespec started_at;
 	/* metrics */
 	atomic_uint swaps, swap_failures, policy_swaps, invalid_kartas, invalid_policies,
@@ -106,7 +106,8 @@ static void on_error(void *ud, const wmap_error *err, long status)
 	if (first)
 		wh_log(status == 404 ? "info" : "warn",
 		       status == 404 ? "the CRD is not installed; watching for it"
-				     : "list/watch failed; serving the last good set and retrying", f);
+				     : "list/watch failed; serving the last good set and retrying",
+		       f);
 	json_decref(f);
 }
 
@@ -157,7 +158,7 @@ static void log_invalid(wh_cluster *cl, const char *what, const char *name, cons
 		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 	snprintf(key, sizeof(key), "%s/%s", what, name);
 	if (json_object_size(cl->invalid_seen) > 10000)
-		json_object_clear(cl->invalid_seen);   /* bounded: deleted objects leave keys */
+		json_object_clear(cl->invalid_seen); /* bounded: deleted objects leave keys */
 	const char *seen = json_string_value(json_object_get(cl->invalid_seen, key));
 	if (seen && rv && strcmp(seen, rv) == 0)
 		return;
@@ -278,7 +279,7 @@ static void load_file_policies(wh_cluster *cl)
 	    wmap_policy_set_parse(&check, docs, path, pos, &err) != 0) {
 		json_decref(docs);
 		json_decref(pos);
-		return;   /* the reload thread reports it; the last good documents stay */
+		return; /* the reload thread reports it; the last good documents stay */
 	}
 	wmap_policy_set_free(check);
 	json_decref(cl->file_docs);
@@ -351,8 +352,7 @@ static int build_policies(wh_cluster *cl, wmap_policy_set **out, const json_t *o
 	atomic_store(&cl->invalid_policies, invalid);
 	atomic_store(&cl->cluster_policies, count);
 	/* The file's documents come first, so their recorded positions still apply. */
-	rc = wmap_policy_set_parse(out, docs, cl->srv->opt.policy ? cl->srv->opt.policy
-								  : "workloadpolicies.wmap.io",
+	rc = wmap_policy_set_parse(out, docs, cl->srv->opt.policy ? cl->srv->opt.policy : "workloadpolicies.wmap.io",
 				   cl->file_pos, err);
 cleanup:
 	free(keys);
@@ -371,7 +371,7 @@ static void set_ready(wh_cluster *cl, int timed_out)
 	if (timed_out) {
 		atomic_fetch_add(&cl->sync_timeouts, 1);
 		wh_logf("warn", "not synced with the API server after %u s; ready with the "
-			"definitions and policies at hand (catalog and files), still trying",
+				"definitions and policies at hand (catalog and files), still trying",
 			s->opt.sync_timeout_s);
 	} else {
 		wh_logf("info", "synced with the API server; ready");
@@ -392,12 +392,14 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			atomic_fetch_add(&cl->swap_failures, 1);
 			json_t *f = json_pack("{s:s}", "error", err.message);
 			wh_log("error", "cannot build the new definition set; the last good one "
-			       "stays in force", f);
+					"stays in force",
+			       f);
 			json_decref(f);
 		} else {
 			size_t count = wmap_registry_count(d->reg);
 			wh_defs_swap(s, d);
 			atomic_fetch_add(&cl->swaps, 1);
+			wh_reconcile_kick();
 			json_t *f = json_pack("{s:i, s:i, s:i, s:f}", "definitions", (int)count,
 					      "clusterKartas", (int)atomic_load(&cl->cluster_kartas),
 					      "invalidKartas", (int)atomic_load(&cl->invalid_kartas),
@@ -485,7 +487,7 @@ int wh_cluster_config(wmap_kube_config **out, const wh_options *o, wmap_error *e
 	if (o->kubeconfig)
 		ov.kubeconfig = o->kubeconfig;
 	else if (!host || !host[0])
-		return 0;   /* neither a kubeconfig nor a pod: files only */
+		return 0; /* neither a kubeconfig nor a pod: files only */
 	return wmap_kubeconfig_load(out, &ov, err);
 }
 
@@ -507,7 +509,7 @@ static int start_source(wh_cluster *cl, wsource *src, const char *what, const ch
 	src->what = what;
 	src->path = path;
 	ko.timeout_ms = 15000;
-	ko.max_retries = -1;   /* the watch loop backs off itself */
+	ko.max_retries = -1; /* the watch loop backs off itself */
 	ko.user_agent = "wmap-webhook/" WMAP_VERSION;
 	int rc = wmap_kube_client_new(&src->client, cl->cfg, &ko, err);
 	if (rc)
@@ -543,6 +545,15 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 		goto fail;
 	}
 	cl->builder_started = 1;
+	if ((rc = wh_reconcile_start(s, cfg, err)) != 0)
+		goto fail;
+	cl->reconciler_started = 1;
+	/* The Lease lives in the webhook's namespace: the pod's, or the kubeconfig context's
+	 * when it names one, else wmap-system. */
+	if ((rc = wh_leader_start(cfg, cfg->in_cluster || cfg->namespace_explicit ? cfg->namespace_ : "wmap-system",
+				  err)) != 0)
+		goto fail;
+	cl->leader_started = 1;
 	json_t *f = json_pack("{s:s, s:s, s:i}", "server", cfg->server, "source", cfg->source,
 			      "syncTimeoutS", (int)s->opt.sync_timeout_s);
 	wh_log("info", "watching Kartas and WorkloadPolicies", f);
@@ -568,6 +579,10 @@ void wh_cluster_stop(wh_cluster *cl)
 			pthread_join(srcs[i]->thread, NULL);
 	if (cl->builder_started)
 		pthread_join(cl->builder, NULL);
+	if (cl->reconciler_started)
+		wh_reconcile_stop();
+	if (cl->leader_started)
+		wh_leader_stop();
 	for (int i = 0; i < 2; i++) {
 		wmap_kube_client_free(srcs[i]->client);
 		json_decref(srcs[i]->objects);
@@ -600,24 +615,21 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 		   "counter\nwmap_webhook_sync_timeouts_total %u\n",
 		atomic_load(&cl->sync_timeouts));
 	static const char *const names[][2] = {
-		{ "lists", "successful lists" }, { "list_errors", "failed lists" },
-		{ "watches", "watch requests" }, { "watch_restarts", "watches started again" },
-		{ "watch_gone", "410 Gone answers (listed again)" },
-		{ "watch_events", "ADDED, MODIFIED and DELETED events" },
-		{ "watch_bad_events", "lines that were not watch events" } };
+		{ "lists", "successful lists" }, { "list_errors", "failed lists" }, { "watches", "watch requests" }, { "watch_restarts", "watches started again" }, { "watch_gone", "410 Gone answers (listed again)" }, { "watch_events", "ADDED, MODIFIED and DELETED events" }, { "watch_bad_events", "lines that were not watch events" }
+	};
 	for (size_t m = 0; m < sizeof(names) / sizeof(names[0]); m++) {
 		fprintf(f, "# HELP wmap_webhook_%s_total List/watch of cluster objects: %s.\n"
 			   "# TYPE wmap_webhook_%s_total counter\n",
 			names[m][0], names[m][1], names[m][0]);
 		for (int i = 0; i < 2; i++) {
 			const wmap_watch_stats *st = &srcs[i]->stats;
-			unsigned v = m == 0 ? atomic_load(&st->lists)
-				   : m == 1 ? atomic_load(&st->list_errors)
-				   : m == 2 ? atomic_load(&st->watches)
-				   : m == 3 ? atomic_load(&st->restarts)
-				   : m == 4 ? atomic_load(&st->gone)
-				   : m == 5 ? atomic_load(&st->events)
-					    : atomic_load(&st->bad_events);
+			unsigned v = m == 0   ? atomic_load(&st->lists)
+				     : m == 1 ? atomic_load(&st->list_errors)
+				     : m == 2 ? atomic_load(&st->watches)
+				     : m == 3 ? atomic_load(&st->restarts)
+				     : m == 4 ? atomic_load(&st->gone)
+				     : m == 5 ? atomic_load(&st->events)
+					      : atomic_load(&st->bad_events);
 			fprintf(f, "wmap_webhook_%s_total{resource=\"%s\"} %u\n", names[m][0],
 				srcs[i]->what, v);
 		}
@@ -629,7 +641,8 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 		atomic_load(&cl->swaps), atomic_load(&cl->swap_failures));
 	fprintf(f, "# HELP wmap_webhook_policy_swaps_total Policy sets merged and put in force.\n"
 		   "# TYPE wmap_webhook_policy_swaps_total counter\n"
-		   "wmap_webhook_policy_swaps_total %u\n", atomic_load(&cl->policy_swaps));
+		   "wmap_webhook_policy_swaps_total %u\n",
+		atomic_load(&cl->policy_swaps));
 	fprintf(f, "# HELP wmap_webhook_cluster_objects Cluster objects in force.\n"
 		   "# TYPE wmap_webhook_cluster_objects gauge\n"
 		   "wmap_webhook_cluster_objects{resource=\"kartas\"} %u\n"

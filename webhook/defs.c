@@ -65,6 +65,16 @@ wh_defs *wh_defs_acquire(wh_server *s, wmap_engine **eng)
 	return d;
 }
 
+wh_defs *wh_defs_ref(wh_server *s)
+{
+	pthread_mutex_lock(&s->lock);
+	wh_defs *d = s->defs;
+	if (d)
+		atomic_fetch_add(&d->refs, 1);
+	pthread_mutex_unlock(&s->lock);
+	return d;
+}
+
 void wh_defs_release(wh_defs *d)
 {
 	if (d)
@@ -79,7 +89,7 @@ void wh_defs_swap(wh_server *s, wh_defs *d)
 	pthread_mutex_unlock(&s->lock);
 	if (!old)
 		return;
-	atomic_fetch_sub(&old->refs, 1);   /* the server's own reference */
+	atomic_fetch_sub(&old->refs, 1); /* the server's own reference */
 	/* Reviews that took the old set finish within their budget; wait for them here. */
 	while (atomic_load(&old->refs) > 0) {
 		struct timespec t = { 0, 1000000L };

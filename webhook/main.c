@@ -66,9 +66,9 @@ static int parse_num(const char *s, unsigned long long max, unsigned long long *
 typedef struct reloader {
 	wh_server *srv;
 	wh_filesig cert, key, policy;
-	wh_filesig cert_failed, policy_failed;   /* last bad versions, reported once */
+	wh_filesig cert_failed, policy_failed; /* last bad versions, reported once */
 	pthread_t thread;
-	pthread_mutex_t lock;   /* the reload thread and SIGHUP in the main thread */
+	pthread_mutex_t lock; /* the reload thread and SIGHUP in the main thread */
 	atomic_int stop;
 } reloader;
 
@@ -115,7 +115,7 @@ static void reload_policy(reloader *rl, int force)
 		rl->policy = p;
 		memset(&rl->policy_failed, 0, sizeof(rl->policy_failed));
 		if (rl->srv->cluster) {
-			wmap_policy_set_free(set);   /* merged with the cluster's by the builder */
+			wmap_policy_set_free(set); /* merged with the cluster's by the builder */
 			set = NULL;
 			wh_cluster_policy_file_changed(rl->srv->cluster);
 		} else {
@@ -184,9 +184,29 @@ int main(int argc, char **argv)
 			    "+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:"
 			    "+ECDHE-RSA";
 
-	enum { O_CERT = 256, O_KEY, O_PORT, O_DEFS, O_POLICY, O_GANG, O_QUEUE, O_THREADS,
-	       O_BODY, O_INFLIGHT, O_CONNS, O_CTIMEOUT, O_BUDGET, O_RELOAD, O_DRAIN, O_PRIO,
-	       O_READY, O_HELP, O_VERSION, O_NULL, O_KUBECONFIG, O_NO_CLUSTER, O_SYNC_TIMEOUT };
+	enum { O_CERT = 256,
+	       O_KEY,
+	       O_PORT,
+	       O_DEFS,
+	       O_POLICY,
+	       O_GANG,
+	       O_QUEUE,
+	       O_THREADS,
+	       O_BODY,
+	       O_INFLIGHT,
+	       O_CONNS,
+	       O_CTIMEOUT,
+	       O_BUDGET,
+	       O_RELOAD,
+	       O_DRAIN,
+	       O_PRIO,
+	       O_READY,
+	       O_HELP,
+	       O_VERSION,
+	       O_NULL,
+	       O_KUBECONFIG,
+	       O_NO_CLUSTER,
+	       O_SYNC_TIMEOUT };
 	static const struct option longopts[] = {
 		{ "tls-cert", required_argument, NULL, O_CERT },
 		{ "tls-key", required_argument, NULL, O_KEY },
@@ -217,7 +237,9 @@ int main(int argc, char **argv)
 	unsigned long long v;
 	const char *ready_file = NULL;
 	wmap_error err;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	int li;
+	/* li names the option in messages: no dependency on the enum's order. */
+	while ((li = -1, ch = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
 		int bad = 0;
 		switch (ch) {
 		case O_CERT: o->cert = optarg; break;
@@ -240,7 +262,10 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case O_PORT: bad = parse_num(optarg, 65535, &v); o->port = (int)v; break;
+		case O_PORT:
+			bad = parse_num(optarg, 65535, &v);
+			o->port = (int)v;
+			break;
 		case O_THREADS:
 			bad = parse_num(optarg, 256, &v) || v == 0;
 			o->threads = (unsigned)v;
@@ -280,7 +305,7 @@ int main(int argc, char **argv)
 		}
 		if (bad) {
 			fprintf(stderr, "wmap-webhook: bad value for --%s: %s\n",
-				longopts[ch - O_CERT].name, optarg);
+				li >= 0 ? longopts[li].name : "?", optarg);
 			return 2;
 		}
 	}
@@ -383,7 +408,7 @@ int main(int argc, char **argv)
 	json_decref(f);
 	if (o->null_admission)
 		wh_logf("warn", "--null-admission: every review is allowed unchanged (benchmarks "
-			"only)");
+				"only)");
 	if (ready_file && write_ready_file(ready_file, o->port) != 0)
 		wh_logf("warn", "cannot write %s", ready_file);
 

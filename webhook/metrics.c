@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "webhook.h"
+#include "wmap/buf.h"
 
 #define MAX_SERIES 256
 #define N_BUCKETS 15
@@ -18,7 +19,7 @@ static const double buckets[N_BUCKETS] = { 0.0001, 0.00025, 0.0005, 0.001, 0.002
 static const char *const endpoints[WH_EP_COUNT] = { "mutate", "validate", "other" };
 
 typedef struct series {
-	char key[4][128];   /* endpoint, kind, operation, result */
+	char key[4][128]; /* endpoint, kind, operation, result */
 	unsigned long long count;
 } series;
 
@@ -26,14 +27,14 @@ static struct {
 	pthread_mutex_t lock;
 	series req[MAX_SERIES];
 	size_t n_req;
-	series failopen[32];     /* endpoint, reason */
+	series failopen[32]; /* endpoint, reason */
 	size_t n_failopen;
 	unsigned long long patches, patch_ops, patch_bytes;
 	unsigned long long hist[WH_EP_COUNT][N_BUCKETS + 1];
 	double hist_sum[WH_EP_COUNT];
 	unsigned long long hist_count[WH_EP_COUNT];
-	unsigned long long status[WH_EP_COUNT][6];   /* 200, 400, 404/405, 413, 503, other */
-	unsigned long long reload_ok[2], reload_fail[2];  /* cert, policy */
+	unsigned long long status[WH_EP_COUNT][6];       /* 200, 400, 404/405, 413, 503, other */
+	unsigned long long reload_ok[2], reload_fail[2]; /* cert, policy */
 	double last_reload_fail[2];
 	double cert_expiry;
 	int ready;
@@ -94,8 +95,11 @@ void wh_metrics_request(wh_endpoint ep, const char *kind, const char *operation,
 
 void wh_metrics_http(wh_endpoint ep, unsigned status, double seconds)
 {
-	int si = status == 200 ? 0 : status == 400 ? 1 : (status == 404 || status == 405) ? 2
-		: status == 413 ? 3 : status == 503 ? 4 : 5;
+	int si = status == 200 ? 0 : status == 400              ? 1
+			     : (status == 404 || status == 405) ? 2
+			     : status == 413                    ? 3
+			     : status == 503                    ? 4
+								: 5;
 	pthread_mutex_lock(&m.lock);
 	m.status[ep][si]++;
 	int b = 0;
@@ -134,41 +138,8 @@ void wh_metrics_set_ready(int ready)
 	pthread_mutex_unlock(&m.lock);
 }
 
-typedef struct out {
-	char *buf;
-	size_t len, cap;
-	int failed;
-} out;
-
-static void put(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(out *o, const char *fmt, ...)
-{
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(o->buf ? o->buf + o->len : NULL, o->buf ? o->cap - o->len : 0,
-				  fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			o->failed = 1;
-			return;
-		}
-		if (o->buf && o->len + (size_t)n < o->cap) {
-			o->len += (size_t)n;
-			return;
-		}
-		size_t cap = o->cap ? o->cap * 2 : 8192;
-		while (cap < o->len + (size_t)n + 1)
-			cap *= 2;
-		char *nb = realloc(o->buf, cap);
-		if (!nb) {
-			o->failed = 1;
-			return;
-		}
-		o->buf = nb;
-		o->cap = cap;
-	}
-}
+/* The exposition text: a few hundred series at most (the tables above are capped). */
+#define METRICS_TEXT_MAX ((size_t)16 << 20)
 
 /* Label values are escaped as the format requires (\\, \", \n). */
 static const char *esc(char *buf, size_t len, const char *s)
@@ -191,85 +162,86 @@ static const char *esc(char *buf, size_t len, const char *s)
 
 char *wh_metrics_render(long inflight)
 {
-	out o = { 0 };
+	wmap_buf o = WMAP_BUF_INIT(METRICS_TEXT_MAX, 8192);
 	char a[300], b[300], c[300], d[300];
 	static const char *const codes[6] = { "200", "400", "404", "413", "503", "other" };
 	pthread_mutex_lock(&m.lock);
-	put(&o, "# HELP wmap_webhook_requests_total Admission reviews answered, by endpoint, "
-		"workload kind, operation and result (patched, allowed, denied, failopen).\n"
-		"# TYPE wmap_webhook_requests_total counter\n");
+	wmap_buf_addf(&o, "# HELP wmap_webhook_requests_total Admission reviews answered, by endpoint, "
+			  "workload kind, operation and result (patched, allowed, denied, failopen).\n"
+			  "# TYPE wmap_webhook_requests_total counter\n");
 	for (size_t i = 0; i < m.n_req; i++)
-		put(&o, "wmap_webhook_requests_total{endpoint=\"%s\",kind=\"%s\",operation=\"%s\","
-			"result=\"%s\"} %llu\n", esc(a, sizeof(a), m.req[i].key[0]),
-		    esc(b, sizeof(b), m.req[i].key[1]), esc(c, sizeof(c), m.req[i].key[2]),
-		    esc(d, sizeof(d), m.req[i].key[3]), m.req[i].count);
-	put(&o, "# HELP wmap_webhook_fail_open_total Reviews allowed unchanged because wmap "
-		"could not process them, by reason.\n# TYPE wmap_webhook_fail_open_total counter\n");
+		wmap_buf_addf(&o, "wmap_webhook_requests_total{endpoint=\"%s\",kind=\"%s\",operation=\"%s\","
+				  "result=\"%s\"} %llu\n",
+			      esc(a, sizeof(a), m.req[i].key[0]),
+			      esc(b, sizeof(b), m.req[i].key[1]), esc(c, sizeof(c), m.req[i].key[2]),
+			      esc(d, sizeof(d), m.req[i].key[3]), m.req[i].count);
+	wmap_buf_addf(&o, "# HELP wmap_webhook_fail_open_total Reviews allowed unchanged because wmap "
+			  "could not process them, by reason.\n# TYPE wmap_webhook_fail_open_total counter\n");
 	for (size_t i = 0; i < m.n_failopen; i++)
-		put(&o, "wmap_webhook_fail_open_total{endpoint=\"%s\",reason=\"%s\"} %llu\n",
-		    m.failopen[i].key[0], esc(a, sizeof(a), m.failopen[i].key[1]),
-		    m.failopen[i].count);
-	put(&o, "# HELP wmap_webhook_http_responses_total HTTP responses by endpoint and code.\n"
-		"# TYPE wmap_webhook_http_responses_total counter\n");
+		wmap_buf_addf(&o, "wmap_webhook_fail_open_total{endpoint=\"%s\",reason=\"%s\"} %llu\n",
+			      m.failopen[i].key[0], esc(a, sizeof(a), m.failopen[i].key[1]),
+			      m.failopen[i].count);
+	wmap_buf_addf(&o, "# HELP wmap_webhook_http_responses_total HTTP responses by endpoint and code.\n"
+			  "# TYPE wmap_webhook_http_responses_total counter\n");
 	for (int e = 0; e < WH_EP_COUNT; e++)
 		for (int s = 0; s < 6; s++)
 			if (m.status[e][s])
-				put(&o, "wmap_webhook_http_responses_total{endpoint=\"%s\",code=\"%s\"} "
-					"%llu\n", endpoints[e], codes[s], m.status[e][s]);
-	put(&o, "# HELP wmap_webhook_request_duration_seconds Time from the request headers to "
-		"the last response byte.\n# TYPE wmap_webhook_request_duration_seconds histogram\n");
+				wmap_buf_addf(&o, "wmap_webhook_http_responses_total{endpoint=\"%s\",code=\"%s\"} "
+						  "%llu\n",
+					      endpoints[e], codes[s], m.status[e][s]);
+	wmap_buf_addf(&o, "# HELP wmap_webhook_request_duration_seconds Time from the request headers to "
+			  "the last response byte.\n# TYPE wmap_webhook_request_duration_seconds histogram\n");
 	for (int e = 0; e < WH_EP_COUNT; e++) {
 		unsigned long long cum = 0;
 		for (int bi = 0; bi < N_BUCKETS; bi++) {
 			cum += m.hist[e][bi];
-			put(&o, "wmap_webhook_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%g\"}"
-				" %llu\n", endpoints[e], buckets[bi], cum);
+			wmap_buf_addf(&o, "wmap_webhook_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%g\"}"
+					  " %llu\n",
+				      endpoints[e], buckets[bi], cum);
 		}
 		cum += m.hist[e][N_BUCKETS];
-		put(&o, "wmap_webhook_request_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} "
-			"%llu\n", endpoints[e], cum);
-		put(&o, "wmap_webhook_request_duration_seconds_sum{endpoint=\"%s\"} %.9f\n",
-		    endpoints[e], m.hist_sum[e]);
-		put(&o, "wmap_webhook_request_duration_seconds_count{endpoint=\"%s\"} %llu\n",
-		    endpoints[e], m.hist_count[e]);
+		wmap_buf_addf(&o, "wmap_webhook_request_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} "
+				  "%llu\n",
+			      endpoints[e], cum);
+		wmap_buf_addf(&o, "wmap_webhook_request_duration_seconds_sum{endpoint=\"%s\"} %.9f\n",
+			      endpoints[e], m.hist_sum[e]);
+		wmap_buf_addf(&o, "wmap_webhook_request_duration_seconds_count{endpoint=\"%s\"} %llu\n",
+			      endpoints[e], m.hist_count[e]);
 	}
-	put(&o, "# HELP wmap_webhook_patches_total Responses that carried a JSON Patch.\n"
-		"# TYPE wmap_webhook_patches_total counter\nwmap_webhook_patches_total %llu\n"
-		"# HELP wmap_webhook_patch_operations_total JSON Patch operations sent.\n"
-		"# TYPE wmap_webhook_patch_operations_total counter\n"
-		"wmap_webhook_patch_operations_total %llu\n"
-		"# HELP wmap_webhook_patch_bytes_total JSON Patch bytes sent (before base64).\n"
-		"# TYPE wmap_webhook_patch_bytes_total counter\nwmap_webhook_patch_bytes_total %llu\n",
-	    m.patches, m.patch_ops, m.patch_bytes);
-	put(&o, "# HELP wmap_webhook_reloads_total File reloads by file and result; a failed "
-		"reload keeps the last good file in force.\n"
-		"# TYPE wmap_webhook_reloads_total counter\n");
+	wmap_buf_addf(&o, "# HELP wmap_webhook_patches_total Responses that carried a JSON Patch.\n"
+			  "# TYPE wmap_webhook_patches_total counter\nwmap_webhook_patches_total %llu\n"
+			  "# HELP wmap_webhook_patch_operations_total JSON Patch operations sent.\n"
+			  "# TYPE wmap_webhook_patch_operations_total counter\n"
+			  "wmap_webhook_patch_operations_total %llu\n"
+			  "# HELP wmap_webhook_patch_bytes_total JSON Patch bytes sent (before base64).\n"
+			  "# TYPE wmap_webhook_patch_bytes_total counter\nwmap_webhook_patch_bytes_total %llu\n",
+		      m.patches, m.patch_ops, m.patch_bytes);
+	wmap_buf_addf(&o, "# HELP wmap_webhook_reloads_total File reloads by file and result; a failed "
+			  "reload keeps the last good file in force.\n"
+			  "# TYPE wmap_webhook_reloads_total counter\n");
 	static const char *const what[2] = { "certificate", "policy" };
 	for (int w = 0; w < 2; w++) {
-		put(&o, "wmap_webhook_reloads_total{file=\"%s\",result=\"success\"} %llu\n",
-		    what[w], m.reload_ok[w]);
-		put(&o, "wmap_webhook_reloads_total{file=\"%s\",result=\"failure\"} %llu\n",
-		    what[w], m.reload_fail[w]);
+		wmap_buf_addf(&o, "wmap_webhook_reloads_total{file=\"%s\",result=\"success\"} %llu\n",
+			      what[w], m.reload_ok[w]);
+		wmap_buf_addf(&o, "wmap_webhook_reloads_total{file=\"%s\",result=\"failure\"} %llu\n",
+			      what[w], m.reload_fail[w]);
 	}
-	put(&o, "# HELP wmap_webhook_reload_last_failure_timestamp_seconds When a reload last "
-		"failed (0 = never).\n# TYPE wmap_webhook_reload_last_failure_timestamp_seconds "
-		"gauge\n");
+	wmap_buf_addf(&o, "# HELP wmap_webhook_reload_last_failure_timestamp_seconds When a reload last "
+			  "failed (0 = never).\n# TYPE wmap_webhook_reload_last_failure_timestamp_seconds "
+			  "gauge\n");
 	for (int w = 0; w < 2; w++)
-		put(&o, "wmap_webhook_reload_last_failure_timestamp_seconds{file=\"%s\"} %.0f\n",
-		    what[w], m.last_reload_fail[w]);
-	put(&o, "# HELP wmap_webhook_certificate_expiry_timestamp_seconds notAfter of the serving "
-		"certificate in force.\n# TYPE wmap_webhook_certificate_expiry_timestamp_seconds "
-		"gauge\nwmap_webhook_certificate_expiry_timestamp_seconds %.0f\n", m.cert_expiry);
-	put(&o, "# HELP wmap_webhook_ready 1 once every definition is compiled and the server "
-		"accepts reviews.\n# TYPE wmap_webhook_ready gauge\nwmap_webhook_ready %d\n",
-	    m.ready);
+		wmap_buf_addf(&o, "wmap_webhook_reload_last_failure_timestamp_seconds{file=\"%s\"} %.0f\n",
+			      what[w], m.last_reload_fail[w]);
+	wmap_buf_addf(&o, "# HELP wmap_webhook_certificate_expiry_timestamp_seconds notAfter of the serving "
+			  "certificate in force.\n# TYPE wmap_webhook_certificate_expiry_timestamp_seconds "
+			  "gauge\nwmap_webhook_certificate_expiry_timestamp_seconds %.0f\n",
+		      m.cert_expiry);
+	wmap_buf_addf(&o, "# HELP wmap_webhook_ready 1 once every definition is compiled and the server "
+			  "accepts reviews.\n# TYPE wmap_webhook_ready gauge\nwmap_webhook_ready %d\n",
+		      m.ready);
 	pthread_mutex_unlock(&m.lock);
-	put(&o, "# HELP wmap_webhook_in_flight_requests Requests being read or answered.\n"
-		"# TYPE wmap_webhook_in_flight_requests gauge\nwmap_webhook_in_flight_requests %ld\n",
-	    inflight);
-	if (o.failed) {
-		free(o.buf);
-		return NULL;
-	}
-	return o.buf;
+	wmap_buf_addf(&o, "# HELP wmap_webhook_in_flight_requests Requests being read or answered.\n"
+			  "# TYPE wmap_webhook_in_flight_requests gauge\nwmap_webhook_in_flight_requests %ld\n",
+		      inflight);
+	return wmap_buf_take(&o, NULL);
 }

@@ -3,7 +3,8 @@
  * The handler runs on MHD's poll threads. Each poll thread takes one prepared wmap_engine
  * the first time it serves a review and keeps it (libjq is not thread-safe, and compiling
  * costs ~25 ms, so no compile ever happens on the request path). The body is copied into
- * one buffer with a hard cap and parsed once (wmap_json_parse) into jansson values. */
+ * one buffer with a hard cap and parsed once (wmap_admission_parse: wmap_json_parse with
+ * caps on depth, members and values, and the deadline) into jansson values. */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -12,17 +13,19 @@
 #include <time.h>
 #include <unistd.h>
 #include "webhook.h"
+#include "wmap/buf.h"
 #include "wmap/json_text.h"
 
 typedef struct request {
 	wh_endpoint ep;
 	int is_post_review;
 	int too_big;
-	int over_budget;     /* the global in-flight byte budget was exceeded */
+	int over_budget; /* the global in-flight byte budget was exceeded */
 	unsigned status;
 	struct timespec start;
-	char *body;
-	size_t len, cap, accounted;
+	wmap_buf body;    /* capped at max_body */
+	size_t len;       /* body bytes received (kept after the body is freed) */
+	size_t accounted; /* bytes of body memory counted in the in-flight budget */
 	wh_server *srv;
 } request;
 
@@ -64,7 +67,7 @@ void wh_policy_swap(wh_server *s, wmap_policy_set *set)
 		return;
 	}
 	p->set = set;
-	p->refs = 1;   /* the server's own reference */
+	p->refs = 1; /* the server's own reference */
 	pthread_mutex_lock(&s->lock);
 	wh_policy_ref *old = s->policy;
 	s->policy = p;
@@ -139,7 +142,8 @@ static long query_timeout_ms(struct MHD_Connection *c)
 	return 0;
 }
 
-static void log_review(const request *r, const wmap_admission_info *info, const char *error)
+static void log_review(const request *r, const wmap_admission_info *info,
+		       const wmap_json_cut *cut, const char *error)
 {
 	json_t *f = json_pack("{s:s, s:i}", "endpoint",
 			      r->ep == WH_EP_MUTATE ? "mutate" : "validate", "status",
@@ -161,6 +165,12 @@ static void log_review(const request *r, const wmap_admission_info *info, const 
 		json_object_set_new(f, "patchOps", json_integer((json_int_t)info->patch_ops));
 		json_object_set_new(f, "patchBytes", json_integer((json_int_t)info->patch_bytes));
 	}
+	if (cut && cut->reason) {
+		/* Where the review was cut, as a place in the body: the path would quote keys. */
+		json_object_set_new(f, "cutLine", json_integer(cut->line));
+		json_object_set_new(f, "cutColumn", json_integer(cut->column));
+		json_object_set_new(f, "cutValuesLeftOut", json_integer((json_int_t)cut->left_out));
+	}
 	if (error)
 		json_object_set_new(f, "error", json_string(error));
 	json_object_set_new(f, "bodyBytes", json_integer((json_int_t)r->len));
@@ -176,17 +186,36 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 		char msg[128];
 		snprintf(msg, sizeof(msg), "request body exceeds %zu bytes", s->opt.max_body);
 		enum MHD_Result ret = reply_status(c, r, 413, msg);
-		log_review(r, NULL, msg);
+		log_review(r, NULL, NULL, msg);
 		return ret;
 	}
 	if (r->over_budget) {
 		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
 						   "too many request bytes in flight; retry");
-		log_review(r, NULL, "in-flight byte budget exceeded");
+		log_review(r, NULL, NULL, "in-flight byte budget exceeded");
 		return ret;
 	}
+	wmap_admission_config cfg = { 0 };
+	long budget = (long)s->opt.budget_ms, tmo = query_timeout_ms(c);
+	if (tmo > 0 && (budget == 0 || tmo < budget))
+		budget = tmo;
+	if (budget > 0)
+		cfg.deadline_ns = (int64_t)r->start.tv_sec * 1000000000 + r->start.tv_nsec +
+				  (int64_t)budget * 1000000;
+	/* Read with caps: a review over one is cut, not refused, and answered from its
+	 * envelope (wmap_admission_parse); the deadline is checked while reading too. */
 	json_error_t jerr;
-	json_t *review = r->len ? wmap_json_parse(r->body, r->len, &jerr) : NULL;
+	wmap_json_cut cut;
+	json_t *review = NULL;
+	int prc = r->len ? wmap_admission_parse(&review, &cut, r->body.data, r->len, cfg.deadline_ns,
+						&jerr)
+			 : WMAP_EINVAL;
+	if (prc == WMAP_ENOMEM) {
+		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+						   "out of memory");
+		log_review(r, NULL, NULL, "out of memory reading the review");
+		return ret;
+	}
 	if (!review) {
 		char msg[300];
 		if (!r->len)
@@ -200,24 +229,17 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 		if (r->len)
 			snprintf(msg, sizeof(msg), "body is not JSON: line %d column %d", jerr.line,
 				 jerr.column);
-		log_review(r, NULL, msg);
+		log_review(r, NULL, NULL, msg);
 		return ret;
 	}
 	/* The parse owns the body from here; free it early to bound memory. */
-	free(r->body);
-	r->body = NULL;
+	wmap_buf_free(&r->body);
 
-	wmap_admission_config cfg = { 0 };
 	wh_policy_ref *pol = policy_acquire(s);
 	cfg.scheduler = s->opt.scheduler;
 	cfg.queue = s->opt.queue;
 	cfg.policies = pol ? pol->set : NULL;
-	long budget = (long)s->opt.budget_ms, tmo = query_timeout_ms(c);
-	if (tmo > 0 && (budget == 0 || tmo < budget))
-		budget = tmo;
-	if (budget > 0)
-		cfg.deadline_ns = (int64_t)r->start.tv_sec * 1000000000 + r->start.tv_nsec +
-				  (int64_t)budget * 1000000;
+	cfg.cut = &cut;
 
 	wmap_admission_info info;
 	wmap_error err;
@@ -225,9 +247,9 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	enum MHD_Result ret;
 	wmap_engine *eng = NULL;
 	wh_defs *defs = wh_defs_acquire(s, &eng);
-	wmap_admission_mode mode = s->opt.null_admission ? WMAP_ADMISSION_ALLOW
-				 : r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
-							 : WMAP_ADMISSION_VALIDATE;
+	wmap_admission_mode mode = s->opt.null_admission   ? WMAP_ADMISSION_ALLOW
+				   : r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
+							   : WMAP_ADMISSION_VALIDATE;
 	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
 	wh_defs_release(defs);
@@ -236,12 +258,12 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	if (rc == WMAP_EINVAL) {
 		ret = reply_status(c, r, MHD_HTTP_BAD_REQUEST, err.message);
 		wh_metrics_request(r->ep, "", "", "invalid", NULL, 0, 0);
-		log_review(r, NULL, err.message);
+		log_review(r, NULL, NULL, err.message);
 		return ret;
 	}
 	if (rc) {
 		ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, err.message);
-		log_review(r, NULL, err.message);
+		log_review(r, NULL, NULL, err.message);
 		return ret;
 	}
 	size_t body_len = 0;
@@ -249,13 +271,13 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	json_decref(out);
 	if (!body) {
 		ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-		log_review(r, NULL, "out of memory writing the response");
+		log_review(r, NULL, NULL, "out of memory writing the response");
 		return ret;
 	}
 	ret = reply(c, r, MHD_HTTP_OK, "application/json", body, body_len);
 	wh_metrics_request(r->ep, info.kind, info.operation, info.result, info.reason,
 			   info.patch_ops, info.patch_bytes);
-	log_review(r, &info, NULL);
+	log_review(r, &info, &cut, NULL);
 	return ret;
 }
 
@@ -270,6 +292,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (!(r = calloc(1, sizeof(*r))))
 			return MHD_NO;
 		r->srv = s;
+		wmap_buf_init(&r->body, s->opt.max_body, 16384);
 		r->ep = WH_EP_OTHER;
 		clock_gettime(CLOCK_MONOTONIC, &r->start);
 		*con_cls = r;
@@ -299,11 +322,32 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (strcmp(url, "/readyz") == 0) {
 			int ok = s->ready && !s->draining;
 			return reply_text(c, r, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
-					  ok ? "ok\n" : s->draining ? "draining\n" : "starting\n");
+					  ok ? "ok\n" : s->draining ? "draining\n"
+								    : "starting\n");
 		}
 		if (strcmp(url, "/metrics") == 0) {
 			char *text = wh_metrics_render(atomic_load(&s->inflight));
 			char *more = wh_cluster_metrics(s->cluster);
+			char *rec = s->cluster ? wh_reconcile_metrics() : NULL;
+			char *lead = s->cluster ? wh_leader_metrics() : NULL;
+			if (rec && lead) {
+				size_t a = strlen(rec), b = strlen(lead);
+				char *all = realloc(rec, a + b + 1);
+				if (all) {
+					memcpy(all + a, lead, b + 1);
+					rec = all;
+				}
+			}
+			free(lead);
+			if (more && rec) {
+				size_t a = strlen(more), b = strlen(rec);
+				char *all = realloc(more, a + b + 1);
+				if (all) {
+					memcpy(all + a, rec, b + 1);
+					more = all;
+				}
+			}
+			free(rec);
 			if (text && more) {
 				size_t a = strlen(text), b = strlen(more);
 				char *all = realloc(text, a + b + 1);
@@ -321,29 +365,25 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return reply_text(c, r, MHD_HTTP_NOT_FOUND, "not found\n");
 	}
 	if (!r->is_post_review) {
-		*upload_data_size = 0;   /* a body on a GET is read and dropped */
+		*upload_data_size = 0; /* a body on a GET is read and dropped */
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
 		if (r->too_big || r->over_budget)
-			return MHD_YES;   /* drain what was sent, answer at the end */
-		if (n > s->opt.max_body - r->len) {
+			return MHD_YES; /* drain what was sent, answer at the end */
+		size_t want = wmap_buf_grow_size(&r->body, n);
+		if (want == 0) {
 			r->too_big = 1;
-			free(r->body);
-			r->body = NULL;
+			wmap_buf_free(&r->body);
 			atomic_fetch_sub(&s->inflight_bytes, r->accounted);
 			r->accounted = 0;
 			return MHD_YES;
 		}
-		if (r->len + n + 1 > r->cap) {
-			size_t cap = r->cap ? r->cap : 16384;
-			while (cap < r->len + n + 1)
-				cap *= 2;
-			if (cap > s->opt.max_body + 1)
-				cap = s->opt.max_body + 1;
-			size_t grow = cap - r->cap;
+		if (want > r->body.alloc) {
+			/* Counted before it is taken: the budget bounds memory, not just bodies. */
+			size_t grow = want - r->body.alloc;
 			if (atomic_fetch_add(&s->inflight_bytes, grow) + grow >
 			    s->opt.max_inflight_bytes) {
 				atomic_fetch_sub(&s->inflight_bytes, grow);
@@ -351,14 +391,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 				return MHD_YES;
 			}
 			r->accounted += grow;
-			char *nb = realloc(r->body, cap);
-			if (!nb)
-				return MHD_NO;
-			r->body = nb;
-			r->cap = cap;
 		}
-		memcpy(r->body + r->len, upload_data, n);
-		r->len += n;
+		if (wmap_buf_add(&r->body, upload_data, n))
+			return MHD_NO;
+		r->len = r->body.len;
 		return MHD_YES;
 	}
 	return answer_review(c, r);
@@ -377,7 +413,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			since(&r->start));
 	atomic_fetch_sub(&s->inflight_bytes, r->accounted);
 	atomic_fetch_sub(&s->inflight, 1);
-	free(r->body);
+	wmap_buf_free(&r->body);
 	free(r);
 }
 

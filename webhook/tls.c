@@ -24,7 +24,7 @@ typedef struct pair {
 	unsigned n;
 	gnutls_privkey_t key;
 	time_t not_after;
-	struct pair *retired;    /* the pair this one replaced */
+	struct pair *retired; /* the pair this one replaced */
 } pair;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -16,25 +16,25 @@
 #include "wmap/registry.h"
 
 typedef struct wh_options {
-	const char *cert, *key;          /* PEM files, reloaded when they change */
-	const char *definitions;         /* FILE|DIR, NULL = catalog only */
-	const char *policy;              /* WorkloadPolicy YAML, reloaded when it changes */
+	const char *cert, *key;  /* PEM files, reloaded when they change */
+	const char *definitions; /* FILE|DIR, NULL = catalog only */
+	const char *policy;      /* WorkloadPolicy YAML, reloaded when it changes */
 	const char *queue;
 	wmap_gang_scheduler scheduler;
 	int port;
 	unsigned threads;
-	size_t max_body;                 /* bytes; 413 above */
-	size_t max_inflight_bytes;       /* all bodies being read at once; 503 above */
+	size_t max_body;           /* bytes; 413 above */
+	size_t max_inflight_bytes; /* all bodies being read at once; 503 above */
 	unsigned max_connections;
-	unsigned connection_timeout;     /* seconds of inactivity */
-	unsigned budget_ms;              /* per request */
-	unsigned reload_ms;              /* how often files are checked */
-	unsigned drain_s;                /* longest wait for in-flight requests on SIGTERM */
+	unsigned connection_timeout; /* seconds of inactivity */
+	unsigned budget_ms;          /* per request */
+	unsigned reload_ms;          /* how often files are checked */
+	unsigned drain_s;            /* longest wait for in-flight requests on SIGTERM */
 	const char *tls_priorities;
-	int null_admission;              /* benchmarks: allow every review after parsing it */
-	const char *kubeconfig;          /* --kubeconfig: watch this cluster */
-	int no_cluster;                  /* --no-cluster: files only, even in a pod */
-	unsigned sync_timeout_s;         /* ready after this even when not synced */
+	int null_admission;      /* benchmarks: allow every review after parsing it */
+	const char *kubeconfig;  /* --kubeconfig: watch this cluster */
+	int no_cluster;          /* --no-cluster: files only, even in a pod */
+	unsigned sync_timeout_s; /* ready after this even when not synced */
 } wh_options;
 
 /* ---- log.c: one JSON object per line on stderr ---- */
@@ -43,7 +43,10 @@ void wh_log(const char *level, const char *msg, const json_t *extra);
 void wh_logf(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- metrics.c ---- */
-typedef enum wh_endpoint { WH_EP_MUTATE, WH_EP_VALIDATE, WH_EP_OTHER, WH_EP_COUNT } wh_endpoint;
+typedef enum wh_endpoint { WH_EP_MUTATE,
+			   WH_EP_VALIDATE,
+			   WH_EP_OTHER,
+			   WH_EP_COUNT } wh_endpoint;
 
 void wh_metrics_init(void);
 /* One admission answered: counts by endpoint, kind, operation and result. */
@@ -79,9 +82,9 @@ int wh_filesig_same(const wh_filesig *a, const wh_filesig *b);
 /* ---- defs.c: the definition set in force, swapped whole ---- */
 typedef struct wh_defs {
 	wmap_registry *reg;
-	wmap_engine **engines;           /* one per poll thread, every definition prepared */
+	wmap_engine **engines; /* one per poll thread, every definition prepared */
 	size_t n_engines;
-	atomic_int refs;                 /* the server's own, plus one per review using it */
+	atomic_int refs; /* the server's own, plus one per review using it */
 } wh_defs;
 
 typedef struct wh_server wh_server;
@@ -94,6 +97,8 @@ void wh_defs_free(wh_defs *d);
  * of it in *eng (NULL when the thread has none); give it back with wh_defs_release. */
 wh_defs *wh_defs_acquire(wh_server *s, wmap_engine **eng);
 void wh_defs_release(wh_defs *d);
+/* The set in force with a reference for the caller (not a poll thread: no engine). */
+wh_defs *wh_defs_ref(wh_server *s);
 /* Puts d in force (the server owns it); waits until no review uses the old set, frees it. */
 void wh_defs_swap(wh_server *s, wh_defs *d);
 
@@ -114,23 +119,40 @@ void wh_cluster_policy_file_changed(wh_cluster *cl);
 /* The cluster metrics in Prometheus text, a new string owned by the caller (NULL: none). */
 char *wh_cluster_metrics(const wh_cluster *cl);
 
+/* ---- reconcile.c: the MutatingWebhookConfiguration's rules follow the definitions ---- */
+typedef struct wmap_discovery wmap_discovery;
+/* The CREATE rules for the root kinds of reg that disc serves, sorted; a new array. */
+json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc);
+/* Starts the reconciler thread with its own client for cfg (borrowed; outlives it). */
+int wh_reconcile_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err);
+void wh_reconcile_kick(void); /* the definitions changed: reconcile now */
+void wh_reconcile_stop(void);
+char *wh_reconcile_metrics(void); /* Prometheus text, owned by the caller */
+
+/* ---- leader.c: a coordination.k8s.io/v1 Lease; only the leader writes ---- */
+/* Starts the election thread with its own client for cfg (borrowed), Lease wmap-webhook in ns. */
+int wh_leader_start(const wmap_kube_config *cfg, const char *ns, wmap_error *err);
+int wh_leader_is(void);    /* 1 while this replica holds the Lease within its deadline */
+void wh_leader_stop(void); /* gives the Lease up when held */
+char *wh_leader_metrics(void);
+
 /* ---- server.c ---- */
 typedef struct wh_policy_ref {
-	wmap_policy_set *set;            /* NULL when no policy file */
+	wmap_policy_set *set; /* NULL when no policy file */
 	int refs;
 } wh_policy_ref;
 
 struct wh_server {
 	wh_options opt;
-	wh_defs *defs;                   /* the definitions in force */
-	atomic_int next_slot;            /* poll threads take engine slots 0, 1, ... */
-	pthread_mutex_t lock;            /* the defs and policy pointers */
+	wh_defs *defs;        /* the definitions in force */
+	atomic_int next_slot; /* poll threads take engine slots 0, 1, ... */
+	pthread_mutex_t lock; /* the defs and policy pointers */
 	wh_policy_ref *policy;
 	atomic_int ready, draining;
 	atomic_long inflight;
 	atomic_size_t inflight_bytes;
 	struct MHD_Daemon *daemon;
-	wh_cluster *cluster;             /* NULL without a cluster */
+	wh_cluster *cluster; /* NULL without a cluster */
 };
 
 /* Starts MHD on s->opt.port; 0 or -1 (logged). */

@@ -17,22 +17,47 @@
 #include <stdint.h>
 #include "wmap/error.h"
 #include "wmap/gang.h"
+#include "wmap/json_text.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
 #include "wmap/schema.h"
 
 typedef struct wmap_admission_config {
-	wmap_gang_scheduler scheduler;     /* used when no matching policy picks one */
-	const char *queue;                 /* used when no matching policy gives one; NULL = none */
-	const wmap_policy_set *policies;   /* NULL = none (borrowed) */
-	int64_t deadline_ns;               /* CLOCK_MONOTONIC deadline, 0 = none */
-	int max_depth;                     /* object nesting limit, 0 = WMAP_ADMISSION_MAX_DEPTH */
+	wmap_gang_scheduler scheduler;   /* used when no matching policy picks one */
+	const char *queue;               /* used when no matching policy gives one; NULL = none */
+	const wmap_policy_set *policies; /* NULL = none (borrowed) */
+	int64_t deadline_ns;             /* CLOCK_MONOTONIC deadline, 0 = none */
+	int max_depth;                   /* object nesting limit, 0 = WMAP_ADMISSION_MAX_DEPTH */
 	/* The CRDs the cluster serves, for the schema path check of Karta objects at
 	 * /validate; NULL (or a NULL find) = unknown, no check. Borrowed. */
 	const wmap_crd_lookup *crds;
+	const wmap_json_cut *cut; /* what wmap_admission_parse left out of the review
+					    * (borrowed); NULL or no reason: nothing */
 } wmap_admission_config;
 
 #define WMAP_ADMISSION_MAX_DEPTH 200
+
+/* The caps a review is read with (wmap_admission_parse), from Kubernetes' own limits: the
+ * API server takes request bodies up to 3 MiB and stores objects up to about 1.5 MiB, and
+ * holds an object's annotations to 256 KiB in total.
+ * - Depth: objects deeper than WMAP_ADMISSION_MAX_DEPTH are not processed anyway; the
+ *   review adds 2 levels (review, request) above its object, and the depth check lets a
+ *   scalar sit 2 levels below its deepest allowed container: nothing it accepts is cut.
+ * - Members per object or array: 16,384. 256 KiB of annotations over 16,384 entries is 16
+ *   bytes of key and value each; real workload maps and lists hold tens to thousands (the
+ *   benchmarks' 1000-job JobSet has 1,000).
+ * - Values in all: 65,536. Workload objects measure 16 to 48 bytes of JSON per value (the
+ *   benchmark inputs), so this is an object of 1 to 3 MiB. The cheapest values to send and
+ *   dearest to build (short distinct keys) cost 0.3-0.5 us each to build and free, so the
+ *   cap bounds the build at 20-33 ms, and the rest of a 7 MiB body is skimmed at a few ns
+ *   a byte: make bench measures the worst body at about 22 ms of CPU against a goal of 50
+ *   (tests/bench/README.md).
+ * A review over a cap is not refused: what is over is left out, the envelope is read, and
+ * wmap_admission_review fails open (mutation) or denies where an enforced policy matches
+ * (validation). */
+#define WMAP_REVIEW_MAX_DEPTH (WMAP_ADMISSION_MAX_DEPTH + 4)
+#define WMAP_REVIEW_MAX_MEMBERS 16384
+#define WMAP_REVIEW_MAX_NODES 65536
 
 typedef enum wmap_admission_mode {
 	WMAP_ADMISSION_MUTATE,
@@ -46,16 +71,26 @@ typedef enum wmap_admission_mode {
 /* What happened, for the log line and the metrics. Strings are truncated copies. */
 typedef struct wmap_admission_info {
 	char uid[80];
-	char kind[128];          /* "Kind.group" */
+	char kind[128]; /* "Kind.group" */
 	char namespace_[64];
 	char name[256];
 	char operation[16];
-	const char *result;      /* "patched", "allowed", "denied", "failopen" (static) */
-	const char *reason;      /* for failopen: "no-definition", "evaluation", "budget",
-				  * "too-deep", "internal"; NULL otherwise (static) */
+	const char *result; /* "patched", "allowed", "denied", "failopen" (static) */
+	const char *reason; /* for failopen: "no-definition", "evaluation", "budget",
+				  * "too-deep", "too-many-members", "too-many-nodes",
+				  * "internal"; for a denial the review could not be checked:
+				  * the same; NULL otherwise (static) */
 	size_t patch_ops, patch_bytes;
 	int dry_run;
 } wmap_admission_info;
+
+/* Reads an AdmissionReview body of len bytes with the caps above and deadline_ns
+ * (CLOCK_MONOTONIC, 0 = none) in cut mode: *out gets the review (owned by the caller) with
+ * whatever was over a cap left out, and *cut says what (pass it in
+ * wmap_admission_config.cut). Returns 0; WMAP_EINVAL when the body is not JSON, or
+ * WMAP_ENOMEM, with the place in *jerr (may be NULL). */
+int wmap_admission_parse(json_t **out, wmap_json_cut *cut, const char *body, size_t len,
+			 int64_t deadline_ns, json_error_t *jerr);
 
 /* Answers review (an admission.k8s.io/v1 AdmissionReview, borrowed) with a new
  * AdmissionReview in *out owned by the caller: uid echoed, patchType JSONPatch and a

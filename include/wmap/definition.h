@@ -20,7 +20,7 @@ const char *wmap_expr_text(const wmap_expr *e);
 int wmap_expr_is_native(const wmap_expr *e);
 
 typedef struct wmap_gvk {
-	char *group;   /* "" for the core group */
+	char *group; /* "" for the core group */
 	char *version;
 	char *kind;
 } wmap_gvk;
@@ -45,9 +45,9 @@ const char *wmap_status_key(wmap_status s);
 
 typedef enum wmap_spec_shape {
 	WMAP_SPEC_NONE,
-	WMAP_SPEC_TEMPLATE,    /* podTemplateSpecPath: {metadata, spec} */
-	WMAP_SPEC_PODSPEC,     /* podSpecPath (+ metadataPath) */
-	WMAP_SPEC_FRAGMENTED,  /* fragmentedPodSpecDefinition */
+	WMAP_SPEC_TEMPLATE,   /* podTemplateSpecPath: {metadata, spec} */
+	WMAP_SPEC_PODSPEC,    /* podSpecPath (+ metadataPath) */
+	WMAP_SPEC_FRAGMENTED, /* fragmentedPodSpecDefinition */
 } wmap_spec_shape;
 
 typedef enum wmap_frag_field {
@@ -69,18 +69,18 @@ typedef enum wmap_frag_field {
 const char *wmap_frag_field_key(wmap_frag_field f);
 
 typedef struct wmap_matcher {
-	char *by_phase;               /* NULL when not set */
+	char *by_phase; /* NULL when not set */
 	size_t n_conditions;
 	struct wmap_cond_match {
-		char *type, *status, *reason;  /* status and reason may be NULL */
-	} *conditions;
-	wmap_expr *expression;        /* byExpression.expression, NULL when not set */
-	char *expected;               /* byExpression.expectedResult */
+		char *type, *status, *reason; /* status and reason may be NULL */
+	} * conditions;
+	wmap_expr *expression; /* byExpression.expression, NULL when not set */
+	char *expected;        /* byExpression.expectedResult */
 } wmap_matcher;
 
 typedef struct wmap_status_def {
-	wmap_expr *phase_path;        /* NULL when no phaseDefinition */
-	wmap_expr *conditions_path;   /* NULL when no conditionsDefinition */
+	wmap_expr *phase_path;      /* NULL when no phaseDefinition */
+	wmap_expr *conditions_path; /* NULL when no conditionsDefinition */
 	char *type_field, *status_field, *message_field, *reason_field;
 	size_t n_matchers[WMAP_STATUS_COUNT];
 	wmap_matcher *matchers[WMAP_STATUS_COUNT];
@@ -88,34 +88,34 @@ typedef struct wmap_status_def {
 
 typedef struct wmap_action {
 	wmap_expr *path;
-	json_t *value;                /* the decoded JSON value */
+	json_t *value; /* the decoded JSON value */
 } wmap_action;
 
 typedef struct wmap_component {
 	char *name;
-	wmap_gvk *kind;               /* NULL for a virtual (grouping) component */
-	char *owner_ref;              /* NULL on the root */
-	int parent;                   /* index into definition->components, -1 on the root */
+	wmap_gvk *kind;  /* NULL for a virtual (grouping) component */
+	char *owner_ref; /* NULL on the root */
+	int parent;      /* index into definition->components, -1 on the root */
 
 	wmap_spec_shape shape;
-	wmap_expr *template_path;     /* WMAP_SPEC_TEMPLATE */
-	wmap_expr *podspec_path;      /* WMAP_SPEC_PODSPEC */
-	wmap_expr *metadata_path;     /* with podSpecPath, optional */
+	wmap_expr *template_path;         /* WMAP_SPEC_TEMPLATE */
+	wmap_expr *podspec_path;          /* WMAP_SPEC_PODSPEC */
+	wmap_expr *metadata_path;         /* with podSpecPath, optional */
 	wmap_expr *frag[WMAP_FRAG_COUNT]; /* WMAP_SPEC_FRAGMENTED; NULL entries unset */
 
 	wmap_expr *replicas_path, *min_replicas_path, *max_replicas_path;
-	int has_scale;                /* a scaleDefinition is present */
-	wmap_expr *instance_id_path;  /* NULL: one instance with id "" */
+	int has_scale;               /* a scaleDefinition is present */
+	wmap_expr *instance_id_path; /* NULL: one instance with id "" */
 
 	/* podSelector: evaluated against Pod objects. */
-	wmap_expr *type_key_path;     /* componentTypeSelector.keyPath */
-	char *type_value;             /* componentTypeSelector.value, NULL = existence */
-	json_t *match_labels;         /* componentTypeSelector.matchLabels, NULL when unset */
+	wmap_expr *type_key_path; /* componentTypeSelector.keyPath */
+	char *type_value;         /* componentTypeSelector.value, NULL = existence */
+	json_t *match_labels;     /* componentTypeSelector.matchLabels, NULL when unset */
 	int has_type_selector;
 	wmap_expr *pod_instance_id_path; /* componentInstanceSelector.idPath */
-	wmap_expr *replica_key_path;  /* replicaSelector.keyPath */
+	wmap_expr *replica_key_path;     /* replicaSelector.keyPath */
 
-	wmap_status_def *status;      /* root only (NULL elsewhere) */
+	wmap_status_def *status; /* root only (NULL elsewhere) */
 
 	size_t n_suspend, n_resume;
 	wmap_action *suspend, *resume;
@@ -123,7 +123,7 @@ typedef struct wmap_component {
 
 typedef struct wmap_group_member {
 	char *component;
-	int component_index;          /* -1 when it names no component (a validation finding) */
+	int component_index; /* -1 when it names no component (a validation finding) */
 	size_t n_group_by, n_filters;
 	wmap_expr **group_by;
 	wmap_expr **filters;
@@ -136,34 +136,34 @@ typedef struct wmap_pod_group {
 } wmap_pod_group;
 
 typedef enum wmap_origin {
-	WMAP_ORIGIN_CATALOG,   /* embedded in the binary */
-	WMAP_ORIGIN_FILE,      /* --definitions FILE|DIR */
-	WMAP_ORIGIN_CLUSTER,   /* a kartas.run.ai object */
+	WMAP_ORIGIN_CATALOG, /* embedded in the binary */
+	WMAP_ORIGIN_FILE,    /* --definitions FILE|DIR */
+	WMAP_ORIGIN_CLUSTER, /* a kartas.run.ai object */
 } wmap_origin;
 
 const char *wmap_origin_name(wmap_origin o); /* "catalog", "file", "cluster" */
 
 typedef struct wmap_definition {
-	char *name;                   /* metadata.name */
-	char *source;                 /* file name or "catalog/<name>.yaml"; for messages */
+	char *name;   /* metadata.name */
+	char *source; /* file name or "catalog/<name>.yaml"; for messages */
 	wmap_origin origin;
-	json_t *raw;                  /* the whole document as read (for -o json|yaml) */
-	int legacy;                   /* a ResourceInterface document */
+	json_t *raw; /* the whole document as read (for -o json|yaml) */
+	int legacy;  /* a ResourceInterface document */
 
 	size_t n_components;
-	wmap_component *components;   /* [0] is the root */
+	wmap_component *components; /* [0] is the root */
 	size_t n_additional_kinds;
 	wmap_gvk *additional_kinds;
 
-	size_t n_pod_groups;          /* optimizationInstructions.gangScheduling.podGroups */
+	size_t n_pod_groups; /* optimizationInstructions.gangScheduling.podGroups */
 	wmap_pod_group *pod_groups;
-	json_t *pod_group_v2;         /* gangScheduling.podGroup as given, NULL when absent */
+	json_t *pod_group_v2; /* gangScheduling.podGroup as given, NULL when absent */
 
 	/* Every expression of the definition, in document order; the engine compiles the
 	 * non-native ones of a definition into one jq program. */
 	size_t n_exprs;
 	wmap_expr **exprs;
-	size_t n_jq;                  /* the texts handed to libjq (internal) */
+	size_t n_jq; /* the texts handed to libjq (internal) */
 	char **jq_texts;
 } wmap_definition;
 

@@ -22,8 +22,8 @@ enum {
 #define WMAP_ERROR_MAX 2048
 
 typedef struct wmap_error {
-	int code;                      /* one of WMAP_E*, 0 when nothing failed */
-	char message[WMAP_ERROR_MAX];  /* one line, or findings separated by '\n' */
+	int code;                     /* one of WMAP_E*, 0 when nothing failed */
+	char message[WMAP_ERROR_MAX]; /* one line, or findings separated by '\n' */
 } wmap_error;
 
 /* Sets err (when not NULL) and returns code, so callers can `return wmap_error_set(...)`. */

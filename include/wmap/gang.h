@@ -29,12 +29,12 @@
 
 typedef enum wmap_gang_scheduler {
 	WMAP_GANG_NONE,
-	WMAP_GANG_KAI,           /* schedulerName kai-scheduler, queue label on the workload */
-	WMAP_GANG_VOLCANO,       /* schedulerName volcano, scheduling.k8s.io/group-name */
-	WMAP_GANG_COSCHEDULING,  /* label scheduling.x-k8s.io/pod-group */
-	WMAP_GANG_YUNIKORN,      /* schedulerName yunikorn, task-group annotations */
-	WMAP_GANG_KUEUE,         /* label kueue.x-k8s.io/queue-name on the workload */
-	WMAP_GANG_NATIVE,        /* Workload API: detect and annotate only (needs objects) */
+	WMAP_GANG_KAI,          /* schedulerName kai-scheduler, queue label on the workload */
+	WMAP_GANG_VOLCANO,      /* schedulerName volcano, scheduling.k8s.io/group-name */
+	WMAP_GANG_COSCHEDULING, /* label scheduling.x-k8s.io/pod-group */
+	WMAP_GANG_YUNIKORN,     /* schedulerName yunikorn, task-group annotations */
+	WMAP_GANG_KUEUE,        /* label kueue.x-k8s.io/queue-name on the workload */
+	WMAP_GANG_NATIVE,       /* Workload API: detect and annotate only (needs objects) */
 	WMAP_GANG_COUNT,
 } wmap_gang_scheduler;
 
@@ -45,27 +45,27 @@ const char *wmap_gang_scheduler_name(wmap_gang_scheduler s);
 int wmap_gang_scheduler_parse(wmap_gang_scheduler *out, const char *name, wmap_error *err);
 
 typedef struct wmap_gang_group {
-	char *name;              /* a valid label value */
-	const char *pod_group;   /* the definition's podGroup name (borrowed), NULL for v2 */
+	char *name;            /* a valid label value */
+	const char *pod_group; /* the definition's podGroup name (borrowed), NULL for v2 */
 	int64_t min_member;
 } wmap_gang_group;
 
 typedef struct wmap_gang_member {
-	size_t node;             /* index into workload->nodes */
-	size_t instance;         /* index into that node's instances */
-	int group;               /* index into plan->groups, -1 when in no group */
-	char *task_group;        /* "<component>[-<instance>]" as a label value */
-	int64_t task_min;        /* the template's own minimum (its instance's scale) */
-	wmap_resources per_pod;  /* the template's per-replica resources */
+	size_t node;            /* index into workload->nodes */
+	size_t instance;        /* index into that node's instances */
+	int group;              /* index into plan->groups, -1 when in no group */
+	char *task_group;       /* "<component>[-<instance>]" as a label value */
+	int64_t task_min;       /* the template's own minimum (its instance's scale) */
+	wmap_resources per_pod; /* the template's per-replica resources */
 } wmap_gang_member;
 
 typedef struct wmap_gang_plan {
 	size_t n_groups;
 	wmap_gang_group *groups;
-	size_t n_members;        /* one per pod-bearing instance, in workload order */
+	size_t n_members; /* one per pod-bearing instance, in workload order */
 	wmap_gang_member *members;
 	size_t n_notes;
-	char **notes;            /* why something was left out, for admission warnings */
+	char **notes; /* why something was left out, for admission warnings */
 } wmap_gang_plan;
 
 /* Builds the plan of w; name is the base of group names (the workload's metadata.name).

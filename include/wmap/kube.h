@@ -1,6 +1,6 @@
 /* wmap: the Kubernetes API client (libwmap-kube.a), all of it: kubeconfig and in-cluster
- * settings, the HTTPS client, discovery and resource types, CRD schema checks. Each concept
- * has its own header under wmap/kube/; include only the one you use.
+ * settings, the HTTPS client and its streams, discovery and resource types, CRD schema
+ * checks. Each concept has its own header under wmap/kube/; include only the one you use.
  *
  * Secrets (tokens, keys, exec credentials) are never put into error messages or any other
  * text this module hands out. */
@@ -11,5 +11,6 @@
 #include "wmap/kube/crd.h"
 #include "wmap/kube/discovery.h"
 #include "wmap/kube/kubeconfig.h"
+#include "wmap/kube/streams.h"
 
 #endif

@@ -17,12 +17,13 @@
 #include <jansson.h>
 #include <stddef.h>
 #include "wmap/error.h"
+#include "wmap/pointer.h" /* patches are written in terms of pointers */
 
 typedef struct wmap_patch wmap_patch;
 
 typedef enum wmap_patch_mode {
-	WMAP_PATCH_DEFAULT,   /* set only when absent (or null) */
-	WMAP_PATCH_OVERRIDE,  /* set unless already equal */
+	WMAP_PATCH_DEFAULT,  /* set only when absent (or null) */
+	WMAP_PATCH_OVERRIDE, /* set unless already equal */
 } wmap_patch_mode;
 
 /* A builder for patches against doc, which it borrows: doc must outlive the builder and
@@ -41,6 +42,15 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 /* Sets the member named by the last token of pointer (a convenience over wmap_patch_set). */
 int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_patch_mode mode,
 		      int *changed, wmap_error *err);
+
+/* Adds value (stolen) at pointer when nothing is there yet: a member of an object, or an
+ * entry of a list at the list's end (an `add` at index n of an n-entry list). *actual (may
+ * be NULL; the caller frees it) gets the pointer the value has: pointer itself, or with a
+ * later index when entries were added to that list earlier in this patch. When something
+ * is already at pointer, nothing is added and *actual is pointer. WMAP_EEVAL when the
+ * parent is missing or neither an object nor a list. */
+int wmap_patch_create(wmap_patch *p, const char *pointer, json_t *value, char **actual,
+		      wmap_error *err);
 
 /* Appends value (stolen) to the array at pointer unless an equal element is there; a
  * missing or null array is created whole. WMAP_EEVAL when something else is there. */
@@ -69,15 +79,6 @@ int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error
  * *doc may be replaced (a patch on the root); on failure it is left partly patched and the
  * message names the failing operation's index and path. For offline output and tests. */
 int wmap_patch_apply(json_t **doc, const json_t *ops, wmap_error *err);
-
-/* Pointer helpers. A pointer is "" (the whole document) or "/tok/tok" with tokens escaped
- * (`~` as `~0`, `/` as `~1`). */
-
-/* base + "/" + escaped token, a new string owned by the caller (NULL on ENOMEM). */
-char *wmap_pointer_join(const char *base, const char *token);
-
-/* The value at pointer inside doc (borrowed), NULL when absent or malformed. */
-json_t *wmap_pointer_lookup(const json_t *doc, const char *pointer);
 
 /* Kubernetes label values: at most 63 characters of [A-Za-z0-9_.-], beginning and ending
  * with an alphanumeric, or empty. */

@@ -36,35 +36,35 @@ typedef enum wmap_policy_mode {
 } wmap_policy_mode;
 
 typedef struct wmap_policy {
-	char *name;                 /* metadata.name */
-	char *where;                /* "file:line:col" of the document, for messages */
+	char *name;  /* metadata.name */
+	char *where; /* "file:line:col" of the document, for messages */
 	size_t n_kinds, n_namespaces, n_exclude, n_components;
-	char **kinds;               /* patterns on "Kind.group" ("Kind" for core); none = all */
-	char **namespaces;          /* patterns; none = all */
-	char **exclude;             /* namespace patterns never matched */
-	char **components;          /* component names; none = all */
-	json_t *selector;           /* {matchLabels, matchExpressions}, NULL = all */
-	unsigned operations;        /* WMAP_POLICY_OP_* bits */
+	char **kinds;        /* patterns on "Kind.group" ("Kind" for core); none = all */
+	char **namespaces;   /* patterns; none = all */
+	char **exclude;      /* namespace patterns never matched */
+	char **components;   /* component names; none = all */
+	json_t *selector;    /* {matchLabels, matchExpressions}, NULL = all */
+	unsigned operations; /* WMAP_POLICY_OP_* bits */
 	wmap_policy_mode mode;
 	int enforce;
 
-	json_t *labels;             /* object of strings, NULL when unset */
-	json_t *annotations;        /* object of strings */
-	json_t *node_selector;      /* object of strings */
-	json_t *tolerations;        /* array of objects */
-	char *priority_class_name;  /* NULL when unset */
+	json_t *labels;            /* object of strings, NULL when unset */
+	json_t *annotations;       /* object of strings */
+	json_t *node_selector;     /* object of strings */
+	json_t *tolerations;       /* array of objects */
+	char *priority_class_name; /* NULL when unset */
 	char *scheduler_name;
 	char *runtime_class_name;
 
-	int has_gang;               /* gang.scheduler given */
+	int has_gang; /* gang.scheduler given */
 	wmap_gang_scheduler gang;
-	char *queue;                /* gang.queue, NULL when unset */
+	char *queue; /* gang.queue, NULL when unset */
 } wmap_policy;
 
 typedef struct wmap_policy_set {
-	char *source;               /* the file it was read from */
+	char *source; /* the file it was read from */
 	size_t n;
-	wmap_policy *policies;      /* in document order */
+	wmap_policy *policies; /* in document order */
 } wmap_policy_set;
 
 /* Reads every WorkloadPolicy document of a YAML file (wmap_yaml_parse_file). Any invalid

@@ -13,11 +13,15 @@
 #include "wmap/definition.h"
 #include "wmap/registry.h"
 #include "wmap/error.h"
+#include "wmap/quantity.h"
 
+/* Sums and products keep the memory's suffix family as Kubernetes' Quantity.Add does: a sum
+ * takes the family of its first non-zero term, a larger value's family wins a max. */
 typedef struct wmap_resources {
-	int64_t gpu;          /* nvidia.com/gpu, whole devices */
-	int64_t cpu_milli;    /* millicores */
-	int64_t memory;       /* bytes */
+	int64_t gpu;                        /* nvidia.com/gpu, whole devices */
+	int64_t cpu_milli;                  /* millicores */
+	int64_t memory;                     /* bytes */
+	wmap_quantity_family memory_family; /* how memory was written ("16Gi", "144G") */
 } wmap_resources;
 
 /* Where one part of a pod description lives in the object. pointer is NULL when the
@@ -26,61 +30,65 @@ typedef struct wmap_resources {
  * pointer still says where it would go, e.g. a template's missing "/metadata/labels". */
 typedef struct wmap_location {
 	char *pointer;
-	json_t *value;        /* a reference the workload holds */
+	json_t *value; /* a reference the workload holds */
+	/* When pointer runs through keyed list entries that are not there yet (a definition's
+	 * `.a[]? | select(.name == "x") | ...`): add create at create_at first. NULL otherwise. */
+	char *create_at;
+	json_t *create; /* a reference the workload holds */
 } wmap_location;
 
 typedef struct wmap_pod {
 	wmap_spec_shape shape;
-	wmap_location template_;   /* WMAP_SPEC_TEMPLATE: the PodTemplateSpec */
-	wmap_location spec;        /* the PodSpec (template's /spec, or podSpecPath) */
-	wmap_location metadata;    /* the ObjectMeta (template's /metadata, or metadataPath) */
+	wmap_location template_;             /* WMAP_SPEC_TEMPLATE: the PodTemplateSpec */
+	wmap_location spec;                  /* the PodSpec (template's /spec, or podSpecPath) */
+	wmap_location metadata;              /* the ObjectMeta (template's /metadata, or metadataPath) */
 	wmap_location frag[WMAP_FRAG_COUNT]; /* WMAP_SPEC_FRAGMENTED, by field */
 } wmap_pod;
 
 typedef struct wmap_instance {
-	char *id;                  /* "" for a single-instance component */
+	char *id; /* "" for a single-instance component */
 	int has_pod;
 	wmap_pod pod;
 	int has_replicas, has_min, has_max;
 	int64_t replicas, min_replicas, max_replicas;
-	int64_t desired;           /* replicas, else minReplicas, else 1 */
+	int64_t desired; /* replicas, else minReplicas, else 1 */
 	wmap_resources per_replica;
-	wmap_resources total;      /* per_replica x desired */
+	wmap_resources total; /* per_replica x desired */
 } wmap_instance;
 
 typedef struct wmap_node {
 	const wmap_component *def;
-	int index;                 /* the component's index in the definition */
+	int index; /* the component's index in the definition */
 	size_t n_instances;
-	wmap_instance *instances;  /* sorted as in the object (by index) */
+	wmap_instance *instances; /* sorted as in the object (by index) */
 	size_t n_children;
-	int *children;             /* indices into workload->nodes */
-	int64_t desired;           /* own instances' desired replicas, or children's sum */
-	wmap_resources own;        /* own instances' totals */
-	wmap_resources total;      /* own + children's */
+	int *children;        /* indices into workload->nodes */
+	int64_t desired;      /* own instances' desired replicas, or children's sum */
+	wmap_resources own;   /* own instances' totals */
+	wmap_resources total; /* own + children's */
 } wmap_node;
 
 typedef struct wmap_condition {
-	char *type, *status, *reason, *message;  /* NULL when absent */
+	char *type, *status, *reason, *message; /* NULL when absent */
 } wmap_condition;
 
 typedef struct wmap_workload {
-	json_t *object;            /* a reference the workload holds */
+	json_t *object; /* a reference the workload holds */
 	const wmap_definition *definition;
-	int exact_version;         /* 0 when read through another version's definition */
+	int exact_version;                                                  /* 0 when read through another version's definition */
 	const char *api_version, *kind, *name, *generate_name, *namespace_; /* borrowed; may be NULL */
 
-	unsigned statuses;         /* bit (1 << wmap_status) per matched status; 0 = Undefined */
-	char *phase;               /* the raw phase, NULL when none */
+	unsigned statuses; /* bit (1 << wmap_status) per matched status; 0 = Undefined */
+	char *phase;       /* the raw phase, NULL when none */
 	size_t n_conditions;
 	wmap_condition *conditions;
 
 	size_t n_nodes;
-	wmap_node *nodes;          /* [0] is the root, then the definition's order */
-	int64_t desired;           /* total desired pods over pod-bearing components */
-	wmap_resources total;      /* total over pod-bearing components */
+	wmap_node *nodes;     /* [0] is the root, then the definition's order */
+	int64_t desired;      /* total desired pods over pod-bearing components */
+	wmap_resources total; /* total over pod-bearing components */
 	size_t n_warnings;
-	char **warnings;           /* things a user should know (pruned labels, ...) */
+	char **warnings; /* things a user should know (pruned labels, ...) */
 } wmap_workload;
 
 /* Resolves object through def (or, when def is NULL, through the registry's definition for

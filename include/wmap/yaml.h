@@ -12,15 +12,15 @@
 #include <stddef.h>
 #include "wmap/error.h"
 
-#define WMAP_YAML_MAX_BYTES (8u << 20)   /* one input, 8 MiB */
-#define WMAP_YAML_MAX_DEPTH 128          /* nesting of mappings and sequences */
-#define WMAP_YAML_MAX_NODES 1000000      /* nodes after alias expansion */
+#define WMAP_YAML_MAX_BYTES (8u << 20) /* one input, 8 MiB */
+#define WMAP_YAML_MAX_DEPTH 128        /* nesting of mappings and sequences */
+#define WMAP_YAML_MAX_NODES 1000000    /* nodes after alias expansion */
 
 typedef struct wmap_yaml_opts {
-	int allow_aliases;   /* workload manifests may use them; definitions may not */
-	size_t max_bytes;    /* 0 = WMAP_YAML_MAX_BYTES */
-	int max_depth;       /* 0 = WMAP_YAML_MAX_DEPTH */
-	size_t max_nodes;    /* 0 = WMAP_YAML_MAX_NODES */
+	int allow_aliases; /* workload manifests may use them; definitions may not */
+	size_t max_bytes;  /* 0 = WMAP_YAML_MAX_BYTES */
+	int max_depth;     /* 0 = WMAP_YAML_MAX_DEPTH */
+	size_t max_nodes;  /* 0 = WMAP_YAML_MAX_NODES */
 	/* When not NULL, filled with one entry per node: JSON pointer of the node inside its
 	 * document, prefixed with the document index ("0/spec/x"), -> [line, column]. */
 	json_t *positions;

@@ -6,7 +6,6 @@
 
 #include "wmap/kube/crd.h"
 
-
 static const json_t *version_schema(const json_t *crd, const char *version)
 {
 	const json_t *spec = json_object_get(crd, "spec");
@@ -44,20 +43,20 @@ int wmap_crd_prunes_template_labels(const json_t *crd, const char *version,
 		snprintf(tok, sizeof(tok), "%.*s", (int)(len < 255 ? len : 255), p + 1);
 		p += 1 + len;
 		if (preserves(s) && !json_object_get(s, "properties"))
-			return 0;   /* an unknown subtree is kept as it is */
+			return 0; /* an unknown subtree is kept as it is */
 		if ((next = json_object_get(json_object_get(s, "properties"), tok)) == NULL &&
 		    isdigit((unsigned char)tok[0]))
 			next = json_object_get(s, "items");
 		if (!next && json_is_object(json_object_get(s, "additionalProperties")))
 			next = json_object_get(s, "additionalProperties");
 		if (!next)
-			return 0;   /* not declared: not a question of labels */
+			return 0; /* not declared: not a question of labels */
 		s = next;
 	}
 	if (preserves(s) && !json_object_get(s, "properties"))
 		return 0;
 	if (json_is_true(json_object_get(s, "x-kubernetes-embedded-resource")))
-		return 0;   /* metadata is ObjectMeta there */
+		return 0; /* metadata is ObjectMeta there */
 	meta = json_object_get(json_object_get(s, "properties"), "metadata");
 	if (!meta)
 		return json_object_get(s, "properties") && !preserves(s);

@@ -97,7 +97,7 @@ static int add_resource(wmap_discovery *d, const char *group, const char *versio
 	json_t *s;
 
 	if (!name || !kind || strchr(name, '/'))
-		return 0;   /* subresources (jobsets/status) are not types */
+		return 0; /* subresources (jobsets/status) are not types */
 	if (d->n == MAX_RESOURCES)
 		return WMAP_ELIMIT;
 	if (d->n == d->cap) {
@@ -161,7 +161,8 @@ static void cache_path(char *buf, size_t len, const char *server)
 	host = host ? host + 3 : server;
 	for (; *host && *host != '/' && k + 1 < sizeof(hp); host++)
 		hp[k++] = (isalnum((unsigned char)*host) || *host == '.' || *host == '-')
-				  ? *host : '_';
+				  ? *host
+				  : '_';
 	hp[k] = '\0';
 	if (base && base[0])
 		snprintf(buf, len, "%s/%s/resources.json", base, hp);
@@ -248,8 +249,8 @@ done:
 	json_decref(doc);
 }
 
-#define AGGREGATED_ACCEPT \
-	"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList," \
+#define AGGREGATED_ACCEPT                                                            \
+	"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"      \
 	"application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList," \
 	"application/json"
 
@@ -323,7 +324,7 @@ static int aggregated(wmap_discovery *d, wmap_kube_client *c, wmap_error *err)
 		clear_all(d);
 		rc = wmap_error_set(err, rc, "discovery: %s",
 				    rc == WMAP_ELIMIT ? "too many resources" : "an empty or broken "
-				    "aggregated discovery document");
+									       "aggregated discovery document");
 	}
 done:
 	json_decref(core);
@@ -368,7 +369,7 @@ static int walk(wmap_discovery *d, wmap_kube_client *c, wmap_error *err)
 			list = NULL;
 			rc = wmap_kube_get(&list, c, path, err);
 			if (rc == WMAP_ENOTFOUND)
-				continue;   /* a group going away while we walk */
+				continue; /* a group going away while we walk */
 			if (rc != 0)
 				goto cleanup;
 			if ((rc = add_list(d, name, ver, list, pref && strcmp(pref, ver) == 0)) != 0)
@@ -512,7 +513,8 @@ int wmap_discovery_resolve(const wmap_api_resource **out, const wmap_discovery *
 		}
 		return wmap_error_set(err, WMAP_EINVAL,
 				      "resource type \"%s\" is ambiguous: %s; qualify it as "
-				      "resource.group", type, list);
+				      "resource.group",
+				      type, list);
 	}
 	*out = m[0];
 	return 0;

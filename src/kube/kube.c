@@ -3,9 +3,9 @@
  * One easy handle serves every request, so the TLS connection is set up once and kept
  * alive (describe makes several requests). Responses are read into a buffer with a hard
  * cap. Errors become kubectl's messages; credentials never appear in them. */
-#define _GNU_SOURCE   /* timegm */
+#define _GNU_SOURCE /* timegm */
 #include <ctype.h>
-#include <curl/curl.h>
+#include "curl_lazy.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kube_int.h"
 #include "wmap/kube/client.h"
+#include "wmap/buf.h"
 #include "wmap/file.h"
 #include "wmap/yaml.h"
 
@@ -25,6 +27,7 @@
 #define DEFAULT_MAX_RESPONSE (64u << 20)
 #define EXEC_MAX_OUTPUT (1u << 20)
 #define RETRY_AFTER_MAX_S 10
+#define AUTH_MAX 16384 /* the Authorization header, token included */
 
 struct wmap_kube_client {
 	const wmap_kube_config *cfg;
@@ -33,49 +36,23 @@ struct wmap_kube_client {
 	int max_retries;
 	size_t max_response;
 	char user_agent[128];
-	char *url_base;          /* server, or the tls-server-name form of it */
-	char *connect_to;        /* "name:port:host:port" for tls-server-name */
-	char *token;             /* secret: the bearer token in force */
-	time_t token_expiry;     /* exec credentials: 0 = none */
-	char *exec_cert, *exec_key;  /* exec credentials' PEM */
+	char *url_base;             /* server, or the tls-server-name form of it */
+	char *connect_to;           /* "name:port:host:port" for tls-server-name */
+	char *token;                /* secret: the bearer token in force */
+	time_t token_expiry;        /* exec credentials: 0 = none */
+	char *exec_cert, *exec_key; /* exec credentials' PEM */
 	unsigned requests;
-	long retry_after;        /* Retry-After of the last response, -1 when none */
-	json_t *warnings;        /* texts of the last response's Warning headers */
-	char no_proxy[2048];     /* $NO_PROXY (or $no_proxy) and the loopback names */
+	long retry_after;    /* Retry-After of the last response, -1 when none */
+	json_t *warnings;    /* texts of the last response's Warning headers */
+	char no_proxy[2048]; /* $NO_PROXY (or $no_proxy) and the loopback names */
 };
 
-typedef struct buffer {
-	char *data;
-	size_t len, cap, max;
-	int overflow;
-} buffer;
-
+/* Appends a piece of the body; a body past the cap (or out of memory) aborts the transfer. */
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 {
-	buffer *b = user;
 	size_t n = size * nmemb;
 
-	if (b->len + n + 1 > b->max) {
-		b->overflow = 1;
-		return 0;   /* aborts the transfer */
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 16384;
-		char *d;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if (cap > b->max)
-			cap = b->max;
-		if ((d = realloc(b->data, cap)) == NULL)
-			return 0;
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, ptr, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
+	return wmap_buf_add(user, ptr, n) == 0 ? n : 0;
 }
 
 typedef struct header_ctx {
@@ -134,9 +111,9 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user)
 typedef struct stream {
 	const wmap_kube_stream_opts *o;
 	CURL *h;
-	buffer line;
-	int error_response;   /* the status is not 2xx: the body is a Status, read whole */
-	int stopped;          /* the caller's callback or stop flag ended the transfer */
+	wmap_buf line;      /* the line being read (capped at the client's max_response) */
+	int error_response; /* the status is not 2xx: the body is a Status, read whole */
+	int stopped;        /* the caller's callback or stop flag ended the transfer */
 } stream;
 
 static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *user)
@@ -145,7 +122,7 @@ static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *user)
 	size_t n = size * nmemb, start = 0;
 	long code = 0;
 
-	curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &code);
+	wmap__curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &code);
 	if (code < 200 || code >= 300) {
 		st->error_response = 1;
 		return on_body(ptr, size, nmemb, &st->line);
@@ -159,7 +136,7 @@ static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *user)
 			st->stopped = 1;
 			return 0;
 		}
-		st->line.len = 0;
+		wmap_buf_clear(&st->line);
 		start = i + 1;
 	}
 	if (start < n && on_body(ptr + start, 1, n - start, &st->line) != n - start)
@@ -291,23 +268,14 @@ static char *exec_info(const wmap_kube_config *cfg)
 	return out;
 }
 
-static time_t parse_rfc3339(const char *s)
-{
-	struct tm tm = { 0 };
-	const char *end;
-
-	if (!s || !(end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
-		return 0;
-	return timegm(&tm);
-}
-
 /* Runs the exec plugin and takes its ExecCredential. */
 static int run_exec(wmap_kube_client *c, wmap_error *err)
 {
 	const wmap_kube_config *cfg = c->cfg;
 	char path[PATH_MAX], *info = NULL;
-	buffer out = { NULL, 0, 0, EXEC_MAX_OUTPUT, 0 };
-	json_t *cred = NULL, *status;
+	wmap_buf out = WMAP_BUF_INIT(EXEC_MAX_OUTPUT, 16384);
+	int overflow = 0;
+	wmap_kube__credential cred = { 0 };
 	int fds[2] = { -1, -1 }, wstatus = 0, rc = 0;
 	pid_t pid;
 
@@ -365,7 +333,12 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 			continue;
 		if (n <= 0)
 			break;
-		if (on_body(chunk, 1, (size_t)n, &out) != (size_t)n)
+		/* Refused before the buffer would drop (and not wipe) the credential text. */
+		if (wmap_buf_grow_size(&out, (size_t)n) == 0) {
+			overflow = 1;
+			break;
+		}
+		if (wmap_buf_add(&out, chunk, (size_t)n))
 			break;
 	}
 	close(fds[0]);
@@ -378,49 +351,24 @@ static int run_exec(wmap_kube_client *c, wmap_error *err)
 				    cfg->exec_command, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
 		goto cleanup;
 	}
-	if (out.overflow || !out.data ||
-	    (cred = json_loadb(out.data, out.len, 0, NULL)) == NULL) {
+	if (overflow || out.error || !out.data) {
 		rc = wmap_error_set(err, WMAP_EINVAL,
 				    "exec credential plugin %s: its output is not an ExecCredential "
-				    "(JSON)", cfg->exec_command);
+				    "(JSON)",
+				    cfg->exec_command);
 		goto cleanup;
 	}
-	{
-		const char *kind = json_string_value(json_object_get(cred, "kind"));
-		const char *api = json_string_value(json_object_get(cred, "apiVersion"));
-
-		if (!kind || strcmp(kind, "ExecCredential") != 0 || !api ||
-		    strcmp(api, cfg->exec_api_version) != 0) {
-			rc = wmap_error_set(err, WMAP_EINVAL,
-					    "exec credential plugin %s: expected an ExecCredential "
-					    "of %s, got kind \"%s\" apiVersion \"%s\"",
-					    cfg->exec_command, cfg->exec_api_version,
-					    kind ? kind : "", api ? api : "");
-			goto cleanup;
-		}
-	}
-	status = json_object_get(cred, "status");
-	{
-		const char *tok = json_string_value(json_object_get(status, "token"));
-		const char *crt = json_string_value(json_object_get(status, "clientCertificateData"));
-		const char *key = json_string_value(json_object_get(status, "clientKeyData"));
-
-		if (!(tok && tok[0]) && !(crt && key)) {
-			rc = wmap_error_set(err, WMAP_EINVAL,
-					    "exec credential plugin %s: status has neither a token "
-					    "nor clientCertificateData and clientKeyData",
-					    cfg->exec_command);
-			goto cleanup;
-		}
-		free(c->token);
-		c->token = tok && tok[0] ? strdup(tok) : NULL;
-		free(c->exec_cert);
-		free(c->exec_key);
-		c->exec_cert = crt ? strdup(crt) : NULL;
-		c->exec_key = key ? strdup(key) : NULL;
-		c->token_expiry = parse_rfc3339(
-			json_string_value(json_object_get(status, "expirationTimestamp")));
-	}
+	if ((rc = wmap_kube__exec_credential(&cred, out.data, out.len, cfg->exec_api_version,
+					     cfg->exec_command, err)))
+		goto cleanup;
+	free(c->token);
+	free(c->exec_cert);
+	free(c->exec_key);
+	c->token = cred.token;
+	c->exec_cert = cred.cert;
+	c->exec_key = cred.key;
+	c->token_expiry = cred.expiry;
+	memset(&cred, 0, sizeof(cred)); /* handed over */
 cleanup:
 	if (fds[0] >= 0)
 		close(fds[0]);
@@ -430,7 +378,7 @@ cleanup:
 		memset(out.data, 0, out.len);
 		free(out.data);
 	}
-	json_decref(cred);
+	wmap_kube__credential_clear(&cred);
 	free(info);
 	return rc;
 }
@@ -583,7 +531,7 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	    (rc = check_pem("client-key", cfg->key_file, cfg->key_data, cfg->key_data_len, 1,
 			    err)) != 0)
 		return rc;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (wmap__curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return wmap_error_set(err, WMAP_EIO, "libcurl could not be initialised");
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -593,10 +541,12 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 		free(c);
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
-	c->timeout_ms = opts->timeout_ms == 0 ? DEFAULT_TIMEOUT_MS
-					      : opts->timeout_ms < 0 ? 0 : opts->timeout_ms;
-	c->max_retries = opts->max_retries == 0 ? DEFAULT_RETRIES
-						: opts->max_retries < 0 ? 0 : opts->max_retries;
+	c->timeout_ms = opts->timeout_ms == 0  ? DEFAULT_TIMEOUT_MS
+			: opts->timeout_ms < 0 ? 0
+					       : opts->timeout_ms;
+	c->max_retries = opts->max_retries == 0  ? DEFAULT_RETRIES
+			 : opts->max_retries < 0 ? 0
+						 : opts->max_retries;
 	c->max_response = opts->max_response ? opts->max_response : DEFAULT_MAX_RESPONSE;
 	snprintf(c->user_agent, sizeof(c->user_agent), "%s",
 		 opts->user_agent ? opts->user_agent : "kubectl-wmap");
@@ -610,7 +560,7 @@ int wmap_kube_client_new(wmap_kube_client **out, const wmap_kube_config *cfg,
 	}
 	if ((rc = setup_server_name(c, err)) != 0)
 		goto fail;
-	if ((c->curl = curl_easy_init()) == NULL) {
+	if ((c->curl = wmap__curl_easy_init()) == NULL) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "libcurl: no handle");
 		goto fail;
 	}
@@ -626,7 +576,7 @@ void wmap_kube_client_free(wmap_kube_client *c)
 	if (!c)
 		return;
 	if (c->curl)
-		curl_easy_cleanup(c->curl);
+		wmap__curl_easy_cleanup(c->curl);
 	if (c->token) {
 		memset(c->token, 0, strlen(c->token));
 		free(c->token);
@@ -657,6 +607,11 @@ unsigned wmap_kube_requests(const wmap_kube_client *c)
 	return c ? c->requests : 0;
 }
 
+long wmap_kube__timeout_ms(const wmap_kube_client *c)
+{
+	return c->timeout_ms;
+}
+
 const wmap_kube_config *wmap_kube_client_config(const wmap_kube_client *c)
 {
 	return c->cfg;
@@ -669,43 +624,29 @@ static void set_blob(CURL *h, CURLoption opt, const char *data, size_t len)
 	b.data = (void *)data;
 	b.len = len;
 	b.flags = CURL_BLOB_COPY;
-	curl_easy_setopt(h, opt, &b);
+	wmap__curl_easy_setopt(h, opt, &b);
 }
 
-/* The message kubectl prints for an error response. */
-static int status_error(wmap_error *err, long code, const buffer *body)
+/* The message kubectl prints for an error response (kube_response.c). */
+static int status_error(wmap_error *err, long code, const wmap_buf *body)
 {
-	json_t *st = body->data ? json_loadb(body->data, body->len, 0, NULL) : NULL;
-	const char *kind = json_string_value(json_object_get(st, "kind"));
-	const char *reason = json_string_value(json_object_get(st, "reason"));
-	const char *msg = json_string_value(json_object_get(st, "message"));
-	int rc = code == 404 ? WMAP_ENOTFOUND : WMAP_EIO;
-
-	if (code == 401) {
-		wmap_error_set(err, rc, "You must be logged in to the server (Unauthorized)");
-	} else if (kind && strcmp(kind, "Status") == 0 && msg) {
-		wmap_error_set(err, rc, "Error from server (%s): %s",
-			       reason && reason[0] ? reason : "Unknown", msg);
-	} else {
-		const char *name = code == 403 ? "Forbidden" : code == 404 ? "NotFound"
-				 : code == 429 ? "TooManyRequests"
-				 : code >= 500 ? "InternalError" : "BadRequest";
-		size_t n = body->len > 200 ? 200 : body->len;
-
-		wmap_error_set(err, rc,
-			       "Error from server (%s): the server responded with status %ld%s%.*s",
-			       name, code, n ? ": " : "", (int)n, body->data ? body->data : "");
-		/* Keep it one line. */
-		for (char *p = err ? err->message : NULL; p && *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
-	}
-	json_decref(st);
-	return rc;
+	return wmap_kube__status_error(err, code, body->data, body->len);
 }
 
-/* kubeconfig as/as-uid/as-groups/as-user-extra as Impersonate-* headers. */
-static struct curl_slist *impersonation(struct curl_slist *h, const wmap_kube_config *cfg)
+/* Appends line to *list through a temporary, as curl's own tool does: a failed append
+ * leaves the list whole (to be freed by the caller) instead of losing it. -1 on ENOMEM. */
+static int add_header(struct curl_slist **list, const char *line)
+{
+	struct curl_slist *n = wmap__curl_slist_append(*list, line);
+
+	if (!n)
+		return -1;
+	*list = n;
+	return 0;
+}
+
+/* kubeconfig as/as-uid/as-groups/as-user-extra as Impersonate-* headers; -1 on ENOMEM. */
+static int impersonation(struct curl_slist **h, const wmap_kube_config *cfg)
 {
 	char line[1024];
 	const char *k;
@@ -714,30 +655,36 @@ static struct curl_slist *impersonation(struct curl_slist *h, const wmap_kube_co
 
 	if (cfg->as_user) {
 		snprintf(line, sizeof(line), "Impersonate-User: %s", cfg->as_user);
-		h = curl_slist_append(h, line);
+		if (add_header(h, line))
+			return -1;
 	}
 	if (cfg->as_uid) {
 		snprintf(line, sizeof(line), "Impersonate-Uid: %s", cfg->as_uid);
-		h = curl_slist_append(h, line);
+		if (add_header(h, line))
+			return -1;
 	}
 	json_array_foreach(cfg->as_groups, i, v) {
 		if (!json_is_string(v))
 			continue;
 		snprintf(line, sizeof(line), "Impersonate-Group: %s", json_string_value(v));
-		h = curl_slist_append(h, line);
+		if (add_header(h, line))
+			return -1;
 	}
 	json_object_foreach(cfg->as_extra, k, v) {
-		char *key = wmap_kube_query_escape(k);   /* header names carry the key escaped */
+		char *key = wmap_kube_query_escape(k); /* header names carry the key escaped */
+		int rc = key ? 0 : -1;
 
 		json_array_foreach(v, j, e) {
-			if (!key || !json_is_string(e))
+			if (rc || !json_is_string(e))
 				continue;
 			snprintf(line, sizeof(line), "Impersonate-Extra-%s: %s", key, json_string_value(e));
-			h = curl_slist_append(h, line);
+			rc = add_header(h, line);
 		}
 		free(key);
+		if (rc)
+			return -1;
 	}
-	return h;
+	return 0;
 }
 
 static void sleep_ms(long ms)
@@ -748,15 +695,105 @@ static void sleep_ms(long ms)
 		;
 }
 
+int wmap_kube__configure(wmap_kube_client *c, CURL *h, const char *url, const char *method,
+			 const char *accept, const char *content_type, const char *body,
+			 struct curl_slist **hdrs, struct curl_slist **connect_to, wmap_error *err)
+{
+	const wmap_kube_config *cfg = c->cfg;
+	char auth[AUTH_MAX], ctype[256];
+	int hfail;
+
+	snprintf(ctype, sizeof(ctype), "Accept: %s", accept ? accept : "application/json");
+	hfail = add_header(hdrs, ctype);
+	/* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
+	hfail = hfail || add_header(hdrs, "Expect:");
+	if (content_type && !hfail) {
+		snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
+		hfail = add_header(hdrs, ctype);
+	}
+	if (c->token && !hfail) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
+		hfail = add_header(hdrs, auth);
+		memset(auth, 0, sizeof(auth));
+	}
+	if (hfail || impersonation(hdrs, cfg))
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	wmap__curl_easy_setopt(h, CURLOPT_URL, url);
+	wmap__curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	wmap__curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdrs);
+	wmap__curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+	wmap__curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	wmap__curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
+	if (!cfg->disable_compression)
+		wmap__curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	if (body) {
+		wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+		wmap__curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	} else if (strcmp(method, "GET") == 0) {
+		wmap__curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	}
+	if (cfg->insecure) {
+		wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		wmap__curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	} else if (cfg->ca_data) {
+		set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_data, cfg->ca_data_len);
+	} else if (cfg->ca_file) {
+		wmap__curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
+	}
+	if (c->exec_cert && c->exec_key) {
+		set_blob(h, CURLOPT_SSLCERT_BLOB, c->exec_cert, strlen(c->exec_cert));
+		set_blob(h, CURLOPT_SSLKEY_BLOB, c->exec_key, strlen(c->exec_key));
+	} else {
+		if (cfg->cert_data)
+			set_blob(h, CURLOPT_SSLCERT_BLOB, cfg->cert_data, cfg->cert_data_len);
+		else if (cfg->cert_file)
+			wmap__curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
+		if (cfg->key_data)
+			set_blob(h, CURLOPT_SSLKEY_BLOB, cfg->key_data, cfg->key_data_len);
+		else if (cfg->key_file)
+			wmap__curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
+	}
+	if (c->connect_to) {
+		if (!*connect_to && add_header(connect_to, c->connect_to))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		wmap__curl_easy_setopt(h, CURLOPT_CONNECT_TO, *connect_to);
+	}
+	/* proxy-url wins over the environment; else curl reads HTTPS_PROXY, and NO_PROXY
+	 * plus loopback: like client-go, never proxy requests to this host. */
+	if (cfg->proxy_url)
+		wmap__curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
+	else
+		wmap__curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
+	return 0;
+}
+
+int wmap_kube__prepare(char **url, wmap_kube_client *c, const char *path, wmap_error *err)
+{
+	size_t ulen = strlen(c->url_base) + strlen(path) + 1;
+	int rc;
+
+	*url = NULL;
+	if ((rc = refresh_credentials(c, 0, err)) != 0)
+		return rc;
+	if (c->token && strlen(c->token) + 32 > AUTH_MAX)
+		return wmap_error_set(err, WMAP_ELIMIT, "the bearer token is longer than %d bytes",
+				      AUTH_MAX - 32);
+	if ((*url = malloc(ulen)) == NULL)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	snprintf(*url, ulen, "%s%s", c->url_base, path);
+	c->requests++;
+	return 0;
+}
+
 static int request(json_t **out, long *status, wmap_kube_client *c, const char *method,
 		   const char *path, const char *accept, const char *content_type,
 		   const char *body, const wmap_kube_stream_opts *so, wmap_error *err)
 {
 	const wmap_kube_config *cfg = c->cfg;
-	char *url = NULL, auth[16384], ctype[256];
+	char *url = NULL;
 	struct curl_slist *hdrs = NULL, *connect_to = NULL;
-	buffer resp = { NULL, 0, 0, 0, 0 };
-	stream st = { so, c->curl, { NULL, 0, 0, 0, 0 }, 0, 0 };
+	wmap_buf resp = WMAP_BUF_INIT(c->max_response, 16384);
+	stream st = { so, c->curl, WMAP_BUF_INIT(c->max_response, 16384), 0, 0 };
 	int rc = 0, attempt, reauthed = 0, max_retries = so ? 0 : c->max_retries;
 	long code = 0;
 	size_t ulen;
@@ -771,131 +808,74 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 	snprintf(url, ulen, "%s%s", c->url_base, path);
 	if ((rc = refresh_credentials(c, 0, err)) != 0)
 		goto cleanup;
-	if (c->token && strlen(c->token) + 32 > sizeof(auth)) {
-		rc = wmap_error_set(err, WMAP_ELIMIT, "the bearer token is longer than %zu bytes",
-				    sizeof(auth) - 32);
+	if (c->token && strlen(c->token) + 32 > AUTH_MAX) {
+		rc = wmap_error_set(err, WMAP_ELIMIT, "the bearer token is longer than %d bytes",
+				    AUTH_MAX - 32);
 		goto cleanup;
 	}
-	resp.max = c->max_response;
-	st.line.max = c->max_response;
 	for (attempt = 0;; attempt++) {
 		CURL *h = c->curl;
 		CURLcode cc;
 		header_ctx hc = { -1, c->warnings };
 
-		curl_easy_reset(h);
-		curl_slist_free_all(hdrs);
+		wmap__curl_easy_reset(h);
+		wmap__curl_slist_free_all(hdrs);
 		hdrs = NULL;
-		snprintf(ctype, sizeof(ctype), "Accept: %s", accept ? accept : "application/json");
-		hdrs = curl_slist_append(hdrs, ctype);
-		/* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
-		hdrs = curl_slist_append(hdrs, "Expect:");
-		if (content_type) {
-			snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
-			hdrs = curl_slist_append(hdrs, ctype);
-		}
-		if (c->token) {
-			snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->token);
-			hdrs = curl_slist_append(hdrs, auth);
-			memset(auth, 0, sizeof(auth));
-		}
-		hdrs = impersonation(hdrs, cfg);
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, so ? so->timeout_ms : c->timeout_ms);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-				 c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
+		if ((rc = wmap_kube__configure(c, h, url, method, accept, content_type, body, &hdrs,
+					       &connect_to, err)) != 0)
+			goto cleanup;
+		wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, so ? so->timeout_ms : c->timeout_ms);
+		wmap__curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+				       c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
 		if (so) {
 			/* A watch: lines as they come, and the caller's stop flag checked at
 			 * least once a second. */
-			curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream);
-			curl_easy_setopt(h, CURLOPT_WRITEDATA, &st);
-			curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-			curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-			curl_easy_setopt(h, CURLOPT_XFERINFODATA, &st);
+			wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream);
+			wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &st);
+			wmap__curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+			wmap__curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+			wmap__curl_easy_setopt(h, CURLOPT_XFERINFODATA, &st);
 		} else {
-			curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-			curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+			wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+			wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
 		}
-		curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
+		wmap__curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+		wmap__curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
 		json_array_clear(c->warnings);
-		curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
-		curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
-		if (!cfg->disable_compression)
-			curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-		if (body) {
-			curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-		} else if (strcmp(method, "GET") == 0) {
-			curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-		}
-		if (cfg->insecure) {
-			curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-			curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-		} else if (cfg->ca_data) {
-			set_blob(h, CURLOPT_CAINFO_BLOB, cfg->ca_data, cfg->ca_data_len);
-		} else if (cfg->ca_file) {
-			curl_easy_setopt(h, CURLOPT_CAINFO, cfg->ca_file);
-		}
-		if (c->exec_cert && c->exec_key) {
-			set_blob(h, CURLOPT_SSLCERT_BLOB, c->exec_cert, strlen(c->exec_cert));
-			set_blob(h, CURLOPT_SSLKEY_BLOB, c->exec_key, strlen(c->exec_key));
-		} else {
-			if (cfg->cert_data)
-				set_blob(h, CURLOPT_SSLCERT_BLOB, cfg->cert_data, cfg->cert_data_len);
-			else if (cfg->cert_file)
-				curl_easy_setopt(h, CURLOPT_SSLCERT, cfg->cert_file);
-			if (cfg->key_data)
-				set_blob(h, CURLOPT_SSLKEY_BLOB, cfg->key_data, cfg->key_data_len);
-			else if (cfg->key_file)
-				curl_easy_setopt(h, CURLOPT_SSLKEY, cfg->key_file);
-		}
-		if (c->connect_to) {
-			if (!connect_to)
-				connect_to = curl_slist_append(NULL, c->connect_to);
-			curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
-		}
-		/* proxy-url wins over the environment; else curl reads HTTPS_PROXY, and NO_PROXY
-		 * plus loopback: like client-go, never proxy requests to this host. */
-		if (cfg->proxy_url)
-			curl_easy_setopt(h, CURLOPT_PROXY, cfg->proxy_url);
-		else
-			curl_easy_setopt(h, CURLOPT_NOPROXY, c->no_proxy);
+		wmap__curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
 
-		resp.len = 0;
-		resp.overflow = 0;
-		if (resp.data)
-			resp.data[0] = '\0';
-		st.line.len = 0;
-		st.line.overflow = 0;
+		if (resp.error)
+			wmap_buf_free(&resp); /* a failed attempt: start again */
+		else
+			wmap_buf_clear(&resp);
+		if (st.line.error)
+			wmap_buf_free(&st.line);
+		else
+			wmap_buf_clear(&st.line);
 		st.error_response = 0;
 		c->requests++;
-		cc = curl_easy_perform(h);
+		cc = wmap__curl_easy_perform(h);
 		c->retry_after = hc.retry_after;
 		code = 0;
 		if (cc == CURLE_OK || so)
-			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+			wmap__curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
 		if (so && st.stopped) {
 			if (status)
 				*status = code;
-			goto cleanup;   /* the caller ended it: not an error */
+			goto cleanup; /* the caller ended it: not an error */
 		}
 		if (so && so->retry_after)
 			*so->retry_after = hc.retry_after;
 		if (so && st.error_response) {
 			/* Keep what the server said for the message below. */
-			free(resp.data);
+			wmap_buf_free(&resp);
 			resp = st.line;
-			memset(&st.line, 0, sizeof(st.line));
-			st.line.max = c->max_response;
+			wmap_buf_init(&st.line, c->max_response, 16384);
 			cc = CURLE_OK;
 		}
 		if (cc != CURLE_OK) {
-			if (resp.overflow || st.line.overflow || cc == CURLE_FILESIZE_EXCEEDED) {
+			if (resp.error == WMAP_ELIMIT || st.line.error == WMAP_ELIMIT ||
+			    cc == CURLE_FILESIZE_EXCEEDED) {
 				rc = wmap_error_set(err, WMAP_ELIMIT,
 						    "the response to %s %s is larger than %zu bytes",
 						    method, path, c->max_response);
@@ -910,9 +890,9 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			}
 			rc = wmap_error_set(err, WMAP_EIO,
 					    "Unable to connect to the server %s: %s", cfg->server,
-					    curl_easy_strerror(cc));
+					    wmap__curl_easy_strerror(cc));
 			if (so && status)
-				*status = code;   /* a stream cut after its headers: 200 */
+				*status = code; /* a stream cut after its headers: 200 */
 			goto cleanup;
 		}
 		if (code == 401 && !reauthed && (cfg->exec_command || cfg->token_file)) {
@@ -924,7 +904,8 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 			continue;
 		}
 		if ((code == 429 || code == 502 || code == 503 || code == 504 ||
-		     (code >= 500 && hc.retry_after >= 0)) && attempt < max_retries) {
+		     (code >= 500 && hc.retry_after >= 0)) &&
+		    attempt < max_retries) {
 			long wait = hc.retry_after >= 0 ? hc.retry_after * 1000 : 200L << attempt;
 
 			if (wait > RETRY_AFTER_MAX_S * 1000)
@@ -951,11 +932,10 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		}
 	}
 cleanup:
-	memset(auth, 0, sizeof(auth));
-	curl_slist_free_all(hdrs);
-	curl_slist_free_all(connect_to);
-	free(resp.data);
-	free(st.line.data);
+	wmap__curl_slist_free_all(hdrs);
+	wmap__curl_slist_free_all(connect_to);
+	wmap_buf_free(&resp);
+	wmap_buf_free(&st.line);
 	free(url);
 	return rc;
 }

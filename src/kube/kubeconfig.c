@@ -18,7 +18,7 @@
 
 #define KUBECONFIG_MAX_FILES 32
 #define KUBECONFIG_MAX_BYTES (4u << 20)
-#define DIR_KEY "\x01dir"   /* a member no real kubeconfig can have */
+#define DIR_KEY "\x01dir" /* a member no real kubeconfig can have */
 
 static char *xstrdup(const char *s)
 {
@@ -146,7 +146,7 @@ static int read_file(json_t **out, const char *path, int missing_ok, wmap_error 
 		goto cleanup;
 	}
 	if (!doc) {
-		*out = json_object();   /* an empty file is an empty config */
+		*out = json_object(); /* an empty file is an empty config */
 		goto cleanup;
 	}
 	if ((rc = check_named_list(doc, "clusters", "cluster", path, yo.positions, err)) ||
@@ -331,7 +331,7 @@ static int set_exec(wmap_kube_config *c, const json_t *ex, const json_t *cluster
 			c->exec_cluster_config = json_deep_copy(json_object_get(a, "extension"));
 	}
 	return c->exec_api_version && c->exec_command ? 0
-		: wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+						      : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }
 
 static int given(const char *s)
@@ -355,12 +355,14 @@ static int normalize_server(char **out, const char *in, int tls, const char *wha
 		if ((unsigned char)*p <= ' ' || *p == 0x7f)
 			return wmap_error_set(err, WMAP_EINVAL,
 					      "invalid %s: a server URL has no spaces or control "
-					      "characters", what);
+					      "characters",
+					      what);
 	if (sep && !((sep - in == 5 && strncasecmp(in, "https", 5) == 0) ||
 		     (sep - in == 4 && strncasecmp(in, "http", 4) == 0)))
 		return wmap_error_set(err, WMAP_EINVAL,
 				      "invalid %s \"%s\": unsupported scheme \"%.*s\" (use https:// "
-				      "or http://)", what, in, (int)(sep - in), in);
+				      "or http://)",
+				      what, in, (int)(sep - in), in);
 	host = sep ? sep + 3 : in;
 	host_len = strcspn(host, "/?#");
 	if (host_len == 0 || host[0] == ':')
@@ -400,7 +402,9 @@ static int normalize_server(char **out, const char *in, int tls, const char *wha
 	len = strlen(in) + 9;
 	if ((s = malloc(len)) == NULL)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	snprintf(s, len, "%s%s", sep ? "" : tls ? "https://" : "http://", in);
+	snprintf(s, len, "%s%s", sep ? "" : tls ? "https://"
+						: "http://",
+		 in);
 	s[strcspn(s + 8, "?#") + 8] = '\0';
 	while (strlen(s) > 8 && s[strlen(s) - 1] == '/')
 		s[strlen(s) - 1] = '\0';
@@ -534,7 +538,8 @@ int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const c
 		if (methods > 1 && !given(ov->token)) {
 			rc = wmap_error_set(err, WMAP_EINVAL,
 					    "%s: user \"%s\" sets more than one of token, exec and "
-					    "auth-provider", c->source, us_name);
+					    "auth-provider",
+					    c->source, us_name);
 			goto cleanup;
 		}
 		c->as_user = xstrdup(str_of(us, "as"));
@@ -581,21 +586,24 @@ int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const c
 	 * tlsConfigFor). */
 	if (c->cert_file && c->cert_data) {
 		rc = wmap_error_set(err, WMAP_EINVAL, "%s: user \"%s\" sets both client-certificate "
-				    "and client-certificate-data", c->source, us_name);
+						      "and client-certificate-data",
+				    c->source, us_name);
 		goto cleanup;
 	}
 	if (c->key_file && c->key_data) {
 		rc = wmap_error_set(err, WMAP_EINVAL, "%s: user \"%s\" sets both client-key and "
-				    "client-key-data", c->source, us_name);
+						      "client-key-data",
+				    c->source, us_name);
 		goto cleanup;
 	}
 	if ((c->cert_file || c->cert_data) && !(c->key_file || c->key_data)) {
 		rc = given(us_name)
-			? wmap_error_set(err, WMAP_EINVAL,
-					 "user \"%s\" has a client certificate but no client key "
-					 "(client-key, client-key-data or --client-key)", us_name)
-			: wmap_error_set(err, WMAP_EINVAL,
-					 "--client-certificate needs --client-key");
+			     ? wmap_error_set(err, WMAP_EINVAL,
+					      "user \"%s\" has a client certificate but no client key "
+					      "(client-key, client-key-data or --client-key)",
+					      us_name)
+			     : wmap_error_set(err, WMAP_EINVAL,
+					      "--client-certificate needs --client-key");
 		goto cleanup;
 	}
 	if (!(c->cert_file || c->cert_data) && (c->key_file || c->key_data)) {
@@ -611,17 +619,18 @@ int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const c
 	if ((c->as_uid || json_array_size(c->as_groups) > 0 || json_object_size(c->as_extra) > 0) &&
 	    !given(c->as_user)) {
 		rc = given(us_name)
-			? wmap_error_set(err, WMAP_EINVAL,
-					 "user \"%s\": requesting uid, groups or user-extra without "
-					 "impersonating a user (as, or --as)", us_name)
-			: wmap_error_set(err, WMAP_EINVAL,
-					 "requesting uid or groups without impersonating a user: "
-					 "--as-uid and --as-group need --as");
+			     ? wmap_error_set(err, WMAP_EINVAL,
+					      "user \"%s\": requesting uid, groups or user-extra without "
+					      "impersonating a user (as, or --as)",
+					      us_name)
+			     : wmap_error_set(err, WMAP_EINVAL,
+					      "requesting uid or groups without impersonating a user: "
+					      "--as-uid and --as-group need --as");
 		goto cleanup;
 	}
 	if (c->ca_file && c->ca_data) {
 		rc = wmap_error_set(err, WMAP_EINVAL, "%s: cluster \"%s\" sets both "
-				    "certificate-authority and certificate-authority-data",
+						      "certificate-authority and certificate-authority-data",
 				    c->source, cl_name);
 		goto cleanup;
 	}
@@ -779,7 +788,7 @@ int wmap_kubeconfig_load(wmap_kube_config **out, const wmap_kube_overrides *ov,
 			if ((rc = read_file(&d, tok, 1, err)) != 0)
 				goto cleanup;
 			if (!d)
-				continue;   /* missing files are skipped, as kubectl does */
+				continue; /* missing files are skipped, as kubectl does */
 			docs[n++] = d;
 			{
 				size_t used = strlen(source);

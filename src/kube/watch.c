@@ -15,12 +15,12 @@ typedef struct loop {
 	wmap_kube_client *c;
 	const wmap_watch_opts *o;
 	wmap_watch_stats *st;
-	json_t *objects;        /* key -> object */
-	char rv[128];           /* the last resourceVersion seen */
-	int gone;               /* the watch said 410: list again */
+	json_t *objects; /* key -> object */
+	char rv[128];    /* the last resourceVersion seen */
+	int gone;        /* the watch said 410: list again */
 	int changed;
-	unsigned lines;         /* lines read by the current watch */
-	int failed;             /* it ended on an ERROR event or a line that was no event */
+	unsigned lines; /* lines read by the current watch */
+	int failed;     /* it ended on an ERROR event or a line that was no event */
 	unsigned seed;
 } loop;
 
@@ -260,8 +260,7 @@ static int watch_once(loop *l, long *retry_after, long *status_out)
 int wmap_watch_run(wmap_kube_client *c, const wmap_watch_opts *o, wmap_watch_stats *stats,
 		   wmap_error *err)
 {
-	loop l = { .c = c, .o = o, .st = stats, .gone = 1,
-		   .seed = (unsigned)time(NULL) ^ (unsigned)(size_t)o };
+	loop l = { .c = c, .o = o, .st = stats, .gone = 1, .seed = (unsigned)time(NULL) ^ (unsigned)(size_t)o };
 	unsigned min = o->backoff_min_ms ? o->backoff_min_ms : 800;
 	unsigned max = o->backoff_max_ms ? o->backoff_max_ms : 30000;
 	unsigned failures = 0;
@@ -302,14 +301,14 @@ int wmap_watch_run(wmap_kube_client *c, const wmap_watch_opts *o, wmap_watch_sta
 			break;
 		count(STAT(&l, restarts));
 		if (l.gone)
-			continue;   /* list again at once, as client-go does */
+			continue; /* list again at once, as client-go does */
 		/* A watch that ran a while or brought events was a success, whatever ended
 		 * it: the failures before it no longer count. One the server ends at once with
 		 * nothing is backed off, so a broken server is never polled in a loop. */
 		if (status == 200 && !l.failed && (l.lines > 0 || t1.tv_sec - t0.tv_sec >= 1)) {
 			failures = 0;
 			if (wr == 0)
-				continue;   /* ended by the server: watch again at once */
+				continue; /* ended by the server: watch again at once */
 		}
 		wait_ms = wmap_watch_backoff_ms(min, max, failures++, jitter(&l));
 		if (status == 429 && ra >= 0 && ra * 1000 > wait_ms)

@@ -3,7 +3,14 @@
  * jansson's own reader pulls the text one byte at a time through a stream callback and a
  * UTF-8 check per character (about 110 instructions a byte); parsing was half of what a
  * 35 KB admission review cost. This reader scans runs of plain characters at once and
- * builds the same values with the same rules as json_loadb(text, len, 0, &error). */
+ * builds the same values with the same rules as json_loadb(text, len, 0, &error).
+ *
+ * wmap_json_parse_limited adds caps on members per container and values in all, and a
+ * deadline read every 4096 values, so that a hostile body costs a bounded time before
+ * anything else looks at it. In cut mode a value over a cap is left out of the tree: its
+ * text is still checked by an iterative skimmer that builds nothing, so the envelope
+ * around it (an AdmissionReview's uid, kind, operation) is read whole and a syntax error
+ * anywhere still fails the parse. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -12,15 +19,60 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include "wmap/error.h"
 #include "wmap/json_text.h"
+
+/* One step of the path from the root to the value being read: a member's key or an
+ * array index. Lives on the stack of the reader's recursion; only read on a cut. */
+typedef struct frame {
+	const struct frame *up;
+	const char *key; /* NULL for an array item */
+	size_t key_len, index;
+} frame;
 
 typedef struct reader {
 	const unsigned char *s, *end, *start;
 	json_error_t *err;
 	int failed;
-	char *scratch;   /* unescaped string text */
-	size_t scratch_cap;
+	wmap_buf scratch; /* unescaped string text (never longer than the input) */
+	/* Limits (wmap_json_parse_limited). */
+	int max_depth, keep_depth, cut_mode;
+	size_t max_members, max_nodes;
+	size_t nodes, next_check; /* values read; where the slow check runs next */
+	int64_t deadline_ns;
+	const char *over; /* the node cap or the deadline was reached: why */
+	size_t over_limit;
+	size_t reserve; /* envelope values still built once over */
+	int limit_code; /* strict mode: WMAP_ELIMIT when a limit failed the parse */
+	int oom;
+	wmap_json_cut *cut;
 } reader;
+
+/* Values at most this deep are still built once the node cap or the deadline is reached,
+ * up to KEEP_RESERVE of them: an AdmissionReview's request members sit at depth 3, so the
+ * uid, kind, namespace and operation are read even when they come after a cut object. */
+#define KEEP_RESERVE 4096
+#define CHECK_EVERY 4096
+
+static json_t skipped_value; /* read_value's answer for a value left out (cut mode) */
+#define SKIPPED (&skipped_value)
+
+/* Line and column (1-based, columns in characters) of at; worked out only when needed. */
+static void line_column(const reader *r, const unsigned char *at, int *line, int *column)
+{
+	int l = 1, c = 0;
+	for (const unsigned char *p = r->start; p < at && p < r->end; p++) {
+		if (*p == '\n') {
+			l++;
+			c = 0;
+		} else if ((*p & 0xC0) != 0x80) {
+			c++;
+		}
+	}
+	*line = l;
+	*column = c + 1;
+}
 
 static void fail_at(reader *r, const unsigned char *at, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -29,20 +81,13 @@ static void fail_at(reader *r, const unsigned char *at, const char *fmt, ...)
 	if (r->failed)
 		return;
 	r->failed = 1;
+	r->oom = !strcmp(fmt, "out of memory");
 	if (!r->err)
 		return;
-	/* Line and column (1-based, columns in characters) are worked out only on failure. */
-	int line = 1, col = 0;
-	for (const unsigned char *p = r->start; p < at && p < r->end; p++) {
-		if (*p == '\n') {
-			line++;
-			col = 0;
-		} else if ((*p & 0xC0) != 0x80) {
-			col++;
-		}
-	}
+	int line, col;
+	line_column(r, at, &line, &col);
 	r->err->line = line;
-	r->err->column = col + 1;
+	r->err->column = col;
 	r->err->position = (int)(at - r->start);
 	snprintf(r->err->source, sizeof(r->err->source), "<buffer>");
 	va_list ap;
@@ -91,25 +136,6 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 	return n;
 }
 
-static int scratch_put(reader *r, size_t *n, const void *src, size_t len)
-{
-	if (len == 0)
-		return 0;   /* also keeps NULL + 0 out of memcpy before the first allocation */
-	if (r->scratch_cap - *n < len) {
-		size_t cap = r->scratch_cap ? r->scratch_cap : 256;
-		while (cap - *n < len)
-			cap *= 2;
-		char *p = realloc(r->scratch, cap);
-		if (!p)
-			return -1;
-		r->scratch = p;
-		r->scratch_cap = cap;
-	}
-	memcpy(r->scratch + *n, src, len);
-	*n += len;
-	return 0;
-}
-
 static int hex4(const unsigned char *p, uint32_t *out)
 {
 	uint32_t v = 0;
@@ -155,17 +181,168 @@ static size_t utf8_encode(uint32_t cp, unsigned char *out)
 
 /* 1 for the bytes that end a plain run inside a string: '"', '\\', controls, non-ASCII. */
 static const unsigned char string_stop[256] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	['"'] = 1, ['\\'] = 1,
-	[0x80] = 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	['"'] = 1,
+	['\\'] = 1,
+	[0x80] = 1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
 };
 
 /* Reads the string at r->s (after its opening quote). Sets *text and *len to the characters:
@@ -173,7 +350,6 @@ static const unsigned char string_stop[256] = {
 static int read_string(reader *r, const char **text, size_t *len)
 {
 	const unsigned char *p = r->s, *run = p;
-	size_t n = 0;
 	int escaped = 0;
 	for (;;) {
 		while (p < r->end && !string_stop[*p])
@@ -199,7 +375,9 @@ static int read_string(reader *r, const char **text, size_t *len)
 			return -1;
 		}
 		/* A backslash: what came before goes to the scratch buffer, then the escape. */
-		if (scratch_put(r, &n, run, (size_t)(p - run))) {
+		if (!escaped)
+			wmap_buf_clear(&r->scratch);
+		if (wmap_buf_add(&r->scratch, run, (size_t)(p - run))) {
 			fail_at(r, p, "out of memory");
 			return -1;
 		}
@@ -249,7 +427,7 @@ static int read_string(reader *r, const char **text, size_t *len)
 			fail_at(r, p, "invalid escape");
 			return -1;
 		}
-		if (scratch_put(r, &n, out, on)) {
+		if (wmap_buf_add(&r->scratch, out, on)) {
 			fail_at(r, p, "out of memory");
 			return -1;
 		}
@@ -257,12 +435,12 @@ static int read_string(reader *r, const char **text, size_t *len)
 		run = p;
 	}
 	if (escaped) {
-		if (scratch_put(r, &n, run, (size_t)(p - run))) {
+		if (wmap_buf_add(&r->scratch, run, (size_t)(p - run))) {
 			fail_at(r, p, "out of memory");
 			return -1;
 		}
-		*text = r->scratch;
-		*len = n;
+		*text = r->scratch.data;
+		*len = r->scratch.len;
 	} else {
 		*text = (const char *)r->s;
 		*len = (size_t)(p - r->s);
@@ -271,10 +449,12 @@ static int read_string(reader *r, const char **text, size_t *len)
 	return 0;
 }
 
-static json_t *read_number(reader *r)
+/* Checks the number at p and returns where it ends (NULL and failed when it is not
+ * one); *real says whether it has a fraction or an exponent. */
+static const unsigned char *scan_number(reader *r, const unsigned char *p, int *real)
 {
-	const unsigned char *p = r->s, *start = p;
-	int real = 0;
+	const unsigned char *start = p;
+	*real = 0;
 	if (p < r->end && *p == '-')
 		p++;
 	if (p < r->end && *p == '0') {
@@ -287,7 +467,7 @@ static json_t *read_number(reader *r)
 		return NULL;
 	}
 	if (p < r->end && *p == '.') {
-		real = 1;
+		*real = 1;
 		p++;
 		if (p >= r->end || *p < '0' || *p > '9') {
 			fail_at(r, p, "invalid token");
@@ -297,7 +477,7 @@ static json_t *read_number(reader *r)
 			p++;
 	}
 	if (p < r->end && (*p == 'e' || *p == 'E')) {
-		real = 1;
+		*real = 1;
 		p++;
 		if (p < r->end && (*p == '+' || *p == '-'))
 			p++;
@@ -308,6 +488,15 @@ static json_t *read_number(reader *r)
 		while (p < r->end && *p >= '0' && *p <= '9')
 			p++;
 	}
+	return p;
+}
+
+static json_t *read_number(reader *r)
+{
+	const unsigned char *start = r->s, *p;
+	int real;
+	if (!(p = scan_number(r, start, &real)))
+		return NULL;
 	/* strtoll and strtod need a terminated copy; numbers in objects are short. */
 	size_t n = (size_t)(p - start);
 	char small[64], *buf = n < sizeof(small) ? small : malloc(n + 1);
@@ -348,7 +537,357 @@ static int literal(reader *r, const char *word)
 	return 1;
 }
 
-static json_t *read_value(reader *r, int depth);
+/* After an item: 1 when a ',' says another follows, 0 when close ends the container, -1
+ * (and failed) for anything else. */
+static int next_item(reader *r, char close)
+{
+	skip_space(r);
+	if (r->s < r->end && (*r->s == ',' || *r->s == close))
+		return *r->s++ == ',';
+	fail_at(r, r->s, r->s >= r->end ? "premature end of input" : close == '}' ? "',' or '}' expected"
+										  : "',' or ']' expected");
+	return -1;
+}
+
+/* ---- leaving values out (cut mode) ----------------------------------------------- */
+
+/* Appends to buf (NUL-terminated, cap bytes) the path of f: .key, ["odd key"], [index]. */
+static void path_append(char *buf, size_t cap, size_t *n, const frame *f)
+{
+	char part[96];
+	int w;
+	if (!f->key) {
+		w = snprintf(part, sizeof(part), "[%zu]", f->index);
+	} else {
+		int plain = f->key_len > 0;
+		for (size_t i = 0; plain && i < f->key_len; i++) {
+			unsigned char c = (unsigned char)f->key[i];
+			plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				(c >= '0' && c <= '9') || c == '_' || c == '-';
+		}
+		/* Keys are shown up to 64 bytes; odd ones quoted with '"' and '\' escaped. */
+		size_t k = 0, shown = f->key_len < 64 ? f->key_len : 64;
+		char key[140];
+		for (size_t i = 0; i < shown; i++) {
+			unsigned char c = (unsigned char)f->key[i];
+			if (c == '"' || c == '\\')
+				key[k++] = '\\';
+			key[k++] = c < 0x20 ? '?' : (char)c;
+		}
+		key[k] = '\0';
+		w = plain ? snprintf(part, sizeof(part), ".%s%s", key, shown < f->key_len ? "..." : "")
+			  : snprintf(part, sizeof(part), "[\"%s%s\"]", key,
+				     shown < f->key_len ? "..." : "");
+	}
+	if (w < 0)
+		return;
+	size_t len = strlen(part);
+	if (*n + len + 4 >= cap) {
+		if (*n + 4 < cap) {
+			memcpy(buf + *n, "...", 4);
+			*n += 3;
+		}
+		*n = cap; /* full: nothing more is appended */
+		return;
+	}
+	memcpy(buf + *n, part, len + 1);
+	*n += len;
+}
+
+static void path_of(const frame *leaf, char *buf, size_t cap)
+{
+	const frame *chain[WMAP_JSON_CUT_PATH_STEPS];
+	size_t depth = 0, n = 0;
+	for (const frame *f = leaf; f; f = f->up)
+		depth++;
+	/* The first steps from the root: those say where in the document the value is. */
+	size_t skip = depth > WMAP_JSON_CUT_PATH_STEPS ? depth - WMAP_JSON_CUT_PATH_STEPS : 0;
+	const frame *f = leaf;
+	for (size_t i = 0; i < skip; i++)
+		f = f->up;
+	size_t k = 0;
+	for (; f; f = f->up)
+		chain[k++] = f;
+	buf[0] = '\0';
+	if (!k) {
+		snprintf(buf, cap, ".");
+		return;
+	}
+	while (k > 0 && n < cap)
+		path_append(buf, cap, &n, chain[--k]);
+	if (skip && n < cap && n + 4 < cap)
+		memcpy(buf + n, "...", 4);
+}
+
+/* Records that the value at r->s (the path in f) is left out for reason. */
+static void note_cut(reader *r, const char *reason, size_t limit, const frame *f)
+{
+	wmap_json_cut *c = r->cut;
+	c->left_out++;
+	if (c->reason)
+		return;
+	c->reason = reason;
+	c->limit = limit;
+	line_column(r, r->s, &c->line, &c->column);
+	c->position = (size_t)(r->s - r->start);
+	path_of(f, c->path, sizeof(c->path));
+}
+
+/* Checks the string that starts after the opening quote at p, without copying it: where
+ * it ends (past the closing quote), or NULL (failed) with read_string's messages. */
+static const unsigned char *string_end(reader *r, const unsigned char *p)
+{
+	for (;;) {
+		while (p < r->end && !string_stop[*p])
+			p++;
+		if (p >= r->end) {
+			fail_at(r, p, "premature end of input");
+			return NULL;
+		}
+		unsigned c = *p;
+		if (c == '"')
+			return p + 1;
+		if (c >= 0x80) {
+			size_t k = utf8_len(p, r->end);
+			if (!k) {
+				fail_at(r, p, "invalid UTF-8 in a string");
+				return NULL;
+			}
+			p += k;
+			continue;
+		}
+		if (c < 0x20) {
+			fail_at(r, p, "control character 0x%x in a string", c);
+			return NULL;
+		}
+		if (p + 1 >= r->end) {
+			fail_at(r, p, "premature end of input");
+			return NULL;
+		}
+		if (p[1] != 'u') {
+			if (!strchr("\"\\/bfnrt", p[1]) || !p[1]) {
+				fail_at(r, p, "invalid escape");
+				return NULL;
+			}
+			p += 2;
+			continue;
+		}
+		uint32_t cp, lo;
+		if (r->end - p < 6 || hex4(p + 2, &cp)) {
+			fail_at(r, p, "invalid \\u escape");
+			return NULL;
+		}
+		if (cp >= 0xD800 && cp <= 0xDBFF) {
+			if (r->end - p < 12 || p[6] != '\\' || p[7] != 'u' || hex4(p + 8, &lo) ||
+			    lo < 0xDC00 || lo > 0xDFFF) {
+				fail_at(r, p, "invalid Unicode '\\u%04X'", (unsigned)cp);
+				return NULL;
+			}
+			p += 6;
+		} else if ((cp >= 0xDC00 && cp <= 0xDFFF) || cp == 0) {
+			fail_at(r, p, cp ? "invalid Unicode '\\u%04X'" : "\\u0000 is not allowed",
+				(unsigned)cp);
+			return NULL;
+		}
+		p += 6;
+	}
+}
+
+/* 1 for JSON whitespace. */
+static const unsigned char space[256] = { [' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1 };
+
+/* Checks JSON text and moves past it without building anything: one value at r->s when
+ * open is 0; else the rest of the container open ('{' or '[') that r->s is inside, just
+ * after one of its items, up to and including its closing bracket. Iterative, with the
+ * position in a local: the kinds of the open containers are one bit each, so any depth
+ * costs len/8 bytes at most. About 5 instructions a byte on dense text ("0,0,0"). */
+static int skim(reader *r, char open)
+{
+	unsigned char stack_bits[64], *bits = stack_bits;
+	size_t cap = sizeof(stack_bits) * 8, depth = 0;
+	const unsigned char *p = r->s, *end = r->end;
+	int rc = -1, obj = 0;
+	const char *expected;
+	if (open) {
+		bits[0] = open == '{';
+		depth = 1;
+		obj = open == '{';
+		goto after_value;
+	}
+	for (;;) {
+		/* A value. */
+		while (p < end && space[*p])
+			p++;
+		if (p >= end) {
+			fail_at(r, p, "premature end of input");
+			goto done;
+		}
+		unsigned c = *p;
+		if (c == '"') {
+			if (!(p = string_end(r, p + 1)))
+				goto done;
+		} else if ((c >= '0' && c <= '9') || c == '-') {
+			/* Plain integers inline; anything else through scan_number. */
+			const unsigned char *q = p + (c == '-');
+			if (q < end && *q >= '1' && *q <= '9') {
+				while (++q < end && *q >= '0' && *q <= '9')
+					;
+			} else if (q < end && *q == '0') {
+				q++;
+			} else {
+				q = p;
+			}
+			if (q == p || (q < end && (*q == '.' || *q == 'e' || *q == 'E' ||
+						   (*q >= '0' && *q <= '9')))) {
+				int real;
+				if (!(q = scan_number(r, p, &real)))
+					goto done;
+			}
+			p = q;
+		} else if (c == '{' || c == '[') {
+			if (depth == cap) {
+				size_t ncap = cap * 2;
+				unsigned char *nb = bits == stack_bits ? malloc(ncap / 8)
+								       : realloc(bits, ncap / 8);
+				if (!nb) {
+					fail_at(r, p, "out of memory");
+					goto done;
+				}
+				if (bits == stack_bits)
+					memcpy(nb, stack_bits, sizeof(stack_bits));
+				bits = nb;
+				cap = ncap;
+			}
+			obj = c == '{';
+			if (obj)
+				bits[depth / 8] |= (unsigned char)(1u << (depth % 8));
+			else
+				bits[depth / 8] &= (unsigned char)~(1u << (depth % 8));
+			depth++;
+			p++;
+			while (p < end && space[*p])
+				p++;
+			if (p < end && *p == (obj ? '}' : ']')) {
+				p++;
+				depth--;
+				obj = depth && bits[(depth - 1) / 8] >> ((depth - 1) % 8) & 1;
+			} else if (obj) {
+				goto key;
+			} else {
+				continue;
+			}
+		} else {
+			r->s = p;
+			if (!literal(r, c == 't' ? "true" : c == 'f' ? "false"
+								     : "null")) {
+				fail_at(r, p, "invalid token");
+				goto done;
+			}
+			p = r->s;
+		}
+	after_value:
+		/* A value ended: close what it ends, or go on with the next item. */
+		if (p < end && *p == ',' && depth) { /* the common case, first */
+			p++;
+			if (obj)
+				goto key;
+			continue;
+		}
+		for (;;) {
+			if (depth == 0) {
+				rc = 0;
+				goto done;
+			}
+			while (p < end && space[*p])
+				p++;
+			if (p < end && *p == ',') {
+				p++;
+				break;
+			}
+			if (p < end && *p == (obj ? '}' : ']')) {
+				p++;
+				depth--;
+				obj = depth && bits[(depth - 1) / 8] >> ((depth - 1) % 8) & 1;
+				continue;
+			}
+			expected = obj ? "',' or '}' expected" : "',' or ']' expected";
+			fail_at(r, p, "%s", p >= end ? "premature end of input" : expected);
+			goto done;
+		}
+		if (!obj)
+			continue;
+	key:
+		while (p < end && space[*p])
+			p++;
+		if (p >= end || *p != '"') {
+			fail_at(r, p, p >= end ? "premature end of input" : "string or '}' expected");
+			goto done;
+		}
+		if (!(p = string_end(r, p + 1)))
+			goto done;
+		while (p < end && space[*p])
+			p++;
+		if (p >= end || *p != ':') {
+			fail_at(r, p, "':' expected");
+			goto done;
+		}
+		p++;
+	}
+done:
+	r->s = p ? p : r->s;
+	if (bits != stack_bits)
+		free(bits);
+	return rc;
+}
+
+/* A limit was reached at the value at r->s (path f): cut mode leaves it out (SKIPPED, or
+ * NULL when its text is broken), strict mode fails the parse. */
+static json_t *over_limit(reader *r, const char *reason, size_t limit, const frame *f,
+			  const char *what)
+{
+	if (!r->cut_mode) {
+		fail_at(r, r->s, "%s", what);
+		r->limit_code = WMAP_ELIMIT;
+		return NULL;
+	}
+	note_cut(r, reason, limit, f);
+	return skim(r, 0) ? NULL : SKIPPED;
+}
+
+static int64_t clock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The slow half of the per-value count: the node cap and the deadline. 1 when this value
+ * must be left out (r->over says why), 0 when it may be built. */
+static int count_check(reader *r, int depth)
+{
+	if (!r->over) {
+		if (r->nodes > r->max_nodes) {
+			r->over = "too-many-nodes";
+			r->over_limit = r->max_nodes;
+		} else if (r->deadline_ns && clock_ns() > r->deadline_ns) {
+			r->over = "budget";
+			r->over_limit = 0;
+		} else {
+			size_t next = r->nodes + CHECK_EVERY;
+			if (!r->deadline_ns || next > r->max_nodes)
+				next = r->max_nodes;
+			r->next_check = next;
+			return 0;
+		}
+	}
+	if (r->cut_mode && depth <= r->keep_depth && r->reserve > 0) {
+		r->reserve--;
+		return 0;
+	}
+	return 1;
+}
+
+static json_t *read_value(reader *r, int depth, const frame *f);
 
 /* The opening bracket at r->s is consumed: 1 when the container is empty (its closing
  * bracket consumed too), 0 when items follow. */
@@ -363,19 +902,7 @@ static int open_container(reader *r, char close)
 	return 0;
 }
 
-/* After an item: 1 when a ',' says another follows, 0 when close ends the container, -1
- * (and failed) for anything else. */
-static int next_item(reader *r, char close)
-{
-	skip_space(r);
-	if (r->s < r->end && (*r->s == ',' || *r->s == close))
-		return *r->s++ == ',';
-	fail_at(r, r->s, r->s >= r->end ? "premature end of input"
-			: close == '}' ? "',' or '}' expected" : "',' or ']' expected");
-	return -1;
-}
-
-static json_t *read_object(reader *r, int depth)
+static json_t *read_object(reader *r, int depth, const frame *up)
 {
 	json_t *obj = json_object();
 	if (!obj) {
@@ -384,11 +911,11 @@ static json_t *read_object(reader *r, int depth)
 	}
 	if (open_container(r, '}'))
 		return obj;
-	for (;;) {
+	frame f = { up, NULL, 0, 0 };
+	for (size_t members = 0;; members++) {
 		skip_space(r);
 		if (r->s >= r->end || *r->s != '"') {
-			fail_at(r, r->s, r->s >= r->end ? "premature end of input"
-							: "string or '}' expected");
+			fail_at(r, r->s, r->s >= r->end ? "premature end of input" : "string or '}' expected");
 			goto bad;
 		}
 		r->s++;
@@ -402,7 +929,7 @@ static json_t *read_object(reader *r, int depth)
 			fail_at(r, r->s, "out of memory");
 			goto bad;
 		}
-		memcpy(k, key, key_len);   /* no NUL inside: read_string refuses \u0000 */
+		memcpy(k, key, key_len); /* no NUL inside: read_string refuses \u0000 */
 		k[key_len] = '\0';
 		skip_space(r);
 		if (r->s >= r->end || *r->s != ':') {
@@ -412,15 +939,31 @@ static json_t *read_object(reader *r, int depth)
 			goto bad;
 		}
 		r->s++;
-		json_t *v = read_value(r, depth + 1);
+		f.key = k;
+		f.key_len = key_len;
+		json_t *v;
+		if (members >= r->max_members) {
+			skip_space(r);
+			v = over_limit(r, "too-many-members", r->max_members, &f,
+				       "too many members in an object");
+		} else {
+			v = read_value(r, depth + 1, &f);
+		}
 		/* As jansson without JSON_REJECT_DUPLICATES: a repeated key keeps its last value. */
-		int rc = v ? json_object_setn_new_nocheck(obj, k, key_len, v) : -1;
+		int rc = v == SKIPPED ? 0 : v ? json_object_setn_new_nocheck(obj, k, key_len, v)
+					      : -1;
 		if (k != kbuf)
 			free(k);
 		if (rc) {
 			if (v)
 				fail_at(r, r->s, "out of memory");
 			goto bad;
+		}
+		/* The members after a left-out one are over the same cap: skimmed in one go. */
+		if (v == SKIPPED) {
+			if (skim(r, '{'))
+				goto bad;
+			return obj;
 		}
 		int more = next_item(r, '}');
 		if (more < 0)
@@ -433,7 +976,7 @@ bad:
 	return NULL;
 }
 
-static json_t *read_array(reader *r, int depth)
+static json_t *read_array(reader *r, int depth, const frame *up)
 {
 	json_t *arr = json_array();
 	if (!arr) {
@@ -442,10 +985,24 @@ static json_t *read_array(reader *r, int depth)
 	}
 	if (open_container(r, ']'))
 		return arr;
-	for (;;) {
-		json_t *v = read_value(r, depth + 1);
+	frame f = { up, NULL, 0, 0 };
+	for (size_t items = 0;; items++) {
+		json_t *v;
+		f.index = items;
+		if (items >= r->max_members) {
+			skip_space(r);
+			v = over_limit(r, "too-many-members", r->max_members, &f,
+				       "too many items in an array");
+		} else {
+			v = read_value(r, depth + 1, &f);
+		}
 		if (!v)
 			goto bad;
+		if (v == SKIPPED) { /* the items after it are over the same cap */
+			if (skim(r, '['))
+				goto bad;
+			return arr;
+		}
 		if (json_array_append_new(arr, v)) {
 			fail_at(r, r->s, "out of memory");
 			goto bad;
@@ -461,13 +1018,15 @@ bad:
 	return NULL;
 }
 
-static json_t *read_value(reader *r, int depth)
+static json_t *read_value(reader *r, int depth, const frame *f)
 {
 	skip_space(r);
-	if (depth > WMAP_JSON_PARSE_MAX_DEPTH) {
-		fail_at(r, r->s, "maximum parsing depth reached");
-		return NULL;
-	}
+	if (depth > r->max_depth)
+		return over_limit(r, "too-deep", (size_t)r->max_depth, f,
+				  "maximum parsing depth reached");
+	if (r->nodes++ >= r->next_check && count_check(r, depth))
+		return over_limit(r, r->over, r->over_limit, f,
+				  r->over_limit ? "too many values" : "parse time budget exceeded");
 	if (r->s >= r->end) {
 		fail_at(r, r->s, "premature end of input");
 		return NULL;
@@ -475,9 +1034,9 @@ static json_t *read_value(reader *r, int depth)
 	json_t *v;
 	switch (*r->s) {
 	case '{':
-		return read_object(r, depth);
+		return read_object(r, depth, f);
 	case '[':
-		return read_array(r, depth);
+		return read_array(r, depth, f);
 	case '"': {
 		const char *text;
 		size_t len;
@@ -509,26 +1068,72 @@ static json_t *read_value(reader *r, int depth)
 	return NULL;
 }
 
-json_t *wmap_json_parse(const char *text, size_t len, json_error_t *err)
+static json_t *parse(reader *r)
 {
-	reader r = { (const unsigned char *)text, (const unsigned char *)text + len,
-		     (const unsigned char *)text, err, 0, NULL, 0 };
-	if (err)
-		memset(err, 0, sizeof(*err));
-	skip_space(&r);
+	if (r->err)
+		memset(r->err, 0, sizeof(*r->err));
+	skip_space(r);
 	json_t *v = NULL;
-	if (r.s < r.end && (*r.s == '{' || *r.s == '['))
-		v = read_value(&r, 1);
+	if (r->s < r->end && (*r->s == '{' || *r->s == '['))
+		v = read_value(r, 1, NULL);
 	else
-		fail_at(&r, r.s, "'[' or '{' expected");
+		fail_at(r, r->s, "'[' or '{' expected");
+	if (v == SKIPPED) { /* cannot happen: the root is always kept; refused all the same */
+		fail_at(r, r->start, "nothing was kept");
+		v = NULL;
+	}
 	if (v) {
-		skip_space(&r);
-		if (r.s != r.end) {
-			fail_at(&r, r.s, "end of file expected");
+		skip_space(r);
+		if (r->s != r->end) {
+			fail_at(r, r->s, "end of file expected");
 			json_decref(v);
 			v = NULL;
 		}
 	}
-	free(r.scratch);
+	wmap_buf_free(&r->scratch);
 	return v;
+}
+
+json_t *wmap_json_parse(const char *text, size_t len, json_error_t *err)
+{
+	reader r = { 0 };
+	r.s = r.start = (const unsigned char *)text;
+	r.end = r.s + len;
+	r.err = err;
+	r.max_depth = WMAP_JSON_PARSE_MAX_DEPTH;
+	r.max_members = r.max_nodes = r.next_check = SIZE_MAX;
+	wmap_buf_init(&r.scratch, len, 256);
+	return parse(&r);
+}
+
+int wmap_json_parse_limited(json_t **out, wmap_json_cut *cut, const char *text, size_t len,
+			    const wmap_json_limits *lim, json_error_t *err)
+{
+	wmap_json_cut scratch;
+	reader r = { 0 };
+	*out = NULL;
+	if (!cut)
+		cut = &scratch;
+	memset(cut, 0, sizeof(*cut));
+	r.s = r.start = (const unsigned char *)text;
+	r.end = r.s + len;
+	r.err = err;
+	r.cut = cut;
+	r.cut_mode = lim->cut;
+	r.max_depth = lim->max_depth > 0 && lim->max_depth < WMAP_JSON_PARSE_MAX_DEPTH
+			      ? lim->max_depth
+			      : WMAP_JSON_PARSE_MAX_DEPTH;
+	r.keep_depth = lim->keep_depth;
+	r.max_members = lim->max_members ? lim->max_members : SIZE_MAX;
+	r.max_nodes = lim->max_nodes ? lim->max_nodes : SIZE_MAX;
+	r.deadline_ns = lim->deadline_ns;
+	r.next_check = r.deadline_ns && r.max_nodes > CHECK_EVERY ? CHECK_EVERY : r.max_nodes;
+	r.reserve = KEEP_RESERVE;
+	wmap_buf_init(&r.scratch, len, 256);
+	*out = parse(&r);
+	if (*out)
+		return 0;
+	if (r.limit_code)
+		return r.limit_code;
+	return r.oom ? WMAP_ENOMEM : WMAP_EINVAL;
 }

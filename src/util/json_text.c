@@ -4,57 +4,59 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "wmap/error.h"
 #include "wmap/json_text.h"
 
 typedef wmap_json_writer text;
 
-/* Makes room for more bytes; -1 (and the text is dropped) when memory runs out. */
-static int grow(text *t, size_t more)
-{
-	if (t->failed)
-		return -1;
-	/* One allocation for a small review's answer; glibc consolidates its free lists on
-	 * every request of 1 KiB or more, so growing 256, 512, 1024, ... costs more than this. */
-	size_t cap = t->cap ? t->cap : 4096;
-	while (cap - t->n < more) {
-		if (cap > SIZE_MAX / 2) {
-			t->failed = 1;
-			return -1;
-		}
-		cap *= 2;
-	}
-	char *p = realloc(t->p, cap);
-	if (!p) {
-		t->failed = 1;
-		return -1;
-	}
-	t->p = p;
-	t->cap = cap;
-	return 0;
-}
-
 static inline void put(text *t, const char *s, size_t n)
 {
-	if (t->cap - t->n < n && grow(t, n))
-		return;
-	memcpy(t->p + t->n, s, n);
-	t->n += n;
+	wmap_buf_add(&t->buf, s, n);
 }
 
 static inline void put_c(text *t, char c)
 {
-	if (t->cap == t->n && grow(t, 1))
-		return;
-	t->p[t->n++] = c;
+	wmap_buf_addc(&t->buf, c);
 }
 
 /* 1 for the bytes a JSON string cannot hold as they are: controls, '"' and '\\'. Bytes of
  * UTF-8 sequences are copied (jansson's strings are valid UTF-8, and jansson does the same
  * without JSON_ENSURE_ASCII). */
 static const unsigned char must_escape[256] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	['"'] = 1, ['\\'] = 1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	['"'] = 1,
+	['\\'] = 1,
 };
 
 /* The length of the run at the start of s[0..n) that needs no escape. Eight bytes at a
@@ -81,7 +83,7 @@ static void put_string(text *t, const char *s, size_t n)
 {
 	put_c(t, '"');
 	size_t i = 0;
-	while (i < n && !t->failed) {
+	while (i < n && !t->buf.error) {
 		size_t run = i + plain_run(s + i, n - i);
 		put(t, s + i, run - i);
 		if (run == n)
@@ -99,7 +101,7 @@ static void put_string(text *t, const char *s, size_t n)
 		case '\r': e = "\\r"; break;
 		case '\t': e = "\\t"; break;
 		default:
-			snprintf(esc, sizeof(esc), "\\u%04X", c);   /* as jansson: upper-case hex */
+			snprintf(esc, sizeof(esc), "\\u%04X", c); /* as jansson: upper-case hex */
 			en = 6;
 		}
 		put(t, e, en);
@@ -111,10 +113,10 @@ static void put_string(text *t, const char *s, size_t n)
 static void put_value(text *t, const json_t *v, int depth)
 {
 	char num[64];
-	if (t->failed)
+	if (t->buf.error)
 		return;
 	if (depth > WMAP_JSON_TEXT_MAX_DEPTH) {
-		t->failed = 1;
+		wmap_buf_fail(&t->buf, WMAP_ELIMIT);
 		return;
 	}
 	switch (json_typeof(v)) {
@@ -160,7 +162,7 @@ static void put_value(text *t, const json_t *v, int depth)
 		 * buffer of ours: nothing is allocated. */
 		size_t n = json_dumpb(v, num, sizeof(num), JSON_ENCODE_ANY);
 		if (n == 0 || n > sizeof(num))
-			t->failed = 1;
+			wmap_buf_fail(&t->buf, WMAP_EINVAL);
 		else
 			put(t, num, n);
 		break;
@@ -190,26 +192,22 @@ void wmap_json_write_string(wmap_json_writer *w, const char *s, size_t n)
 void wmap_json_write_value(wmap_json_writer *w, const json_t *v)
 {
 	if (!v)
-		w->failed = 1;
+		wmap_buf_fail(&w->buf, WMAP_EINVAL);
 	else
 		put_value(w, v, 0);
 }
 
 char *wmap_json_writer_finish(wmap_json_writer *w, size_t *len)
 {
-	put_c(w, '\0');
-	char *out = w->failed ? NULL : w->p;
-	if (!out)
-		free(w->p);
-	if (len)
-		*len = out ? w->n - 1 : 0;
-	memset(w, 0, sizeof(*w));
+	char *out = wmap_buf_take(&w->buf, len);
+
+	wmap_buf_free(&w->buf);
 	return out;
 }
 
 char *wmap_json_text(const json_t *v, size_t *len)
 {
-	wmap_json_writer w = { 0 };
+	wmap_json_writer w = WMAP_JSON_WRITER_INIT;
 	wmap_json_write_value(&w, v);
 	return wmap_json_writer_finish(&w, len);
 }

@@ -13,15 +13,17 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "wmap/buf.h"
 #include "wmap/file.h"
+#include "wmap/pointer.h"
 #include "wmap/yaml.h"
 
 typedef struct frame {
-	json_t *container;  /* object or array being filled */
-	char *key;          /* pending mapping key (owned), NULL when the next scalar is a key */
+	json_t *container; /* object or array being filled */
+	char *key;         /* pending mapping key (owned), NULL when the next scalar is a key */
 	size_t key_line, key_col;
-	char *anchor;       /* anchor of this container, registered when it closes */
-	size_t path_len;    /* length of the pointer prefix of this container */
+	char *anchor;    /* anchor of this container, registered when it closes */
+	size_t path_len; /* length of the pointer prefix of this container */
 } frame;
 
 typedef struct anchor {
@@ -39,7 +41,7 @@ typedef struct loader {
 	int depth;
 	anchor *anchors;
 	size_t n_anchors, cap_anchors;
-	char path[4096];    /* JSON pointer of the current node, "<doc>/a/b" */
+	char path[4096]; /* JSON pointer of the current node, "<doc>/a/b" */
 	size_t path_len;
 	int path_overflow;
 	wmap_error *err;
@@ -61,13 +63,13 @@ static int is_one_of(const char *s, const char *const *list)
 	return 0;
 }
 
-static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-static const char *const trues[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
-				    "on", "On", "ON", NULL};
-static const char *const falses[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE",
-				     "off", "Off", "OFF", NULL};
-static const char *const infs[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
-				   "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", NULL};
+static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
+static const char *const trues[] = { "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE",
+				     "on", "On", "ON", NULL };
+static const char *const falses[] = { "n", "N", "no", "No", "NO", "false", "False", "FALSE",
+				      "off", "Off", "OFF", NULL };
+static const char *const infs[] = { ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
+				    "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", NULL };
 
 /* Integer forms: decimal, 0x hex, 0o / leading-0 octal, 0b binary, '_' separators. */
 static int parse_int(const char *s, json_int_t *out, int *overflow)
@@ -272,7 +274,7 @@ static void anchors_free(loader *ld)
 
 static void path_push(loader *ld, const char *token)
 {
-	size_t n = ld->path_len;
+	size_t n = ld->path_len, room;
 	if (ld->path_overflow || !ld->opts->positions)
 		return;
 	if (n + 1 >= sizeof(ld->path)) {
@@ -280,22 +282,14 @@ static void path_push(loader *ld, const char *token)
 		return;
 	}
 	ld->path[n++] = '/';
-	for (const char *p = token; *p; p++) {
-		const char *rep = *p == '~' ? "~0" : *p == '/' ? "~1" : NULL;
-		size_t need = rep ? 2 : 1;
-		if (n + need >= sizeof(ld->path)) {
-			ld->path_overflow = 1;
-			return;
-		}
-		if (rep) {
-			memcpy(ld->path + n, rep, 2);
-		} else {
-			ld->path[n] = *p;
-		}
-		n += need;
+	room = sizeof(ld->path) - n;
+	size_t w = wmap_pointer_escape(ld->path + n, room, token);
+	if (w >= room) {
+		ld->path[ld->path_len] = '\0';
+		ld->path_overflow = 1;
+		return;
 	}
-	ld->path[n] = '\0';
-	ld->path_len = n;
+	ld->path_len = n + w;
 }
 
 /* A mapping value is placed where its key is written: that is where a reader looks. */
@@ -727,31 +721,12 @@ void wmap_yaml_position(char *buf, size_t len, const json_t *positions, const ch
 
 /* ---- writer ---- */
 
-typedef struct sbuf {
-	char *data;
-	size_t len, cap;
-	int failed;
-} sbuf;
+/* The YAML text: as large as the JSON text of the same value may be, and some. */
+#define DUMP_MAX ((size_t)1 << 30)
 
-static int sbuf_write(void *data, unsigned char *buffer, size_t size)
+static int buf_write(void *data, unsigned char *buffer, size_t size)
 {
-	sbuf *b = data;
-	if (b->len + size + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		while (cap < b->len + size + 1)
-			cap *= 2;
-		char *nd = realloc(b->data, cap);
-		if (!nd) {
-			b->failed = 1;
-			return 0;
-		}
-		b->data = nd;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, buffer, size);
-	b->len += size;
-	b->data[b->len] = '\0';
-	return 1;
+	return wmap_buf_add(data, buffer, size) == 0;
 }
 
 static int emit_scalar(yaml_emitter_t *em, const char *s, size_t n, int plain_ok)
@@ -825,13 +800,13 @@ int wmap_yaml_dump(char **out, const json_t *value, wmap_error *err)
 {
 	yaml_emitter_t em;
 	yaml_event_t ev;
-	sbuf b = {0};
+	wmap_buf b = WMAP_BUF_INIT(DUMP_MAX, 1024);
 	int rc = 0;
 
 	*out = NULL;
 	if (!yaml_emitter_initialize(&em))
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	yaml_emitter_set_output(&em, sbuf_write, &b);
+	yaml_emitter_set_output(&em, buf_write, &b);
 	yaml_emitter_set_unicode(&em, 1);
 	yaml_emitter_set_width(&em, -1);
 	yaml_emitter_set_indent(&em, 2);
@@ -840,15 +815,15 @@ int wmap_yaml_dump(char **out, const json_t *value, wmap_error *err)
 	    emit_value(&em, value, 0) ||
 	    !yaml_document_end_event_initialize(&ev, 1) || !yaml_emitter_emit(&em, &ev) ||
 	    !yaml_stream_end_event_initialize(&ev) || !yaml_emitter_emit(&em, &ev) ||
-	    !yaml_emitter_flush(&em) || b.failed) {
-		rc = wmap_error_set(err, b.failed ? WMAP_ENOMEM : WMAP_EINVAL, "cannot write YAML: %s",
-				    em.problem ? em.problem : "out of memory");
-		free(b.data);
-	} else {
-		*out = b.data ? b.data : strdup("");
-		if (!*out)
-			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	    !yaml_emitter_flush(&em) || b.error) {
+		rc = wmap_error_set(err, b.error ? b.error : WMAP_EINVAL, "cannot write YAML: %s",
+				    b.error == WMAP_ELIMIT ? "the text is too large"
+				    : em.problem           ? em.problem
+							   : "out of memory");
+	} else if ((*out = wmap_buf_take(&b, NULL)) == NULL) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
+	wmap_buf_free(&b);
 	yaml_emitter_delete(&em);
 	return rc;
 }

@@ -100,7 +100,8 @@ static int route_parse(struct sim *s, struct sim_req *r, struct route *rt)
     }
     if (n - i == 3) {
         snprintf(rt->sub, sizeof(rt->sub), "%s", seg[i + 2]);
-        if (!(!strcmp(rt->sub, "status") && rt->res->has_status) && !(!strcmp(rt->sub, "scale") && rt->res->has_scale))
+        if (!(!strcmp(rt->sub, "status") && rt->res->has_status) && !(!strcmp(rt->sub, "scale") && rt->res->has_scale) &&
+            !(!strcmp(rt->sub, "log") && !rt->res->group[0] && !strcmp(rt->res->plural, "pods")))
             return -1;
     }
     if (rt->res->namespaced && rt->has_name && !rt->has_ns)
@@ -337,9 +338,16 @@ int sim_store_create_direct(struct sim *s, json_t *obj, struct sim_err *err)
         char nsbuf[256];
         snprintf(nsbuf, sizeof(nsbuf), "%s", ns);
         json_t *status = json_incref(json_object_get(copy, "status"));
+        char given_uid[64] = "";
+        if (sim_jstr(meta, "uid") && strlen(sim_jstr(meta, "uid")) < sizeof(given_uid))
+            snprintf(given_uid, sizeof(given_uid), "%s", sim_jstr(meta, "uid"));
         sim_prune(copy, res->schema, NULL);
         sim_default(copy, res->schema);
         prepare_new(res, copy, nsbuf);
+        /* A preloaded object keeps the uid it was given, so that a file can hold a whole
+         * ownership tree (a JobSet, its Jobs and their pods with owner references). */
+        if (given_uid[0])
+            json_object_set_new(json_object_get(copy, "metadata"), "uid", json_string(given_uid));
         /* Preloaded objects keep the status they were given: they stand for state that a
          * controller would have written. */
         if (status && strcmp(res->plural, "namespaces"))
@@ -358,21 +366,8 @@ static bool wants_table(struct sim_req *r)
     return r->accept && strstr(r->accept, "as=Table");
 }
 
-/* A string field at a dotted path ("involvedObject.name"), or NULL. */
-static const char *dotted(const json_t *obj, const char *path)
-{
-    char buf[256], *save = NULL, *tok;
-    const json_t *cur = obj;
-    if (strlen(path) >= sizeof(buf))
-        return NULL;
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
-        cur = json_object_get(cur, tok);
-    return json_is_string(cur) ? json_string_value(cur) : NULL;
-}
-
 /* Every resource supports metadata.name and metadata.namespace; events also their own fields
- * (involvedObject.*, reason, type, ...), which `kubectl describe` asks for. */
+ * (involvedObject.*, reason, type, ...: events.c), which `kubectl describe` asks for. */
 static int field_selector_match(const char *fs, const json_t *obj, bool *out, struct sim_req *r, bool any_field)
 {
     char buf[512], *save = NULL, *tok;
@@ -405,9 +400,7 @@ static int field_selector_match(const char *fs, const json_t *obj, bool *out, st
             have = sim_jstr(meta, "name");
         else if (!strcmp(tok, "metadata.namespace"))
             have = sim_jstr(meta, "namespace");
-        else if (any_field)
-            have = dotted(obj, tok);
-        else {
+        else if (!any_field || !sim_event_field(obj, tok, &have)) {
             sim_err_set(&r->err, 400, "BadRequest", "field label not supported: %s", tok);
             return -1;
         }
@@ -660,6 +653,10 @@ void sim_api_handle(struct sim *s, struct sim_req *r)
     }
     if (!strcmp(rt.sub, "scale")) {
         sim_scale_handle(s, r, rt.res, rt.ns, rt.name);
+        return;
+    }
+    if (!strcmp(rt.sub, "log")) {
+        sim_log_handle(s, r, rt.res, rt.ns, rt.name);
         return;
     }
     if (!strcmp(m, "GET")) {

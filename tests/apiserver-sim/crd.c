@@ -70,9 +70,17 @@ int sim_crd_apply(struct sim *s, json_t *crd, struct sim_err *err)
     json_t *v, *status, *accepted;
     size_t i;
     char now[40];
-    if (sim_crd_validate(crd, err) < 0)
+    json_t *kept = json_object(); /* "version" -> the stored objects of a served version */
+    if (sim_crd_validate(crd, err) < 0) {
+        json_decref(kept);
         return -1;
-    /* Versions dropped by an update stop being served; the rest are re-registered below. */
+    }
+    /* Versions dropped by an update stop being served; the rest are re-registered below
+     * and keep their objects (an update of a CRD, even an unchanged `kubectl apply`, does
+     * not delete custom resources). */
+    for (int k = 0; k < s->n_res; k++)
+        if (!strcmp(s->res[k].crd_name, crd_name) && s->res[k].objects)
+            json_object_set(kept, s->res[k].version, s->res[k].objects);
     sim_crd_remove(s, crd_name);
     json_array_foreach(versions, i, v) {
         struct sim_resource t;
@@ -114,10 +122,19 @@ int sim_crd_apply(struct sim *s, json_t *crd, struct sim_err *err)
         t.builtin = false;
         t.schema = json_deep_copy(sim_jpath(json_object_get(v, "schema"), "openAPIV3Schema", NULL));
         snprintf(t.crd_name, sizeof(t.crd_name), "%s", crd_name);
-        if (!sim_resource_add(s, &t)) {
-            json_decref(t.schema);
-            sim_err_set(err, 500, "InternalError", "Internal error occurred: too many resources");
-            return -1;
+        {
+            struct sim_resource *added = sim_resource_add(s, &t);
+            json_t *old = json_object_get(kept, t.version);
+            if (!added) {
+                json_decref(t.schema);
+                json_decref(kept);
+                sim_err_set(err, 500, "InternalError", "Internal error occurred: too many resources");
+                return -1;
+            }
+            if (old && json_object_size(old) > 0) {
+                json_decref(added->objects);
+                added->objects = json_incref(old);
+            }
         }
     }
     /* The real apiextensions controller marks the CRD accepted and established within
@@ -143,6 +160,7 @@ int sim_crd_apply(struct sim *s, json_t *crd, struct sim_err *err)
             json_array_append(json_object_get(status, "storedVersions"), json_object_get(v, "name"));
     }
     json_object_set_new(crd, "status", status);
+    json_decref(kept);
     return 0;
 }
 

@@ -21,7 +21,8 @@ static void usage(FILE *f)
           "  --token-min-expiry S    shortest TokenRequest expirationSeconds accepted (default 600, as kube-apiserver)\n"
           "  --service-port NS/NAME=PORT  route webhook service NAME.NS.svc to 127.0.0.1:PORT (repeatable)\n"
           "  --ready-file F          written (with the port) once listening\n"
-          "  --log F                 request log: one line per request (method, path, code, duration)\n",
+          "  --log F                 request log: one line per request (method, path, code, duration)\n"
+          "  --watch-expire-seconds N  every watch ends with an ERROR 410 Expired event after N seconds\n",
           f);
 }
 
@@ -96,6 +97,12 @@ static int parse_args(struct sim_config *c, int argc, char **argv)
                 return -1;
             }
             c->token_min_expiry = n;
+        } else if (!strcmp(a, "--watch-expire-seconds")) {
+            if (sim_parse_int(v, 1, 86400, &n) < 0) {
+                fprintf(stderr, "apiserver-sim: bad --watch-expire-seconds %s\n", v);
+                return -1;
+            }
+            c->watch_expire_s = (int)n;
         } else if (!strcmp(a, "--service-port")) {
             if (parse_service(c, v) < 0) {
                 fprintf(stderr, "apiserver-sim: bad --service-port %s (want NS/NAME=PORT)\n", v);

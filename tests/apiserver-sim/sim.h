@@ -56,6 +56,7 @@ struct sim_config {
     struct sim_service services[SIM_MAX_SERVICES];
     int n_services;
     long token_min_expiry; /* shortest TokenRequest expirationSeconds accepted (600 by default) */
+    int watch_expire_s;    /* --watch-expire-seconds: watches end with 410 Expired after N s */
 };
 
 /* A service-account token handed out by TokenRequest (rbac.c). */
@@ -193,6 +194,9 @@ bool sim_selector_match(const json_t *reqs, const json_t *labels);
 /* metav1.LabelSelector object (matchLabels/matchExpressions); NULL selector matches all. */
 int sim_labelselector_match(const json_t *selector, const json_t *labels, bool *out, char *errbuf, size_t n);
 
+/* events.c: a selectable field of a core/v1 Event; false when the label is not one. */
+bool sim_event_field(const json_t *ev, const char *label, const char **value);
+
 /* admission.c */
 enum sim_op { SIM_CREATE, SIM_UPDATE, SIM_DELETE };
 /* Runs the mutating (validating=false) or the validating chain. *obj may be replaced (owned by caller).
@@ -235,6 +239,13 @@ void *sim_watch_start(struct sim *s, struct sim_req *r, const struct sim_resourc
                       const char *label_sel, const char *field_sel, const char *rv, const char *timeout_s,
                       const char *include);
 void sim_watch_shutdown(void);
+/* The position of the event log now, and a wait (lock held, at most 1 s) for an event after
+ * *seen (updated); false once the server is stopping. For streams that follow objects. */
+unsigned long long sim_watch_position(void);
+bool sim_watch_wait(struct sim *s, unsigned long long *seen);
+
+/* logs.c: GET pods/NAME/log (lock held). */
+void sim_log_handle(struct sim *s, struct sim_req *r, struct sim_resource *res, const char *ns, const char *name);
 
 /* http.c */
 /* Starts serving on 127.0.0.1:*port (0 = any; the chosen port is written back). */

@@ -45,8 +45,31 @@ void sim_watch_shutdown(void)
     pthread_cond_broadcast(&ring_cond);
 }
 
+unsigned long long sim_watch_position(void)
+{
+    return ring_count;
+}
+
+bool sim_watch_wait(struct sim *s, unsigned long long *seen)
+{
+    if (ring_count == *seen && !stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&ring_cond, &s->lock, &ts);
+    }
+    *seen = ring_count;
+    return !stopping;
+}
+
+#define BOOKMARK_SECONDS 2  /* kube-apiserver sends one about every minute; tests want them sooner */
+
 struct watch {
     struct sim *s;
+    bool bookmarks;      /* allowWatchBookmarks=true */
+    time_t last_sent;    /* last event or bookmark */
+    time_t expire_at;    /* --watch-expire-seconds: 0 = never */
+    char kind[128];
     char group[128], version[64], plural[128], ns[256];
     bool has_ns, table;
     char include[16];
@@ -134,10 +157,38 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
         time_t now = time(NULL);
         w->plen = w->poff = 0;
         drain(w);
+        if (w->plen)
+            w->last_sent = now;
         if (w->plen || w->ended)
             break;
         if (stopping || now >= w->deadline) {
             w->ended = true;
+            break;
+        }
+        if (w->expire_at && now >= w->expire_at) {
+            /* As after an etcd compaction: the client must list again. */
+            json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1",
+                                   "metadata", "status", "Failure", "message",
+                                   "The resourceVersion for the provided watch is too old.", "reason", "Expired",
+                                   "code", 410);
+            append_event(w, "ERROR", st);
+            json_decref(st);
+            w->ended = true;
+            break;
+        }
+        if (w->bookmarks && now - w->last_sent >= BOOKMARK_SECONDS) {
+            char rv[32], av[200];
+            json_t *bm;
+            struct sim_resource *res = sim_resource_find(s, w->group, w->version, w->plural);
+            snprintf(rv, sizeof(rv), "%llu", s->rv);
+            if (res)
+                sim_api_version(res, av, sizeof(av));
+            else
+                snprintf(av, sizeof(av), "%s", w->version);
+            bm = json_pack("{s:s,s:s,s:{s:s}}", "kind", w->kind, "apiVersion", av, "metadata", "resourceVersion", rv);
+            append_event(w, "BOOKMARK", bm);
+            json_decref(bm);
+            w->last_sent = now;
             break;
         }
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -210,6 +261,15 @@ void *sim_watch_start(struct sim *s, struct sim_req *r, const struct sim_resourc
     if (timeout_s && sim_parse_int(timeout_s, 1, 86400, &timeout) < 0)
         timeout = 1800;
     w->deadline = time(NULL) + timeout;
+    w->last_sent = time(NULL);
+    snprintf(w->kind, sizeof(w->kind), "%s", res->kind);
+    {
+        const char *b = MHD_lookup_connection_value((struct MHD_Connection *)r->conn, MHD_GET_ARGUMENT_KIND,
+                                                    "allowWatchBookmarks");
+        w->bookmarks = b && (!strcmp(b, "true") || !strcmp(b, "1"));
+    }
+    if (s->cfg.watch_expire_s > 0)
+        w->expire_at = time(NULL) + s->cfg.watch_expire_s;
     w->next = ring_count;
     w->min_rv = s->rv;
     if (!rv || !*rv || !strcmp(rv, "0")) {

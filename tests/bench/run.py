@@ -20,13 +20,18 @@ import shutil
 import signal
 import socket
 import ssl
+import threading
 import statistics
 import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wide  # noqa: E402  (tests/bench/wide.py)
+
 ROOT = os.getcwd()
 JOBSET_FIXTURE = "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml"
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 JOBSET_CRD = "tests/e2e/data/jobset-crd.yaml"
 
 # Webhook inputs: name -> (wmap-bench SPEC, description, load at the fixed rate)
@@ -38,6 +43,10 @@ WEBHOOK_INPUTS = [
 ]
 FIXED_RPS = 500
 LARGE_RPS = 20          # 450 KB reviews cost ~10-20 ms of parsing each: 500/s cannot be served
+# Hostile bodies (wmap-bench hostile:SHAPE): the cheapest JSON to send and the dearest to
+# read, each filling a review up to wmap-webhook's default --max-body (7 MiB).
+HOSTILE_SHAPES = ["keys", "labels", "ints", "strings", "objects", "floats", "deep", "escapes"]
+HOSTILE_RPS = 5         # worst bodies per second sent beside the 500/s small reviews
 SCALE_SPECS = ["jobset:1", "jobset:100", "jobset:1000",
                "raycluster:1", "raycluster:50", "raycluster:500"]
 
@@ -590,6 +599,197 @@ def bench_live(a, R):
         logf.close()
 
 
+def timed_gets(port, token, path, n):
+    """n GETs of path over one TLS keep-alive connection: (median ms, body bytes)."""
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=tls_ctx(), timeout=60)
+    times, size = [], 0
+    try:
+        for _ in range(n):
+            t = time.perf_counter()
+            c.request("GET", path, headers={"Authorization": "Bearer " + token, "Accept": "application/json"})
+            r = c.getresponse()
+            body = r.read()
+            times.append((time.perf_counter() - t) * 1000)
+            if r.status != 200:
+                raise RuntimeError("GET %s: %d %s" % (path, r.status, body[:200]))
+            size = len(body)
+    finally:
+        c.close()
+    return median(times), size
+
+
+def bench_big(a, R):
+    """Issue 16: describe of a 2,000-pod JobSet next to kubectl get pods -l <its selector>, and
+    the events request on a namespace of 10,000 events (tests/bench/bigjob.py)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
+    import bigjob
+    sim = os.path.join(a.bin, "apiserver-sim")
+    plugin = os.path.join(a.bin, "kubectl-wmap")
+    kubectl = shutil.which("kubectl")
+    d = os.path.join(a.out, "big")
+    os.makedirs(d, exist_ok=True)
+    if not (os.path.exists(sim) and kubectl):
+        R.add("big", "describe of a 2,000-pod JobSet", "not measurable", "", note="apiserver-sim or kubectl missing")
+        return
+    bigjob.main(["bigjob", d])
+    kc, rf = os.path.join(d, "kubeconfig"), os.path.join(d, "ready")
+    token = "bench" + "0" * 35
+    if os.path.exists(rf):
+        os.unlink(rf)
+    logf = open(os.path.join(d, "sim.log"), "w")
+    p = subprocess.Popen([sim, "--port", "0", "--kubeconfig-out", kc, "--ready-file", rf, "--token", token,
+                          "--load", JOBSET_CRD, "--load", os.path.join(d, "big.json"),
+                          "--load", os.path.join(d, "events.json")], stdout=logf, stderr=logf)
+    try:
+        for _ in range(6000):
+            if os.path.exists(rf) and os.path.getsize(rf) > 0 or p.poll() is not None:
+                break
+            time.sleep(0.01)
+        with open(rf) as f:
+            port = int(f.readline())
+        env = dict(os.environ, KUBECONFIG=kc, HOME=os.path.join(d, "home"), WMAP_CACHE_DIR=os.path.join(d, "cache"))
+        os.makedirs(env["HOME"], exist_ok=True)
+        get = [kubectl, "--kubeconfig", kc, "get", "pods", "-n", "big", "-l", bigjob.SELECTOR, "-o", "json"]
+        desc = [plugin, "describe", "jobset/big", "-n", "big", "--kubeconfig", kc]
+        for cmd in (get, desc):   # warm both discovery caches, check both work
+            r = run(cmd, env=env)
+            if r.returncode != 0:
+                R.add("big", "describe of a 2,000-pod JobSet", "not measurable", "", "<= 1.5x", False,
+                      " ".join(cmd), note="failed: " + r.stderr.strip()[-200:])
+                return
+        npods = len(json.loads(run(get, env=env).stdout)["items"])
+        hf = ["env", "KUBECONFIG=" + kc, "HOME=" + env["HOME"], "WMAP_CACHE_DIR=" + env["WMAP_CACHE_DIR"]]
+        (tg, td, td0), hcmd = hyperfine(a, [" ".join(hf + get), " ".join(hf + desc),
+                                           " ".join(hf + desc + ["--events", "0"])], "big", runs=10, warmup=1)
+        cpu = hyperfine.cpu_ms
+        R.add("big", "kubectl get pods -l <selector> -o json (%d pods)" % npods, tg, "ms", cmd=hcmd,
+              note="CPU user+sys %s ms" % fmt(cpu[0]))
+        R.add("big", "describe jobset/big (%d pods, 500 Jobs)" % npods, td, "ms", cmd=hcmd,
+              note="CPU user+sys %s ms; with --events 0: %s ms" % (fmt(cpu[1]), fmt(td0)))
+        R.add("big", "describe / kubectl get pods -l -o json", td / tg, "x", "<= 1.5x", td <= 1.5 * tg, hcmd)
+        R.add("big", "describe 2,000 pods: peak RSS", peak_rss(desc, runs=3, env=env), "MiB",
+              cmd="/usr/bin/time -f %M " + " ".join(desc))
+        # Events: one namespace list of the Warning events, filtered locally, against one
+        # field-selector request per object, on 10,000 events.
+        ns_list = "/api/v1/namespaces/noisy/events?fieldSelector=type%3DWarning"
+        pods = json.loads(run([kubectl, "--kubeconfig", kc, "get", "pods", "-n", "noisy", "-o", "json"], env=env).stdout)["items"]
+        one = "/api/v1/namespaces/noisy/events?fieldSelector=involvedObject.uid%%3D%s,type%%3DWarning" % pods[-1]["metadata"]["uid"]
+        all_ev = "/api/v1/namespaces/noisy/events"
+        t_list, b_list = timed_gets(port, token, ns_list, 15)
+        t_one, b_one = timed_gets(port, token, one, 15)
+        t_all, b_all = timed_gets(port, token, all_ev, 7)
+        R.add("events", "10,000 events: one list with type=Warning (one request)", t_list, "ms",
+              cmd="GET " + ns_list, note="%d KB" % (b_list // 1024))
+        R.add("events", "10,000 events: one involvedObject.uid=X,type=Warning request", t_one, "ms",
+              cmd="GET " + one, note="%d bytes; a describe needs one per pod and controller" % b_one)
+        R.add("events", "10,000 events: the whole namespace list, no selector", t_all, "ms",
+              cmd="GET " + all_ev, note="%d KB" % (b_all // 1024))
+        R.add("events", "objects at which per-object requests cost more than one list", t_list / t_one, "objects",
+              note="the list costs %s per-object requests; a 2,000-pod JobSet would need >= 2,000" % fmt(t_list / t_one))
+        dn = [plugin, "describe", "jobset/train", "-n", "noisy", "--kubeconfig", kc]
+        (te, te0), hcmd = hyperfine(a, [" ".join(hf + dn), " ".join(hf + dn + ["--events", "0"])], "events", runs=10, warmup=1)
+        R.add("events", "describe in a namespace of 10,000 events, --events 3 / --events 0", te / te0, "x",
+              cmd=hcmd, note="%s ms / %s ms" % (fmt(te), fmt(te0)))
+        R.raw["big"] = {"pods": npods, "get_ms": tg, "describe_ms": td, "describe_no_events_ms": td0,
+                        "events_list_ms": t_list, "events_list_bytes": b_list, "events_one_ms": t_one,
+                        "events_all_ms": t_all, "describe_noisy_ms": te, "describe_noisy_no_events_ms": te0}
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        logf.close()
+
+
+def bench_swap(a, R, crt, key):
+    """Review latency while the definitions change ten times a second: wmap-webhook watches
+    the simulator's Kartas (--kubeconfig) while tests/e2e/karta-flip.py changes one of them
+    (valid/invalid in turn) at 10/s; h2load sends a Widget review at a fixed 500 req/s. Quiet
+    and changing runs alternate; the figures are medians over the repetitions."""
+    sim = os.path.join(a.bin, "apiserver-sim")
+    d = os.path.join(a.out, "swap")
+    os.makedirs(d, exist_ok=True)
+    kc, rf = os.path.join(d, "kubeconfig"), os.path.join(d, "ready")
+    pki = os.path.join(d, "pki")
+    os.makedirs(pki, exist_ok=True)
+    for f in (rf,):
+        if os.path.exists(f):
+            os.unlink(f)
+    data = os.path.join(REPO, "tests", "e2e", "data", "cluster")
+    gadget = os.path.join(d, "gadget.json")
+    with open(gadget, "w") as f:
+        json.dump({"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"name": "gadget"},
+                   "spec": {"structureDefinition": {
+                       "rootComponent": {"name": "gadget", "kind": {"group": "example.com", "version": "v1", "kind": "Gadget"},
+                                         "statusDefinition": {"phaseDefinition": {"path": ".status.phase"},
+                                                              "statusMappings": {"running": [{"byPhase": "Running"}]}}},
+                       "childComponents": [{"name": "part", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                                            "ownerRef": "gadget", "specDefinition": {"podTemplateSpecPath": ".spec.template"}}]}}}, f)
+    review = os.path.join(d, "widget-review.json")
+    with open(os.path.join(data, "widget.yaml")) as f:
+        import yaml  # python3-yaml is in DEB_PKGS
+        obj = yaml.safe_load(f)
+    obj["metadata"]["namespace"] = "default"
+    with open(review, "w") as f:
+        json.dump({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "bench-swap", "kind": {"group": "example.com", "version": "v1", "kind": "Widget"},
+            "resource": {"group": "example.com", "version": "v1", "resource": "widgets"},
+            "name": "w1", "namespace": "default", "operation": "CREATE",
+            "userInfo": {"username": "bench"}, "object": obj}}, f, separators=(",", ":"))
+    logf = open(os.path.join(d, "sim.log"), "w")
+    p = subprocess.Popen([sim, "--port", "0", "--kubeconfig-out", kc, "--ready-file", rf, "--pki-dir", pki,
+                          "--load", os.path.join(REPO, "deploy", "01-crd-kartas.run.ai.yaml"),
+                          "--load", os.path.join(data, "widget-crd.yaml"),
+                          "--load", os.path.join(data, "widget-karta.yaml"), "--load", gadget],
+                         stdout=logf, stderr=logf)
+    wh = None
+    try:
+        for _ in range(1000):
+            if os.path.exists(rf) or p.poll() is not None:
+                break
+            time.sleep(0.01)
+        port = int(open(rf).read().split()[0])
+        token = re.search(r"token: (\S+)", open(kc).read()).group(1)
+        wh = Webhook(a, crt, key, "webhook-swap.log", ["--kubeconfig", kc])
+        quiet, busy, changes = [], [], []
+        for rep in range(a.reps):
+            quiet.append(h2load(a, wh, review, os.path.join(d, "quiet-%d" % rep), rate=500,
+                                duration=int(a.rate_seconds)))
+            m0 = wh.metrics()
+            flip = subprocess.Popen([sys.executable, os.path.join(REPO, "tests", "e2e", "karta-flip.py"),
+                                     "--url", "https://127.0.0.1:%d" % port, "--token", token,
+                                     "--cacert", os.path.join(pki, "ca.crt"), "--name", "gadget",
+                                     "--rate", "10", "--seconds", str(a.rate_seconds + 1)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(0.5)
+            busy.append(h2load(a, wh, review, os.path.join(d, "changing-%d" % rep), rate=500,
+                               duration=int(a.rate_seconds)))
+            out, err = flip.communicate(timeout=60)
+            changes.append(json.loads(out) if flip.returncode == 0 else {"error": err[-300:]})
+        _, swaps_text = https_get(wh.port, "/metrics")
+        R.raw["swap"] = {"quiet": quiet, "changing": busy, "flips": changes, "metrics": [
+            l for l in swaps_text.splitlines() if l.startswith("wmap_webhook_definition_swaps_total")]}
+        med = lambda runs, k: median([r[k] for r in runs if r.get(k) is not None])
+        cmd = busy[0]["cmd"] + "  (with tests/e2e/karta-flip.py --rate 10 on another Karta)"
+        failed = sum((r.get("failed") or 0) + (r.get("non2xx") or 0) for r in quiet + busy)
+        R.add("swap", "quiet: review p50 / p99 (Widget, 500 req/s)",
+              "%s / %s" % (fmt(med(quiet, "p50_ms")), fmt(med(quiet, "p99_ms"))), "ms", cmd=quiet[0]["cmd"])
+        R.add("swap", "definitions changing 10/s: review p50 / p99",
+              "%s / %s" % (fmt(med(busy, "p50_ms")), fmt(med(busy, "p99_ms"))), "ms", cmd=cmd)
+        R.add("swap", "definitions changing 10/s: review max", med(busy, "max_ms"), "ms", cmd=cmd)
+        R.add("swap", "failed or non-2xx reviews in both", failed, "", "0", failed == 0, cmd=cmd)
+    finally:
+        if wh:
+            wh.stop()
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        logf.close()
+
+
 def wmap_bench(a, args):
     r = run([a.tool] + args)
     if r.returncode != 0:
@@ -659,6 +859,93 @@ def bench_admit(a, R):
                                     fmt(w["median_us"] / f["median_us"])), "",
               cmd="%s admit %s [--null]" % (a.tool, spec))
     R.raw["in_process"] = raw
+
+
+def bench_hostile(a, R, files, crt, key):
+    """Worst bodies under --max-body: CPU per review in-process, then the latency of small
+    reviews at 500/s while worst bodies arrive beside them on another connection."""
+    raw = {}
+    worst = None
+    for shape in HOSTILE_SHAPES:
+        spec = "hostile:" + shape
+        res = wmap_bench(a, ["admit", spec, "--samples", "5", "--sample-ms", "100"])
+        raw[shape] = res
+        cmd = "%s admit %s --samples 5 --sample-ms 100" % (a.tool, spec)
+        if "error" in res:
+            R.add("hostile", "%s: CPU per review" % shape, None, "ms", cmd=cmd,
+                  note="error: " + res["error"][-200:])
+            continue
+        ms = res["median_cpu_us"] / 1000.0
+        R.add("hostile", "%s (%.1f MB review): CPU per review" % (shape, res["bytes"] / 1e6),
+              ms, "ms", cmd=cmd, note="%s%s; wall %.1f ms" % (
+                  res["result"], " (%s)" % res["reason"] if res["reason"] else "",
+                  res["median_us"] / 1000.0))
+        if worst is None or ms > worst[1]:
+            worst = (shape, ms)
+    if worst:
+        R.add("hostile", "worst body under --max-body (%s): CPU per review" % worst[0], worst[1],
+              "ms", "<= 50 ms", worst[1] <= 50, note="parse with caps, answer, write, free")
+    R.raw["hostile"] = raw
+    # Other requests beside them: small reviews at 500/s, alone and with worst bodies.
+    body = os.path.join(a.out, "inputs", "hostile-%s.json" % (worst[0] if worst else "keys"))
+    with open(body, "w") as f:
+        subprocess.run([a.tool, "review", "hostile:" + (worst[0] if worst else "keys")],
+                       stdout=f, check=True)
+    with open(body, "rb") as f:
+        hostile_body = f.read()
+    small = files[("small", "wmap")]
+    wh = Webhook(a, crt, key, "webhook-hostile.log")
+    stop = threading.Event()
+    sent = []
+
+    def attacker():
+        c = None
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                if c is None:
+                    c = http.client.HTTPSConnection("127.0.0.1", wh.port, context=tls_ctx(),
+                                                    timeout=10)
+                c.request("POST", "/mutate", hostile_body, {"Content-Type": "application/json"})
+                r = c.getresponse()
+                r.read()
+                sent.append(r.status)
+            except (OSError, http.client.HTTPException):
+                c = None
+            time.sleep(max(0.0, 1.0 / HOSTILE_RPS - (time.perf_counter() - t0)))
+        if c:
+            c.close()
+
+    try:
+        alone = h2load(a, wh, small, os.path.join(a.out, "h2load-hostile-alone"), rate=FIXED_RPS)
+        th = threading.Thread(target=attacker)
+        cpu0 = proc_cpu(wh.p.pid)
+        th.start()
+        time.sleep(0.3)
+        beside = h2load(a, wh, small, os.path.join(a.out, "h2load-hostile-beside"), rate=FIXED_RPS)
+        stop.set()
+        th.join()
+        cpu1 = proc_cpu(wh.p.pid)
+    finally:
+        stop.set()
+        wh.stop()
+    raw_l = {"alone": alone, "beside": beside, "hostile_answers": sent}
+    R.raw["hostile_latency"] = raw_l
+    cmd = "h2load --h1 -c 4 --rps 125 -D 3000ms (small review) beside %d/s POSTs of %s" % (
+        HOSTILE_RPS, os.path.basename(body))
+    if alone.get("p99_ms") is None or beside.get("p99_ms") is None:
+        R.add("hostile", "small reviews beside worst bodies", None, "ms", cmd=cmd,
+              note="no latencies recorded")
+        return
+    R.add("hostile", "small review at 500/s alone: mean / p99 (client)",
+          "%s / %s ms" % (fmt(alone["mean_ms"]), fmt(alone["p99_ms"])), "", cmd=cmd)
+    ok = beside["mean_ms"] <= 2 * alone["mean_ms"] + 0.5
+    R.add("hostile", "small review at 500/s beside %d worst bodies/s: mean / p99 (client)" %
+          HOSTILE_RPS, "%s / %s ms" % (fmt(beside["mean_ms"]), fmt(beside["p99_ms"])),
+          "", "mean <= 2x alone + 0.5 ms", ok, cmd=cmd,
+          note="%d worst bodies answered (%s); server CPU %.0f ms over the run; a small review "
+               "that lands on the poll thread reading a worst body waits for it (p99)" % (
+                   len(sent), ",".join(sorted(set(str(x) for x in sent))), (cpu1 - cpu0) * 1000))
 
 
 def callgrind(a, name, toggle, cmd):
@@ -783,7 +1070,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,scale,admit,instructions")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
                     help="run every benchmark process at nice N (negative: ahead of other "
@@ -807,9 +1094,14 @@ def main():
              ("webhook", lambda: bench_webhook(a, R, files, crt, key)),
              ("plugin", lambda: bench_plugin(a, R)),
              ("live", lambda: bench_live(a, R)),
+             ("big", lambda: bench_big(a, R)),
              ("scale", lambda: bench_scale(a, R)),
              ("admit", lambda: bench_admit(a, R)),
-             ("instructions", lambda: bench_instructions(a, R))]
+             ("hostile", lambda: bench_hostile(a, R, files, crt, key)),
+             ("instructions", lambda: bench_instructions(a, R)),
+             ("swap", lambda: bench_swap(a, R, crt, key)),
+             ("wide", lambda: wide.bench_wide(a, R, hyperfine, peak_rss, run, log, JOBSET_CRD))]
+
     for name, fn in steps:
         if name not in only:
             continue

@@ -21,10 +21,18 @@
  *   raycluster:N     the RayCluster fixture running.yaml with N worker groups
  *   large:BYTES      a JobSet of 16 replicated jobs whose pod templates carry big env
  *                    lists, padded until the object is at least BYTES of compact JSON
+ *   hostile:SHAPE[:BYTES]  (review and admit only) a JobSet review of BYTES (default
+ *                    7340032, wmap-webhook's --max-body) whose object.spec.x is filled
+ *                    with the cheapest-to-send, dearest-to-read JSON of one shape: keys
+ *                    (maps of 16,384 short distinct keys), labels (metadata.labels with
+ *                    k0..kN), ints ([[0,0,...],...] in arrays of 16,384), strings
+ *                    ([["",...],...]), objects ([[{},...],...]),
+ *                    deep ({"a":{"a":...}}), escapes (one string of \u00e9), floats
+ *                    ([1.5e3,...])
  *
  * --calls N runs exactly N calls without timing them (for callgrind --toggle-collect=run_*).
  * The timing modes print one JSON object: median/min/max microseconds per call over the
- * samples, each sample being the mean of as many calls as fit in --sample-ms (at least 1).
+ * samples (median_cpu_us: process CPU time per call, the figure for hostile bodies), each sample being the mean of as many calls as fit in --sample-ms (at least 1).
  * The engine is prepared (every jq program compiled) and warmed up before timing. */
 #include <errno.h>
 #include <malloc.h>
@@ -260,6 +268,122 @@ static json_t *make_review(json_t *obj, int nodef, long seq)
 			 "AdmissionReview", "request", req);
 }
 
+/* ---- hostile bodies: text, since the deep one cannot be a jansson value ------------ */
+
+typedef struct buf {
+	char *p;
+	size_t n, cap;
+} buf;
+
+static void put(buf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 1 << 16;
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		if (!(b->p = realloc(b->p, cap)))
+			die("out of memory%s%s", "", "");
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void puts_(buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+/* The review text of hostile:SHAPE[:BYTES]; the body is at most BYTES long. */
+static char *make_hostile(const char *spec, size_t *len)
+{
+	char shape[32] = "";
+	long bytes = 7340032;
+	const char *colon = strchr(spec + 8, ':');
+	size_t sl = colon ? (size_t)(colon - (spec + 8)) : strlen(spec + 8);
+	if (sl >= sizeof(shape))
+		die("bad spec %s%s", spec, "");
+	memcpy(shape, spec + 8, sl);
+	if (colon)
+		bytes = atol(colon + 1);
+	const char *head =
+		"{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+		"\"request\":{\"uid\":\"hostile-bench\",\"kind\":{\"group\":\"jobset.x-k8s.io\","
+		"\"version\":\"v1alpha2\",\"kind\":\"JobSet\"},\"resource\":{\"group\":"
+		"\"jobset.x-k8s.io\",\"version\":\"v1alpha2\",\"resource\":\"jobsets\"},"
+		"\"name\":\"h\",\"namespace\":\"bench\",\"operation\":\"CREATE\","
+		"\"userInfo\":{\"username\":\"bench\"},\"object\":{\"apiVersion\":"
+		"\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":\"h\","
+		"\"namespace\":\"bench\",\"labels\":{";
+	const char *mid = "}},\"spec\":{\"replicatedJobs\":[],\"x\":";
+	const char *tail = "}},\"oldObject\":null,\"dryRun\":false,\"options\":{}}}";
+	buf b = { 0 };
+	char item[64];
+	puts_(&b, head);
+	int labels = !strcmp(shape, "labels");
+	size_t room = (size_t)bytes - strlen(tail) - strlen(mid) - 64;
+	if (labels) {
+		for (long i = 0; b.n + 24 < room; i++) {
+			int n = snprintf(item, sizeof(item), "%s\"k%lx\":\"v\"", i ? "," : "", i);
+			put(&b, item, (size_t)n);
+		}
+		puts_(&b, mid);
+		puts_(&b, "1");
+	} else {
+		puts_(&b, mid);
+		if (!strcmp(shape, "keys")) {
+			puts_(&b, "[");
+			for (long o = 0; b.n + 32 < room; o++) {
+				puts_(&b, o ? ",{" : "{");
+				for (long i = 0; i < 16384 && b.n + 32 < room; i++) {
+					int n = snprintf(item, sizeof(item), "%s\"%lx\":0", i ? "," : "", i);
+					put(&b, item, (size_t)n);
+				}
+				puts_(&b, "}");
+			}
+			puts_(&b, "]");
+		} else if (!strcmp(shape, "deep")) {
+			long levels = (long)(room - b.n - 2) / 6;
+			for (long i = 0; i < levels; i++)
+				puts_(&b, "{\"a\":");
+			puts_(&b, "1");
+			for (long i = 0; i < levels; i++)
+				puts_(&b, "}");
+		} else if (!strcmp(shape, "escapes")) {
+			puts_(&b, "\"");
+			while (b.n + 8 < room)
+				puts_(&b, "\\u00e9");
+			puts_(&b, "\"");
+		} else {
+			const char *one = !strcmp(shape, "ints") ? "0" : !strcmp(shape, "strings") ? "\"\""
+					: !strcmp(shape, "objects") ? "{}" : !strcmp(shape, "floats") ? "1.5e3"
+					: NULL;
+			if (!one)
+				die("unknown hostile shape %s%s", shape, "");
+			/* Arrays of 16,384 items (the member cap), so that the node cap is reached. */
+			size_t ol = strlen(one);
+			puts_(&b, "[[");
+			put(&b, one, ol);
+			for (long i = 1; b.n + ol + 8 < room; i++) {
+				puts_(&b, i % 16384 ? "," : "],[");
+				put(&b, one, ol);
+			}
+			puts_(&b, "]]");
+		}
+	}
+	puts_(&b, tail);
+	*len = b.n;
+	return b.p;
+}
+
+static double cpu_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
 static double now_us(void)
 {
 	struct timespec ts;
@@ -299,10 +423,14 @@ static void run_resolve(timed *t)
 static void run_admit(timed *t)
 {
 	json_error_t jerr;
-	json_t *review = wmap_json_parse(t->body, t->body_len, &jerr);   /* as the server */
-	if (!review)
-		die("review: %s%s", jerr.text, "");
+	json_t *review = NULL;
+	wmap_json_cut cut;
 	wmap_admission_config cfg = { 0 };
+	/* As the server, with its caps; no deadline, so that a run under callgrind (50 times
+	 * slower) does the same work as a timed one. */
+	if (wmap_admission_parse(&review, &cut, t->body, t->body_len, 0, &jerr))
+		die("review: %s%s", jerr.text, "");
+	cfg.cut = &cut;
 	wmap_admission_info info;
 	wmap_error err;
 	json_t *out = NULL;
@@ -351,7 +479,18 @@ int main(int argc, char **argv)
 	}
 	if (samples < 1)
 		samples = 1;
-	json_t *obj = make_object(spec);
+	int hostile = !strncmp(spec, "hostile:", 8);
+	if (hostile && !strcmp(cmd, "review")) {
+		size_t n;
+		char *text = make_hostile(spec, &n);
+		if (fwrite(text, 1, n, stdout) != n || fflush(stdout))
+			die("cannot write%s%s", "", "");
+		free(text);
+		return 0;
+	}
+	if (hostile && strcmp(cmd, "admit"))
+		die("%s: only review and admit take hostile bodies%s", spec, "");
+	json_t *obj = hostile ? NULL : make_object(spec);
 	if (!strcmp(cmd, "object") || !strcmp(cmd, "review")) {
 		json_t *out = !strcmp(cmd, "object") ? json_incref(obj) : make_review(obj, nodef, 1);
 		if (!strcmp(cmd, "object"))
@@ -377,6 +516,9 @@ int main(int argc, char **argv)
 	if (resolve) {
 		t.object = obj;
 		bytes = json_size(obj);
+	} else if (hostile) {
+		t.body = make_hostile(spec, &t.body_len);
+		bytes = t.body_len;
 	} else {
 		json_t *review = make_review(obj, nodef, 1);
 		t.body = json_dumps(review, JSON_COMPACT);
@@ -399,28 +541,34 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3 || now_us() - t0 < 50e3; i++)
 		fn(&t);
 	double *per = calloc((size_t)samples, sizeof(double));
+	double *cpu = calloc((size_t)samples, sizeof(double));
 	long calls = 0;
 	for (int s = 0; s < samples; s++) {
 		long n = 0;
-		double a = now_us(), b;
+		double a = now_us(), ca = cpu_us(), b;
 		do {
 			fn(&t);
 			n++;
 			b = now_us();
 		} while (b - a < sample_ms * 1e3);
 		per[s] = (b - a) / (double)n;
+		cpu[s] = (cpu_us() - ca) / (double)n;
 		calls += n;
 	}
 	qsort(per, (size_t)samples, sizeof(double), cmp_double);
+	qsort(cpu, (size_t)samples, sizeof(double), cmp_double);
+	double median_cpu = samples % 2 ? cpu[samples / 2]
+					: (cpu[samples / 2 - 1] + cpu[samples / 2]) / 2;
 	double median = samples % 2 ? per[samples / 2]
 				    : (per[samples / 2 - 1] + per[samples / 2]) / 2;
 	printf("{\"mode\":\"%s\",\"spec\":\"%s\",\"nodef\":%s,\"null\":%s,\"no_status\":%s,\"bytes\":%zu,\"samples\":%d,"
 	       "\"calls\":%ld,\"median_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,"
-	       "\"jq_compiles\":%u,\"result\":\"%s\",\"reason\":\"%s\",\"patch_ops\":%zu}\n",
+	       "\"median_cpu_us\":%.3f,\"jq_compiles\":%u,\"result\":\"%s\",\"reason\":\"%s\",\"patch_ops\":%zu}\n",
 	       cmd, spec, nodef ? "true" : "false", null_mode ? "true" : "false", flags & WMAP_RESOLVE_NO_STATUS ? "true" : "false", bytes, samples, calls, median, per[0],
-	       per[samples - 1], wmap_engine_compiles(eng), t.result ? t.result : "",
+	       per[samples - 1], median_cpu, wmap_engine_compiles(eng), t.result ? t.result : "",
 	       t.reason, t.patch_ops);
 	free(per);
+	free(cpu);
 	free(t.body);
 	json_decref(obj);
 	wmap_engine_free(eng);

@@ -153,7 +153,7 @@ sim_start() {
     [[ -x $SIM ]] || fail "simulator not built: $SIM"
     SIM_PKI=$E2E_TMP/pki
     mkdir -p "$SIM_PKI"
-    start_bg apiserver-sim "$E2E_TMP/sim.ready" 10 \
+    start_bg apiserver-sim "$E2E_TMP/sim.ready" "${SIM_READY_SECS:-30}" \
         "$SIM" --port 0 --kubeconfig-out "$E2E_TMP/kubeconfig" --ready-file "$E2E_TMP/sim.ready" \
         --log "$E2E_TMP/requests.log" --pki-dir "$SIM_PKI" "$@"
     SIM_PORT=$(head -n1 "$E2E_TMP/sim.ready")

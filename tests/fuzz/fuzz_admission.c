@@ -5,11 +5,16 @@
  *     echoes the uid and says allowed true/false;
  *   - a mutation's patch is base64 of a JSON array that applies to request.object with an
  *     independent RFC 6902 applier (jsonpatch.c);
- *   - admitting the patched object again yields no patch (reinvocationPolicy: IfNeeded). */
+ *   - admitting the patched object again yields no patch (reinvocationPolicy: IfNeeded);
+ *   - the body is read as the server reads it (wmap_admission_parse) or with small caps so
+ *     that cut reviews are common: the capped parse accepts what jansson accepts (beyond
+ *     what it never reads: numbers past range and depth past the cap), equal values when
+ *     nothing was cut, and a cut review never gets a patch. */
 #include <jansson.h>
 #include "fuzz.h"
 #include "jsonpatch.h"
 #include "wmap/admission.h"
+#include "wmap/json_text.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
 #include "wmap/yaml.h"
@@ -138,23 +143,57 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 256 * 1024)
 		return -1;
-	json_error_t jerr;
-	json_t *review = json_loadb((const char *)data, size, 0, &jerr);
-	if (!review)
-		return 0;
-	/* The scheduler and the policies vary with the input, deterministically. */
+	/* The scheduler, the policies and the caps vary with the input, deterministically. */
 	unsigned h = 0;
 	for (size_t i = 0; i < size; i++)
 		h = h * 31 + data[i];
+	/* Read as the server reads it (wmap_admission_parse), or with small caps so that cut
+	 * reviews are common; either way jansson must agree on whether it is JSON and, when
+	 * nothing was cut, on the value. */
+	json_error_t jerr, je;
+	json_t *review = NULL, *full = json_loadb((const char *)data, size, 0, &je);
+	wmap_json_cut cut;
+	int prc;
+	if ((h >> 10) % 2) {
+		prc = wmap_admission_parse(&review, &cut, (const char *)data, size, 0, &jerr);
+	} else {
+		wmap_json_limits lim = { 0 };
+		lim.cut = 1;
+		lim.keep_depth = 3;
+		lim.max_depth = 4 + (int)((h >> 11) % 16);
+		lim.max_members = 2 + (h >> 15) % 8;
+		lim.max_nodes = 16 + (h >> 18) % 256;
+		prc = wmap_json_parse_limited(&review, &cut, (const char *)data, size, &lim, &jerr);
+	}
+	FZ_CHECK(prc == 0 || prc == WMAP_EINVAL || prc == WMAP_ENOMEM, "parse rc %d", prc);
+	if (prc == 0 && !full) {
+		/* The differences allowed: a number left out is never converted (1e999), nothing
+		 * deeper than the cap is read (jansson stops at 2048 levels), and jansson skips a
+		 * NUL right after a number. */
+		FZ_CHECK((cut.reason && (strstr(je.text, "too big") || strstr(je.text, "overflow") ||
+					 strstr(je.text, "depth"))) || memchr(data, '\0', size),
+			 "jansson refuses (%s) what the capped parse accepts", je.text);
+	}
+	if (prc != 0 && prc != WMAP_ENOMEM)
+		FZ_CHECK(!full || memchr(data, '\0', size), "jansson accepts what the capped "
+			 "parse refuses: %s", jerr.text);
+	if (prc == 0 && full && !cut.reason)
+		FZ_CHECK(json_equal(review, full), "uncut parse differs from jansson's");
+	json_decref(full);
+	if (!review)
+		return 0;
 	wmap_admission_config cfg = {0};
 	cfg.scheduler = (wmap_gang_scheduler)(h % WMAP_GANG_COUNT);
 	cfg.queue = (h >> 8) % 2 ? "fuzz-queue" : NULL;
 	cfg.policies = (h >> 9) % 2 ? policies : NULL;
+	cfg.cut = &cut;
 
 	int invalid;
 	json_t *ops = admit(review, &cfg, WMAP_ADMISSION_VALIDATE, &invalid);
 	json_decref(ops);
 	ops = admit(review, &cfg, WMAP_ADMISSION_MUTATE, &invalid);
+	FZ_CHECK(!ops || !cut.reason, "a patch for a review the parse cut (%s)", cut.reason);
+	cfg.cut = NULL;   /* the patched object below is whole */
 	if (ops) {
 		json_t *req = json_object_get(review, "request");
 		json_t *obj = json_deep_copy(json_object_get(req, "object"));

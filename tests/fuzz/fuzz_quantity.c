@@ -19,9 +19,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return -1;
 	char *s = fz_cstr(data, size), buf[64];
 	int64_t milli, units, back;
+	wmap_quantity_family fam = WMAP_QUANTITY_DECIMAL_SI;
 	wmap_error err;
 
-	int rc = wmap_quantity_parse_milli(&milli, s, &err);
+	int rc = wmap_quantity_parse_family(&milli, &fam, s, &err);
 	int rc2 = wmap_quantity_parse(&units, s, &err);
 	FZ_CHECK((rc == 0) == (rc2 == 0), "parse and parse_milli disagree on \"%s\"", s);
 	if (rc == 0) {
@@ -31,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		wmap_quantity_format_cpu(buf, sizeof(buf), milli);
 		FZ_CHECK(wmap_quantity_parse_milli(&back, buf, &err) == 0 && back == milli,
 			 "cpu \"%s\" -> %" PRId64 "m -> \"%s\" -> %" PRId64, s, milli, buf, back);
-		wmap_quantity_format_bytes(buf, sizeof(buf), units);
+		/* Printed in the family it was written in, it reads back the same. */
+		wmap_quantity_format_bytes(buf, sizeof(buf), units, fam);
 		FZ_CHECK(wmap_quantity_parse(&back, buf, &err) == 0 && back == units,
 			 "bytes \"%s\" -> %" PRId64 " -> \"%s\" -> %" PRId64, s, units, buf, back);
 	} else {
@@ -53,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int64_t raw;
 		memcpy(&raw, data, sizeof(raw));
 		wmap_quantity_format_cpu(buf, sizeof(buf), raw);
-		wmap_quantity_format_bytes(buf, sizeof(buf), raw);
+		for (int f = WMAP_QUANTITY_DECIMAL_SI; f <= WMAP_QUANTITY_DECIMAL_EXPONENT; f++)
+			wmap_quantity_format_bytes(buf, sizeof(buf), raw, (wmap_quantity_family)f);
 	}
 	free(s);
 	return 0;

@@ -649,3 +649,284 @@ Test(admission, validation_does_not_fail_open_under_an_enforced_policy)
 	wmap_policy_set_free(set);
 	json_decref(obj);
 }
+
+#define TRAINJOB_DIR "tests/fixtures/trainer-kubeflow-org-trainjob-v1alpha1/"
+
+/* The labels the resolver finds for TrainJob's node pods in obj (the runtimePatches entry). */
+static json_t *trainjob_node_labels(json_t *obj)
+{
+	wmap_workload *w = NULL;
+	wmap_error err = { 0 };
+	json_t *labels = NULL;
+	cr_assert_eq(wmap_workload_resolve(&w, eng, obj, NULL, &err), 0, "%s", err.message);
+	for (size_t k = 0; k < w->n_nodes; k++)
+		if (strcmp(w->nodes[k].def->name, "node") == 0 && w->nodes[k].n_instances == 1)
+			labels = json_incref(w->nodes[k].instances[0].pod.frag[WMAP_FRAG_LABELS].value);
+	wmap_workload_free(w);
+	return labels;
+}
+
+static json_t *entry_of(json_t *obj, const char *manager)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(json_object_get(obj, "spec"), "runtimePatches"), i, e) {
+		if (strcmp(json_string_value(json_object_get(e, "manager")), manager) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static json_t *replicated_jobs(json_t *entry)
+{
+	json_t *t = json_object_get(json_object_get(entry, "trainingRuntimeSpec"), "template");
+	return json_object_get(json_object_get(t, "spec"), "replicatedJobs");
+}
+
+static void expect_trainjob_identity(json_t *out, const char *name)
+{
+	json_t *labels = trainjob_node_labels(out);
+	cr_assert_not_null(labels, "no labels location after the patch");
+	cr_expect_str_eq(label_of(labels, "wmap.io/workload-kind"), "TrainJob.trainer.kubeflow.org");
+	cr_expect_str_eq(label_of(labels, "wmap.io/workload-name"), name);
+	cr_expect_str_eq(label_of(labels, "wmap.io/component"), "node");
+	json_decref(labels);
+}
+
+Test(admission, trainjob_pods_are_labelled_through_a_runtime_patch_of_its_own)
+{
+	/* No runtimePatches at all: the list is added with wmap's entry for the node job. */
+	json_t *obj = load(TRAINJOB_DIR "running.yaml");
+	wmap_admission_config cfg = { 0 };
+	size_t ops = 0, again = 0;
+	json_t *labels = trainjob_node_labels(obj);
+	cr_expect_null(labels, "the fixture already has wmap's entry");
+	json_decref(labels);
+	json_t *out = mutate(obj, &cfg, &ops, NULL);
+	cr_expect_eq(ops, 1);
+	cr_expect_eq(json_array_size(json_object_get(json_object_get(out, "spec"), "runtimePatches")), 1);
+	json_t *mine = entry_of(out, "wmap.io/webhook");
+	cr_assert_not_null(mine);
+	json_t *jobs = replicated_jobs(mine);
+	cr_expect_eq(json_array_size(jobs), 1);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(jobs, 0), "name")), "node");
+	expect_trainjob_identity(out, "llama-sft");
+	/* Idempotent: the second admission finds the entry and writes nothing. */
+	json_t *out2 = mutate(out, &cfg, &again, NULL);
+	cr_expect_eq(again, 0);
+	cr_expect(json_equal(out, out2));
+	json_decref(out2);
+	json_decref(out);
+	json_decref(obj);
+}
+
+Test(admission, trainjob_runtime_patches_of_other_managers_are_kept)
+{
+	/* Kueue's entry is there: wmap's goes after it, at an index read from the request. */
+	json_t *obj = load(TRAINJOB_DIR "kueue-patched.yaml");
+	json_t *kueue = json_deep_copy(entry_of(obj, "kueue.x-k8s.io/manager"));
+	wmap_admission_config cfg = { 0 };
+	json_t *patch = NULL, *warnings = NULL;
+	wmap_error err = { 0 };
+	const char *reason = NULL;
+	cr_assert_eq(wmap_admission_mutate(&patch, &warnings, &reason, eng, &cfg, obj, "CREATE", NULL,
+					   &err), 0, "%s", err.message);
+	cr_assert_eq(json_array_size(patch), 1);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(patch, 0), "path")),
+			 "/spec/runtimePatches/1");
+	json_t *out = json_deep_copy(obj);
+	cr_assert_eq(wmap_patch_apply(&out, patch, &err), 0, "%s", err.message);
+	cr_expect_eq(json_array_size(json_object_get(json_object_get(out, "spec"), "runtimePatches")), 2);
+	cr_expect(json_equal(entry_of(out, "kueue.x-k8s.io/manager"), kueue), "Kueue's entry changed");
+	expect_trainjob_identity(out, "qwen-dpo");
+	size_t again = 0;
+	json_t *out2 = mutate(out, &cfg, &again, NULL);
+	cr_expect_eq(again, 0);
+	json_decref(out2);
+	json_decref(out);
+	json_decref(patch);
+	json_decref(warnings);
+	json_decref(kueue);
+	json_decref(obj);
+}
+
+Test(admission, trainjob_entry_of_wmap_without_the_node_job_gets_it_added)
+{
+	/* wmap's entry exists (written by hand, or an older version) but targets another job:
+	 * the node job is appended to its list; the other job and the user's labels stay. */
+	json_t *obj = load(TRAINJOB_DIR "running.yaml");
+	json_t *entry = json_pack("{s:s, s:{s:{s:{s:[{s:s, s:{s:{s:{s:{s:{s:s}}}}}}]}}}}",
+				  "manager", "wmap.io/webhook", "trainingRuntimeSpec", "template", "spec",
+				  "replicatedJobs", "name", "launcher", "template", "spec", "template",
+				  "metadata", "labels", "team", "ml");
+	cr_assert_not_null(entry);
+	json_object_set_new(json_object_get(obj, "spec"), "runtimePatches", json_pack("[o]", entry));
+	json_t *launcher = json_deep_copy(json_array_get(replicated_jobs(entry), 0));
+	wmap_admission_config cfg = { 0 };
+	size_t ops = 0, again = 0;
+	json_t *out = mutate(obj, &cfg, &ops, NULL);
+	cr_expect_eq(ops, 1);
+	json_t *jobs = replicated_jobs(entry_of(out, "wmap.io/webhook"));
+	cr_expect_eq(json_array_size(jobs), 2);
+	cr_expect(json_equal(json_array_get(jobs, 0), launcher), "the launcher entry changed");
+	expect_trainjob_identity(out, "llama-sft");
+	json_t *out2 = mutate(out, &cfg, &again, NULL);
+	cr_expect_eq(again, 0);
+	json_decref(out2);
+	json_decref(out);
+	json_decref(launcher);
+	json_decref(obj);
+}
+
+/* A JobSet review whose template carries a field nested `levels` deep, as the API server
+ * sends it (namespace in the envelope, request.kind, the object, then dryRun and options). */
+static char *deep_review_text(int levels, const char *ns, const char *labels_json)
+{
+	const char *head_fmt =
+		"{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+		"\"request\":{\"uid\":\"deep-1\",\"kind\":{\"group\":\"jobset.x-k8s.io\","
+		"\"version\":\"v1alpha2\",\"kind\":\"JobSet\"},\"namespace\":\"%s\","
+		"\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\","
+		"\"kind\":\"JobSet\",\"metadata\":{\"name\":\"deep\",\"namespace\":\"%s\","
+		"\"labels\":%s},\"spec\":{\"replicatedJobs\":[{\"name\":\"w\",\"replicas\":1,"
+		"\"template\":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+		"\"image\":\"i\"}],\"x\":";
+	const char *tail = "}}}}}]}},\"dryRun\":false,\"options\":{\"kind\":\"CreateOptions\"}}}";
+	char head[1024];
+	snprintf(head, sizeof(head), head_fmt, ns, ns, labels_json);
+	size_t hl = strlen(head), tl = strlen(tail);
+	char *t = malloc(hl + 2 * (size_t)levels + 2 + tl + 1);
+	cr_assert_not_null(t);
+	memcpy(t, head, hl);
+	size_t n = hl;
+	for (int i = 0; i < levels; i++)
+		t[n++] = '[';
+	t[n++] = '1';
+	for (int i = 0; i < levels; i++)
+		t[n++] = ']';
+	memcpy(t + n, tail, tl + 1);
+	return t;
+}
+
+static json_t *answer_deep(wmap_admission_mode mode, const wmap_policy_set *set,
+			   const char *ns, const char *labels, wmap_admission_info *info)
+{
+	char *text = deep_review_text(3000, ns, labels);
+	json_t *review = NULL, *out = NULL;
+	wmap_json_cut cut;
+	json_error_t je;
+	cr_assert_eq(wmap_admission_parse(&review, &cut, text, strlen(text), 0, &je), 0, "%s",
+		     je.text);
+	cr_assert_str_eq(cut.reason, "too-deep");
+	wmap_admission_config cfg = { 0 };
+	cfg.policies = set;
+	cfg.cut = &cut;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_admission_review(&out, eng, &cfg, mode, review, info, &err), 0, "%s",
+		     err.message);
+	json_decref(review);
+	free(text);
+	return out;
+}
+
+Test(admission, a_review_cut_by_the_parse_is_allowed_with_a_warning)
+{
+	wmap_admission_info info;
+	json_t *out = answer_deep(WMAP_ADMISSION_MUTATE, NULL, "team-a", "{}", &info);
+	json_t *resp = json_object_get(out, "response");
+	cr_expect_str_eq(json_string_value(json_object_get(resp, "uid")), "deep-1");
+	cr_expect(json_is_true(json_object_get(resp, "allowed")));
+	cr_expect_null(json_object_get(resp, "patch"), "nothing is written into a cut object");
+	json_t *w = json_object_get(resp, "warnings");
+	cr_assert_eq(json_array_size(w), 1);
+	const char *text = json_string_value(json_array_get(w, 0));
+	cr_expect(strstr(text, "nesting deeper than 204 levels at .request.object.spec."
+			       "replicatedJobs[0].template.spec.template.spec.x[0]") != NULL,
+		  "%s", text);
+	cr_expect(strstr(text, "allowed unchanged") != NULL, "%s", text);
+	cr_expect_str_eq(info.result, "failopen");
+	cr_expect_str_eq(info.reason, "too-deep");
+	cr_expect_str_eq(info.kind, "JobSet.jobset.x-k8s.io");
+	cr_expect_str_eq(info.namespace_, "team-a");
+	json_decref(out);
+
+	/* /validate with no policy: allowed, the same warning. */
+	out = answer_deep(WMAP_ADMISSION_VALIDATE, NULL, "team-a", "{}", &info);
+	resp = json_object_get(out, "response");
+	cr_expect(json_is_true(json_object_get(resp, "allowed")));
+	cr_expect_eq(json_array_size(json_object_get(resp, "warnings")), 1);
+	cr_expect_str_eq(info.result, "failopen");
+	json_decref(out);
+}
+
+static const char *prod_policy =
+	"apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: prod-priority}\n"
+	"spec:\n"
+	"  match:\n"
+	"    kinds: [\"JobSet.jobset.x-k8s.io\"]\n"
+	"    namespaces: [prod]\n"
+	"    selector: {matchLabels: {tier: training}}\n"
+	"  mode: override\n"
+	"  enforce: true\n"
+	"  podTemplate: {priorityClassName: high}\n";
+
+Test(admission, a_cut_review_is_denied_where_an_enforced_policy_matches)
+{
+	wmap_policy_set *set = policies(prod_policy);
+	wmap_admission_info info;
+	json_t *out = answer_deep(WMAP_ADMISSION_VALIDATE, set, "prod", "{\"tier\":\"training\"}",
+				  &info);
+	json_t *resp = json_object_get(out, "response");
+	cr_expect_str_eq(json_string_value(json_object_get(resp, "uid")), "deep-1");
+	cr_expect(json_is_false(json_object_get(resp, "allowed")));
+	json_t *status = json_object_get(resp, "status");
+	cr_expect_eq(json_integer_value(json_object_get(status, "code")), 403);
+	const char *msg = json_string_value(json_object_get(status, "message"));
+	cr_assert_not_null(msg);
+	cr_expect(strstr(msg, "could not check this JobSet.jobset.x-k8s.io against enforced "
+			      "policy prod-priority: the review has nesting deeper than 204 levels "
+			      "at .request.object.spec.") != NULL, "%s", msg);
+	cr_expect_str_eq(info.result, "denied");
+	cr_expect_str_eq(info.reason, "too-deep");
+	json_decref(out);
+
+	/* The selector is not consulted (the labels may be what was cut): still denied. */
+	out = answer_deep(WMAP_ADMISSION_VALIDATE, set, "prod", "{\"tier\":\"other\"}", &info);
+	cr_expect(json_is_false(json_object_get(json_object_get(out, "response"), "allowed")));
+	json_decref(out);
+
+	/* Another namespace: the policy does not match; allowed with the warning. */
+	out = answer_deep(WMAP_ADMISSION_VALIDATE, set, "dev", "{\"tier\":\"training\"}", &info);
+	resp = json_object_get(out, "response");
+	cr_expect(json_is_true(json_object_get(resp, "allowed")));
+	cr_expect_eq(json_array_size(json_object_get(resp, "warnings")), 1);
+	json_decref(out);
+
+	/* /mutate never denies. */
+	out = answer_deep(WMAP_ADMISSION_MUTATE, set, "prod", "{\"tier\":\"training\"}", &info);
+	cr_expect(json_is_true(json_object_get(json_object_get(out, "response"), "allowed")));
+	json_decref(out);
+	wmap_policy_set_free(set);
+}
+
+Test(admission, a_review_without_a_uid_is_still_refused_when_cut)
+{
+	const char *text = "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+			   "\"request\":{\"operation\":\"CREATE\",\"object\":{\"a\":[[[[[[1]]]]]]}}}";
+	json_t *review = NULL, *out = NULL;
+	wmap_json_cut cut;
+	wmap_json_limits lim = { 0 };
+	lim.cut = 1;
+	lim.max_depth = 6;
+	json_error_t je;
+	cr_assert_eq(wmap_json_parse_limited(&review, &cut, text, strlen(text), &lim, &je), 0);
+	cr_assert_not_null(cut.reason);
+	wmap_admission_config cfg = { 0 };
+	cfg.cut = &cut;
+	wmap_error err = { 0 };
+	cr_expect_eq(wmap_admission_review(&out, eng, &cfg, WMAP_ADMISSION_MUTATE, review, NULL,
+					   &err), WMAP_EINVAL);
+	cr_expect(strstr(err.message, "request.uid") != NULL, "%s", err.message);
+	cr_expect_null(out);
+	json_decref(review);
+}

@@ -17,9 +17,11 @@
 #include "helpers.h"
 #include "wmap/admission.h"
 #include "wmap/file.h"
+#include "wmap/pod_target.h"
 #include "wmap/definition.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
+#include "wmap/schema.h"
 #include "wmap/workload.h"
 #include "wmap/yaml.h"
 
@@ -248,6 +250,40 @@ static int s_resolve(void *arg, char *out, size_t len, wmap_error *err)
 	return rc;
 }
 
+/* What `kubectl wmap patch` writes through: every pod-template target of a resolved
+ * workload. Out of memory must fail the whole list (the plugin then sends no patch), never
+ * leave a location out and carry on: a NULL pointer means "nothing to write there". */
+static int s_pod_targets(void *arg, char *out, size_t len, wmap_error *err)
+{
+	const wmap_workload *w = arg;
+	size_t n = 0;
+	int rc = 0;
+
+	out[0] = '\0';
+	for (size_t k = 0; k < w->n_nodes && rc == 0; k++) {
+		for (size_t i = 0; i < w->nodes[k].n_instances && rc == 0; i++) {
+			wmap_pod_target t;
+			int ok;
+
+			if (!w->nodes[k].instances[i].has_pod)
+				continue;
+			ok = wmap_pod_target_init(&t, NULL, w, k, i);
+			if (ok < 0)
+				rc = wmap_error_set(err, ok, "pod targets: out of memory");
+			else if (ok > 0 && n < len)
+				n += (size_t)snprintf(out + n, len - n, "%s[%s] %s %s %s %s %s\n",
+						      t.component, t.instance ? t.instance : "",
+						      t.labels ? t.labels : "-",
+						      t.annotations ? t.annotations : "-",
+						      t.spec ? t.spec : "-",
+						      t.scheduler ? t.scheduler : "-",
+						      t.priority ? t.priority : "-");
+			wmap_pod_target_clear(&t);
+		}
+	}
+	return rc;
+}
+
 typedef struct admit_arg {
 	wmap_engine *eng;
 	wmap_admission_config cfg;
@@ -446,6 +482,35 @@ static void resolve_body(wmap_engine *eng)
 	}
 }
 
+static void pod_targets_body(wmap_engine *eng)
+{
+	const char *paths[] = {
+		JOBSET, RAYCLUSTER,
+		/* fragmented: locations under parts the object lacks are dropped */
+		"tests/fixtures/serving-kserve-io-llminferenceservice-v1alpha1/running.yaml",
+	};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char msg[WMAP_ERROR_MAX];
+		wmap_error err = {0};
+		wmap_workload *w = NULL;
+		json_t *obj = t_load_file(paths[i], msg, sizeof(msg));
+		cr_assert_not_null(obj, "%s", msg);
+		cr_assert_eq(wmap_workload_resolve(&w, eng, obj, NULL, &err), 0, "%s", err.message);
+		sweep(paths[i], s_pod_targets, w, 0);
+		wmap_workload_free(w);
+		json_decref(obj);
+	}
+}
+
+/* The targets of `kubectl wmap patch` (and of the webhook's stamping). */
+Test(allocfail, pod_targets, .timeout = 120)
+{
+	/* They allocate with libc only: the jansson-only hook of unit-tests cannot fail them. */
+	if (!interposed())
+		cr_skip_test("needs build/allocfail-tests (make allocfail)");
+	with_engine(pod_targets_body);
+}
+
 Test(allocfail, resolve, .timeout = 120)
 {
 	with_engine(resolve_body);
@@ -487,3 +552,107 @@ Test(allocfail, admission, .timeout = 120)
 {
 	with_engine(admit_body);
 }
+
+/* ---- the schema path check and /validate of Karta objects ------------------------------ */
+
+typedef struct schema_arg {
+	wmap_definition *def;
+	json_t *crd;
+} schema_arg;
+
+static int s_schema(void *arg, char *out, size_t len, wmap_error *err)
+{
+	schema_arg *a = arg;
+	json_t *f = NULL;
+	int rc = wmap_schema_check(&f, a->def, a->crd, err);
+	size_t i, n = 0;
+	json_t *v;
+	/* Not json_dumps: it may write a cut text when an allocation fails. */
+	json_array_foreach(f, i, v) {
+		int w = snprintf(out + n, len - n, "%s\n", json_string_value(json_object_get(v, "message")));
+		if (w < 0 || (size_t)w >= len - n)
+			break;
+		n += (size_t)w;
+	}
+	if (rc == 0 && n == 0)
+		snprintf(out, len, "no findings");
+	json_decref(f);
+	return rc;
+}
+
+static json_t *find_crd(void *ctx, const char *group, const char *kind)
+{
+	json_t *crd = ctx;
+	return wmap_schema_crd_matches(crd, group, kind) ? json_incref(crd) : NULL;
+}
+
+/* A Karta at /validate. A review that could not be completed is denied as "could not
+ * check" (reason internal): counted with the fail-open runs, as the review did not finish. */
+static int s_validate(void *arg, char *out, size_t len, wmap_error *err)
+{
+	admit_arg *a = arg;
+	json_t *resp = NULL;
+	wmap_admission_info info;
+	int rc = wmap_admission_review(&resp, a->eng, &a->cfg, WMAP_ADMISSION_VALIDATE, a->review,
+				       &info, err);
+	if (rc == 0) {
+		json_t *r = json_object_get(resp, "response");
+		const char *m = json_string_value(json_object_get(json_object_get(r, "status"), "message"));
+		size_t i, n;
+		json_t *v;
+		if (info.reason && strcmp(info.reason, "internal") == 0) {
+			snprintf(out, len, "failopen internal");
+		} else {
+			n = (size_t)snprintf(out, len, "%s %s", info.result ? info.result : "?", m ? m : "");
+			json_array_foreach(json_object_get(r, "warnings"), i, v) {
+				int w = n < len ? snprintf(out + n, len - n, " | %s", json_string_value(v)) : -1;
+				if (w < 0 || (size_t)w >= len - n)
+					break;
+				n += (size_t)w;
+			}
+		}
+	}
+	json_decref(resp);
+	return rc;
+}
+
+static void karta_body(wmap_engine *eng)
+{
+	char msg[WMAP_ERROR_MAX];
+	char *text = slurp("tests/golden/defs/widget-paths-v2.yaml");
+	schema_arg s = {0};
+	s.def = t_definition(text, msg, sizeof(msg));
+	cr_assert_not_null(s.def, "%s", msg);
+	s.crd = t_load_file("tests/golden/crds/widget-crd.yaml", msg, sizeof(msg));
+	cr_assert_not_null(s.crd, "%s", msg);
+	sweep("schema check with 9 findings", s_schema, &s, 0);
+
+	json_t *obj = t_yaml(text);
+	wmap_crd_lookup lookup = { find_crd, s.crd };
+	admit_arg a = {0};
+	a.eng = eng;
+	a.cfg.crds = &lookup;
+	a.review = json_pack("{s:s, s:s, s:{s:s, s:s, s:O}}", "apiVersion", "admission.k8s.io/v1",
+			     "kind", "AdmissionReview", "request", "uid", "karta-allocfail",
+			     "operation", "CREATE", "object", obj);
+	sweep("a Karta at /validate with schema warnings", s_validate, &a, 1);
+	/* An invalid one: denied with its findings. */
+	json_object_set_new(json_array_get(json_object_get(json_object_get(json_object_get(obj, "spec"),
+		"structureDefinition"), "childComponents"), 0), "ownerRef", json_string("nobody"));
+	json_decref(a.review);
+	a.review = json_pack("{s:s, s:s, s:{s:s, s:s, s:O}}", "apiVersion", "admission.k8s.io/v1",
+			     "kind", "AdmissionReview", "request", "uid", "karta-allocfail",
+			     "operation", "UPDATE", "object", obj);
+	sweep("an invalid Karta at /validate", s_validate, &a, 1);
+	json_decref(a.review);
+	json_decref(obj);
+	json_decref(s.crd);
+	wmap_definition_free(s.def);
+	free(text);
+}
+
+Test(allocfail, schema_and_karta_admission, .timeout = 120)
+{
+	with_engine(karta_body);
+}
+

@@ -17,8 +17,8 @@ static int agree(const char *text, wmap_jq *q, size_t slot, const wmap_jn *jn, j
 	wmap_results a = {0}, b = {0};
 	wmap_error ea = {0}, eb = {0};
 	wmap_input in = {input, NULL};
-	int ra = wmap_jq_run(q, slot, &in, 0, &a, &ea);
-	int rb = wmap_jn_eval(jn, input, &b, &eb);
+	int ra = wmap__jq_run(q, slot, &in, 0, &a, &ea);
+	int rb = wmap__jn_eval(jn, input, &b, &eb);
 	int ok = (ra != 0) == (rb != 0);
 	if (ok && ra == 0) {
 		ok = a.n == b.n;
@@ -38,9 +38,9 @@ static int agree(const char *text, wmap_jq *q, size_t slot, const wmap_jn *jn, j
 		free(sa);
 		free(sb);
 	}
-	wmap_input_release(&in);
-	wmap_results_clear(&a);
-	wmap_results_clear(&b);
+	wmap__input_release(&in);
+	wmap__results_clear(&a);
+	wmap__results_clear(&b);
 	return ok;
 }
 
@@ -87,22 +87,22 @@ Test(jqnative, agrees_with_libjq_on_edge_cases)
 	json_t *input = t_yaml("arr: [1, 2, 3]\ns: Abc\nn: 5\no: {a: 1, b: 2}\nt: true\nz: null\n");
 	size_t n = sizeof(exprs) / sizeof(exprs[0]), native = 0, checked = 0;
 	for (size_t i = 0; i < n; i++) {
-		wmap_jn *jn = wmap_jn_parse(exprs[i]);
+		wmap_jn *jn = wmap__jn_parse(exprs[i]);
 		wmap_jq *q = NULL;
 		wmap_error err = {0};
 		char *one[1] = {(char *)exprs[i]};
 		if (!jn)
 			continue; /* outside the subset: libjq evaluates it, nothing to compare */
 		native++;
-		if (wmap_jq_compile(&q, one, 1, &err) != 0) {
+		if (wmap__jq_compile(&q, one, 1, &err) != 0) {
 			cr_expect_fail("native parser accepted what libjq refuses: %s (%s)", exprs[i], err.message);
-			wmap_jn_free(jn);
+			wmap__jn_free(jn);
 			continue;
 		}
 		cr_expect(agree(exprs[i], q, 0, jn, input, "edge case"), "engines disagree on %s", exprs[i]);
 		checked++;
-		wmap_jq_free(q);
-		wmap_jn_free(jn);
+		wmap__jq_free(q);
+		wmap__jn_free(jn);
 	}
 	cr_expect_gt(native, n * 8 / 10, "most cases are in the subset (%zu of %zu)", native, n);
 	json_decref(input);
@@ -126,7 +126,7 @@ Test(jqnative, agrees_with_libjq_on_every_catalog_expression_and_fixture)
 				texts[k++] = def->exprs[i]->text;
 			}
 		wmap_jq *q = NULL;
-		if (k && wmap_jq_compile(&q, texts, k, &err) != 0) {
+		if (k && wmap__jq_compile(&q, texts, k, &err) != 0) {
 			cr_expect_fail("%s: libjq refuses what the native parser took: %s", def->name, err.message);
 			k = 0;
 		}
@@ -147,7 +147,7 @@ Test(jqnative, agrees_with_libjq_on_every_catalog_expression_and_fixture)
 			json_decref(obj);
 		}
 		t_free_list(files, nf);
-		wmap_jq_free(q);
+		wmap__jq_free(q);
 		free(texts);
 		free(native);
 	}

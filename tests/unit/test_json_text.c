@@ -188,3 +188,236 @@ Test(json_parse, says_where_the_text_breaks)
 	cr_expect_eq(e.column, 10, "columns count characters, not bytes: %d", e.column);
 	cr_expect_eq(e.position, 10);
 }
+
+/* ---- wmap_json_parse_limited: caps, cut mode and where it stops -------------------- */
+
+static int parse_lim(json_t **out, wmap_json_cut *cut, const char *text,
+		     const wmap_json_limits *lim, json_error_t *e)
+{
+	return wmap_json_parse_limited(out, cut, text, strlen(text), lim, e);
+}
+
+/* n levels of [ ... ] around inner, as a new string. */
+static char *nest(const char *before, int n, const char *inner, const char *after)
+{
+	size_t bl = strlen(before), il = strlen(inner), al = strlen(after);
+	char *t = malloc(bl + 2 * (size_t)n + il + al + 1);
+	cr_assert_not_null(t);
+	memcpy(t, before, bl);
+	memset(t + bl, '[', (size_t)n);
+	memcpy(t + bl + n, inner, il);
+	memset(t + bl + n + il, ']', (size_t)n);
+	memcpy(t + bl + 2 * n + il, after, al + 1);
+	return t;
+}
+
+Test(json_parse_limited, strict_mode_fails_at_each_cap_and_says_where)
+{
+	wmap_json_limits lim = { 0 };
+	json_t *v = NULL;
+	json_error_t e;
+	lim.max_depth = 4;   /* levels as jansson counts them: scalars too */
+	cr_expect_eq(parse_lim(&v, NULL, "{\"a\":[[1]]}", &lim, &e), 0, "4 levels fit");
+	json_decref(v);
+	cr_expect_eq(parse_lim(&v, NULL, "{\"a\":\n [[[1]]]}", &lim, &e), WMAP_ELIMIT);
+	cr_expect_null(v);
+	cr_expect_str_eq(e.text, "maximum parsing depth reached");
+	cr_expect_eq(e.line, 2);
+	cr_expect_eq(e.column, 5, "the fifth level is the 1 at column 5: %d", e.column);
+
+	wmap_json_limits m = { 0 };
+	m.max_members = 2;
+	cr_expect_eq(parse_lim(&v, NULL, "{\"a\":1,\"b\":[1,2]}", &m, &e), 0);
+	json_decref(v);
+	cr_expect_eq(parse_lim(&v, NULL, "{\"a\":1,\"b\":2,\"c\":3}", &m, &e), WMAP_ELIMIT);
+	cr_expect_str_eq(e.text, "too many members in an object");
+	cr_expect_eq(e.position, 17, "at the third value: %d", e.position);
+	cr_expect_eq(parse_lim(&v, NULL, "[1,2,3]", &m, &e), WMAP_ELIMIT);
+	cr_expect_str_eq(e.text, "too many items in an array");
+	cr_expect_eq(e.column, 6);
+
+	wmap_json_limits n = { 0 };
+	n.max_nodes = 4;
+	cr_expect_eq(parse_lim(&v, NULL, "{\"a\":[1,2]}", &n, &e), 0, "4 values fit");
+	json_decref(v);
+	cr_expect_eq(parse_lim(&v, NULL, "{\"a\":[1,2],\"b\":3}", &n, &e), WMAP_ELIMIT);
+	cr_expect_str_eq(e.text, "too many values");
+	cr_expect_eq(e.column, 16);
+
+	/* Not JSON is still EINVAL, whatever the caps. */
+	cr_expect_eq(parse_lim(&v, NULL, "{\"a\":[1,2}", &n, &e), WMAP_EINVAL);
+	cr_expect_str_eq(e.text, "',' or ']' expected");
+}
+
+Test(json_parse_limited, cut_mode_leaves_out_what_is_too_deep_and_keeps_the_rest)
+{
+	wmap_json_limits lim = { 0 };
+	lim.max_depth = 6;
+	lim.cut = 1;
+	wmap_json_cut cut;
+	json_t *v = NULL;
+	json_error_t e;
+	/* A 3,000-level field between two plain ones. */
+	char *t = nest("{\"request\":{\"uid\":\"u1\",\"object\":{\"spec\":{\"x\":", 3000, "1",
+		       "},\"kind\":\"JobSet\"}},\"tail\":true}");
+	cr_assert_eq(wmap_json_parse_limited(&v, &cut, t, strlen(t), &lim, &e), 0, "%s", e.text);
+	cr_expect_str_eq(cut.reason, "too-deep");
+	cr_expect_eq(cut.limit, 6);
+	cr_expect_str_eq(cut.path, ".request.object.spec.x[0][0]");
+	cr_expect_eq(cut.line, 1);
+	cr_expect_eq(cut.position, strlen("{\"request\":{\"uid\":\"u1\",\"object\":{\"spec\":{\"x\":[["));
+	cr_expect_eq(cut.column, (int)cut.position + 1);
+	cr_expect_eq(cut.left_out, 1);
+	json_t *req = json_object_get(v, "request");
+	cr_expect_str_eq(json_string_value(json_object_get(req, "uid")), "u1");
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(req, "object"), "kind")),
+			 "JobSet", "members after the cut are kept");
+	cr_expect(json_is_true(json_object_get(v, "tail")));
+	json_t *x = json_object_get(json_object_get(json_object_get(req, "object"), "spec"), "x");
+	cr_expect_eq(json_array_size(json_array_get(x, 0)), 0, "the too-deep part is left out");
+	json_decref(v);
+	free(t);
+	size_t at = cut.position;
+
+	/* The same text in strict mode: refused at the same place. */
+	t = nest("{\"request\":{\"uid\":\"u1\",\"object\":{\"spec\":{\"x\":", 3000, "1", "}}}}");
+	lim.cut = 0;
+	cr_expect_eq(wmap_json_parse_limited(&v, &cut, t, strlen(t), &lim, &e), WMAP_ELIMIT);
+	cr_expect_eq((size_t)e.position, at);
+	cr_expect_null(v);
+	free(t);
+}
+
+Test(json_parse_limited, cut_mode_members_nodes_and_the_kept_envelope)
+{
+	wmap_json_limits lim = { 0 };
+	lim.cut = 1;
+	lim.max_members = 3;
+	wmap_json_cut cut;
+	json_t *v = NULL;
+	json_error_t e;
+	cr_assert_eq(parse_lim(&v, &cut, "{\"o\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":[5]},"
+				       "\"l\":[1,2,3,4],\"z\":0}", &lim, &e), 0, "%s", e.text);
+	cr_expect_str_eq(cut.reason, "too-many-members");
+	cr_expect_str_eq(cut.path, ".o.d");
+	cr_expect_eq(cut.column, 29);
+	cr_expect_eq(cut.left_out, 2, "two runs left out: %zu", cut.left_out);
+	cr_expect_eq(json_object_size(json_object_get(v, "o")), 3);
+	cr_expect_eq(json_array_size(json_object_get(v, "l")), 3);
+	cr_expect_eq(json_integer_value(json_object_get(v, "z")), 0);
+	json_decref(v);
+
+	/* The node cap: later values are left out, except those at keep_depth or above. */
+	wmap_json_limits n = { 0 };
+	n.cut = 1;
+	n.max_nodes = 6;
+	n.keep_depth = 3;
+	cr_assert_eq(parse_lim(&v, &cut, "{\"request\":{\"object\":{\"a\":[1,2,3,4,5,6,7,8]},"
+				       "\"uid\":\"late\",\"kind\":{\"kind\":\"X\"}}}", &n, &e), 0);
+	cr_expect_str_eq(cut.reason, "too-many-nodes");
+	cr_expect_eq(cut.limit, 6);
+	cr_expect_str_eq(cut.path, ".request.object.a[2]");
+	json_t *req = json_object_get(v, "request");
+	cr_expect_str_eq(json_string_value(json_object_get(req, "uid")), "late",
+			 "an envelope member after the cut is read");
+	cr_expect(json_is_object(json_object_get(req, "kind")));
+	cr_expect_eq(json_object_size(json_object_get(req, "kind")), 0,
+		     "below keep_depth nothing more is built");
+	cr_expect_eq(json_array_size(json_object_get(json_object_get(req, "object"), "a")), 2);
+	json_decref(v);
+
+	/* The deadline: read every 4096 values; one in the past cuts at the 4097th. */
+	size_t len = 2 + 10000 * 2;
+	char *t = malloc(len + 1);
+	t[0] = '[';
+	for (size_t i = 0; i < 10000; i++) {
+		t[1 + 2 * i] = '7';
+		t[2 + 2 * i] = ',';
+	}
+	t[len - 2] = '7';
+	t[len - 1] = ']';
+	t[len] = '\0';
+	wmap_json_limits d = { 0 };
+	d.cut = 1;
+	d.deadline_ns = 1;
+	cr_assert_eq(wmap_json_parse_limited(&v, &cut, t, len, &d, &e), 0);
+	cr_expect_str_eq(cut.reason, "budget");
+	cr_expect_str_eq(cut.path, "[4095]");
+	cr_expect_eq(json_array_size(v), 4095);
+	json_decref(v);
+	free(t);
+}
+
+Test(json_parse_limited, what_is_skipped_is_still_checked)
+{
+	/* Each text wrapped 3 levels deep with a depth cap of 2: the skimmer alone reads it, and
+	 * must accept exactly what jansson accepts (range errors aside: a number left out is
+	 * never converted). */
+	const char *cases[] = {
+		"1", "-0", "0.5e-3", "01", "1.", ".5", "-", "1e", "1e+", "true", "tru", "nul", "false",
+		"\"a\"", "\"\\u00e9\"", "\"\\ud83d\\ude00\"", "\"\\ud83d\"", "\"\\udc00\"",
+		"\"\\u0000\"", "\"\\x\"", "\"\t\"", "\"\xc3\xa9\"", "\"\xc3\"", "\"\xed\xa0\x80\"",
+		"\"unterminated", "{}", "[]", "{\"a\":1}", "{\"a\" 1}", "{\"a\":1,}", "[1,]",
+		"[1 2]", "{1:2}", "{\"a\":[{\"b\":[]}],\"c\":{}}", "[[[[[[[[[[]]]]]]]]]]", "[[[]]",
+		"{\"a\":{\"b\":1]}", "[\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"]", "NaN", "'a'", "",
+	};
+	wmap_json_limits lim = { 0 };
+	lim.cut = 1;
+	lim.max_depth = 2;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *t = nest("", 3, cases[i], "");
+		json_error_t je, we;
+		wmap_json_cut cut;
+		json_t *want = json_loadb(t, strlen(t), 0, &je), *got = NULL;
+		int rc = wmap_json_parse_limited(&got, &cut, t, strlen(t), &lim, &we);
+		cr_expect_eq(!want, rc != 0, "%s: jansson %s, skimmer %s (%s)", cases[i],
+			     want ? "accepts" : je.text, rc ? "refuses" : "accepts",
+			     rc ? we.text : "");
+		if (rc) {
+			cr_expect_eq(rc, WMAP_EINVAL);
+			cr_expect(we.line >= 1 && we.column >= 1 && we.text[0], "%s: says where", cases[i]);
+		} else {
+			cr_expect_str_eq(cut.reason, "too-deep", "%s", cases[i]);
+			cr_expect_eq(json_array_size(json_array_get(got, 0)), 0, "%s", cases[i]);
+		}
+		json_decref(want);
+		json_decref(got);
+		free(t);
+	}
+	/* A broken item after a cut in the same container is found too. */
+	wmap_json_limits m = { 0 };
+	m.cut = 1;
+	m.max_members = 1;
+	json_t *v = NULL;
+	json_error_t e;
+	cr_expect_eq(parse_lim(&v, NULL, "[1,2,{\"a\":tru}]", &m, &e), WMAP_EINVAL);
+	cr_expect_eq(e.column, 11);
+	cr_expect_null(v);
+	/* 100,000 levels are skimmed without recursion. */
+	char *deep = nest("{\"a\":", 100000, "", "}");
+	wmap_json_cut cut;
+	cr_expect_eq(wmap_json_parse_limited(&v, &cut, deep, strlen(deep), &m, &e), 0);
+	cr_expect_str_eq(cut.reason, "too-deep", "%s", cut.reason ? cut.reason : "(none)");
+	json_decref(v);
+	free(deep);
+}
+
+Test(json_parse_limited, paths_quote_odd_keys_and_stay_short)
+{
+	wmap_json_limits lim = { 0 };
+	lim.cut = 1;
+	lim.max_depth = 3;
+	wmap_json_cut cut;
+	json_t *v = NULL;
+	json_error_t e;
+	cr_assert_eq(parse_lim(&v, &cut, "{\"a.b/c\":{\"q\\\"\":[[1]]}}", &lim, &e), 0);
+	cr_expect_str_eq(cut.path, "[\"a.b/c\"][\"q\\\"\"][0]");
+	json_decref(v);
+	lim.max_depth = 2000;
+	char *t = nest("", 2500, "", "");
+	cr_assert_eq(wmap_json_parse_limited(&v, &cut, t, strlen(t), &lim, &e), 0);
+	cr_expect_lt(strlen(cut.path), sizeof(cut.path));
+	cr_expect(strstr(cut.path, "...") != NULL, "a long path ends with ...: %s", cut.path);
+	json_decref(v);
+	free(t);
+}

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "../../src/kube/kube_int.h"
 #include "wmap/kube.h"
 
 typedef struct reply {
@@ -347,4 +348,59 @@ Test(kube, certificate_files_checked_before_any_request)
 	cr_expect(strstr(err.message, "certificate-authority-data holds no PEM certificate") != NULL,
 		  "%s", err.message);
 	t_remove_dir(dir);
+}
+
+/* ---- kube_response.c: what comes back besides objects ------------------------------ */
+
+Test(kube_response, exec_credential_takes_a_token_or_a_certificate_and_never_quotes_them)
+{
+	const char *v1 = "client.authentication.k8s.io/v1";
+	wmap_kube__credential c;
+	wmap_error err = { 0 };
+	const char *ok = "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+			 "\"ExecCredential\",\"status\":{\"token\":\"s3cret-t0ken-value\","
+			 "\"expirationTimestamp\":\"2030-01-02T03:04:05Z\"}}";
+	cr_assert_eq(wmap_kube__exec_credential(&c, ok, strlen(ok), v1, "plug", &err), 0, "%s",
+		     err.message);
+	cr_expect_str_eq(c.token, "s3cret-t0ken-value");
+	cr_expect_null(c.cert);
+	cr_expect_eq(c.expiry, (time_t)1893553445);
+	wmap_kube__credential_clear(&c);
+	cr_expect_null(c.token);
+
+	/* Another apiVersion: refused, naming the plugin, without the token. */
+	cr_expect_eq(wmap_kube__exec_credential(&c, ok, strlen(ok),
+						"client.authentication.k8s.io/v1beta1", "plug",
+						&err), WMAP_EINVAL);
+	cr_expect(strstr(err.message, "plug") && !strstr(err.message, "s3cret"), "%s",
+		  err.message);
+	cr_expect_null(c.token);
+	/* A certificate without its key, and text that is not JSON. */
+	const char *half = "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+			   "\"ExecCredential\",\"status\":{\"clientCertificateData\":\"PEM\"}}";
+	cr_expect_eq(wmap_kube__exec_credential(&c, half, strlen(half), v1, "plug", &err),
+		     WMAP_EINVAL);
+	cr_expect(strstr(err.message, "neither a token nor") != NULL, "%s", err.message);
+	cr_expect_eq(wmap_kube__exec_credential(&c, "oops", 4, v1, "plug", &err), WMAP_EINVAL);
+	cr_expect(strstr(err.message, "not an ExecCredential") != NULL, "%s", err.message);
+	cr_expect_eq(wmap_kube__exec_credential(&c, NULL, 0, v1, "plug", &err), WMAP_EINVAL);
+}
+
+Test(kube_response, status_bodies_become_kubectls_messages)
+{
+	wmap_error err = { 0 };
+	const char *st = "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"message\":"
+			 "\"jobsets.jobset.x-k8s.io \\\"x\\\" not found\"}";
+	cr_expect_eq(wmap_kube__status_error(&err, 404, st, strlen(st)), WMAP_ENOTFOUND);
+	cr_expect_str_eq(err.message, "Error from server (NotFound): jobsets.jobset.x-k8s.io "
+				      "\"x\" not found");
+	const char *html = "<html>\r\n<b>bad gateway</b>\n</html>";
+	cr_expect_eq(wmap_kube__status_error(&err, 502, html, strlen(html)), WMAP_EIO);
+	cr_expect_str_eq(err.message, "Error from server (InternalError): the server responded "
+				      "with status 502: <html>  <b>bad gateway</b> </html>");
+	cr_expect_eq(wmap_kube__status_error(&err, 401, NULL, 0), WMAP_EIO);
+	cr_expect_str_eq(err.message, "You must be logged in to the server (Unauthorized)");
+	cr_expect_eq(wmap_kube__status_error(&err, 403, NULL, 0), WMAP_EIO);
+	cr_expect_str_eq(err.message, "Error from server (Forbidden): the server responded with "
+				      "status 403");
 }

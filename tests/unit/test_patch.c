@@ -359,3 +359,39 @@ Test(patch, a_whole_value_over_a_null_one_is_what_later_calls_see)
 	wmap_patch_free(pb);
 	json_decref(doc);
 }
+
+Test(patch, creates_list_entries_at_the_end_and_writes_through_them)
+{
+	json_t *doc = t_yaml("spec: {patches: [{manager: kueue}]}\n");
+	wmap_patch *pb = NULL;
+	wmap_error err = {0};
+	char *got = NULL;
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	/* Two new entries for one list in one patch: the second takes the next index. */
+	cr_assert_eq(wmap_patch_create(pb, "/spec/patches/1", json_pack("{s:s}", "manager", "a"), &got, &err), 0,
+		     "%s", err.message);
+	cr_expect_str_eq(got, "/spec/patches/1");
+	free(got);
+	cr_assert_eq(wmap_patch_create(pb, "/spec/patches/1", json_pack("{s:s}", "manager", "b"), &got, &err), 0);
+	cr_expect_str_eq(got, "/spec/patches/2", "an entry of another key goes after the first");
+	free(got);
+	cr_assert_eq(wmap_patch_create(pb, "/spec/patches/1", json_pack("{s:s}", "manager", "a"), &got, &err), 0);
+	cr_expect_str_eq(got, "/spec/patches/1", "the entry is there: nothing added");
+	free(got);
+	cr_assert_eq(wmap_patch_create(pb, "/spec/patches/1/x", json_pack("[]"), &got, &err), 0);
+	free(got);
+	/* Writes below a created entry go into it: still one operation for it. */
+	cr_assert_eq(wmap_patch_set(pb, "/spec/patches/1/meta/labels", "k", json_string("v"), WMAP_PATCH_DEFAULT,
+				    NULL, &err), 0, "%s", err.message);
+	cr_assert_eq(wmap_patch_create(pb, "/spec/other/0", json_object(), &got, &err), WMAP_EEVAL);
+	cr_expect_eq(wmap_patch_len(pb), 2);
+	json_t *out = json_deep_copy(doc);
+	cr_assert_eq(wmap_patch_apply(&out, wmap_patch_ops(pb), &err), 0, "%s", err.message);
+	json_t *want = t_yaml("spec: {patches: [{manager: kueue}, {manager: a, x: [], meta: {labels: {k: v}}},"
+			      " {manager: b}]}\n");
+	cr_expect(json_equal(out, want));
+	json_decref(want);
+	json_decref(out);
+	wmap_patch_free(pb);
+	json_decref(doc);
+}

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 
 #include "wmap/quantity.h"
+#include "wmap/workload.h"
 
 static const struct {
 	const char *text;
@@ -60,10 +61,58 @@ Test(quantity, formats_like_kubectl)
 	cr_expect_str_eq(buf, "4");
 	wmap_quantity_format_cpu(buf, sizeof(buf), 250);
 	cr_expect_str_eq(buf, "250m");
-	wmap_quantity_format_bytes(buf, sizeof(buf), 16LL << 30);
-	cr_expect_str_eq(buf, "16Gi");
-	wmap_quantity_format_bytes(buf, sizeof(buf), 70000000);
-	cr_expect_str_eq(buf, "70M");
-	wmap_quantity_format_bytes(buf, sizeof(buf), 1234567);
-	cr_expect_str_eq(buf, "1234567");
+}
+
+/* What kubectl prints for a quantity written as text (resource.Quantity's String(): the
+ * suffix family is kept, and the largest suffix that leaves an exact integer is used). */
+static const struct {
+	const char *text, *printed;
+} canonical[] = {
+	{"144G", "144G"}, {"144000M", "144G"}, {"16Gi", "16Gi"}, {"16384Mi", "16Gi"},
+	{"1536Mi", "1536Mi"}, {"1.5Gi", "1536Mi"}, {"1.5G", "1500M"}, {"0.5Gi", "512Mi"},
+	{"140625000Ki", "140625000Ki"}, {"1025Ki", "1025Ki"}, {"1000Ki", "1000Ki"},
+	{"1000", "1k"}, {"1024", "1024"}, {"2000000", "2M"}, {"12345", "12345"},
+	{"0.5Ki", "512"} /* binary under 1024 prints as decimal */, {"1000Mi", "1000Mi"},
+	{"1e9", "1e9"}, {"1.5e9", "1500e6"}, {"15E2", "1500"}, {"0", "0"}, {"0Gi", "0"},
+	{"1Pi", "1Pi"}, {"2048Ti", "2Pi"}, {"7P", "7P"}, {"100Mi", "100Mi"}, {"70M", "70M"},
+};
+
+Test(quantity, prints_memory_as_kubectl_does)
+{
+	for (size_t i = 0; i < sizeof(canonical) / sizeof(canonical[0]); i++) {
+		int64_t milli = 0;
+		wmap_quantity_family fam;
+		wmap_error err = {0};
+		char buf[32];
+		cr_assert_eq(wmap_quantity_parse_family(&milli, &fam, canonical[i].text, &err), 0, "%s: %s",
+			     canonical[i].text, err.message);
+		wmap_quantity_format_bytes(buf, sizeof(buf), milli / 1000, fam);
+		cr_expect_str_eq(buf, canonical[i].printed, "%s printed as %s, want %s", canonical[i].text,
+				 buf, canonical[i].printed);
+	}
+}
+
+Test(quantity, a_sum_keeps_the_family_of_its_first_term)
+{
+	/* Two containers: 1Gi + 500M is binary, not an exact Ki multiple: printed whole. The
+	 * pod's 144G reads as 144G, not 140625000Ki. */
+	const char *spec_text =
+		"{\"containers\": [{\"resources\": {\"requests\": {\"memory\": \"1Gi\"}}},"
+		"{\"resources\": {\"requests\": {\"memory\": \"500M\"}}}]}";
+	json_t *spec = json_loads(spec_text, 0, NULL);
+	wmap_resources r;
+	char buf[32];
+	cr_assert_not_null(spec);
+	cr_assert_eq(wmap_pod_resources(&r, spec, "/spec", NULL), 0);
+	wmap_quantity_format_bytes(buf, sizeof(buf), r.memory, r.memory_family);
+	cr_expect_str_eq(buf, "1573741824");
+	json_decref(spec);
+
+	spec = json_loads("{\"containers\": [{\"resources\": {\"limits\": {\"memory\": \"144G\"}}},"
+			  "{\"resources\": {\"requests\": {\"memory\": \"0\"}}}]}", 0, NULL);
+	cr_assert_not_null(spec);
+	cr_assert_eq(wmap_pod_resources(&r, spec, "/spec", NULL), 0);
+	wmap_quantity_format_bytes(buf, sizeof(buf), r.memory, r.memory_family);
+	cr_expect_str_eq(buf, "144G");
+	json_decref(spec);
 }

@@ -175,6 +175,30 @@ def diff(before, after, path, problems, added):
             problems.append("%s changed %r -> %r" % (path, before, after))
 
 
+def value_at(obj, path):
+    for seg in path.split("/")[1:]:
+        obj = obj[int(seg)] if isinstance(obj, list) else obj[seg]
+    return obj
+
+
+def metadata_only(v, list_entry=False):
+    """An added subtree that carries nothing but labels and annotations, and the key of
+    each list entry on the way (a TrainJob's runtimePatches entry of wmap's: manager, then
+    the node job's name, down to the pod template's labels)."""
+    if isinstance(v, list):
+        return bool(v) and all(metadata_only(e, True) for e in v)
+    if not isinstance(v, dict) or not v:
+        return False
+    for k, c in v.items():
+        if k in ("labels", "annotations") and isinstance(c, dict):
+            continue
+        if list_entry and isinstance(c, str):
+            continue   # the entry's key
+        if not metadata_only(c):
+            return False
+    return True
+
+
 def templates(obj, path=""):
     """(pointer-ish path, template) of every dict that looks like a PodTemplateSpec or a Pod:
     one whose "spec" holds a "containers" list. Found without wmap's definitions."""
@@ -224,7 +248,14 @@ def check_fixture(srv, path):
     diff(obj, out, "", problems, added)
     for p, leaf in added:
         segs = p.split("/")
-        if not any(s in ALLOWED_LEAVES for s in segs[-3:]):
+        if any(s in ALLOWED_LEAVES for s in segs[-3:]):
+            continue
+        try:
+            in_list = isinstance(value_at(out, p.rsplit("/", 1)[0]), list)
+            ok = metadata_only(value_at(out, p), in_list)
+        except (KeyError, IndexError, ValueError, TypeError):
+            ok = False
+        if not ok:
             problems.append("unexpected addition %s" % p)
     # every pod template found in the object carries the identity labels
     for tpath, t in templates(out):
@@ -337,7 +368,7 @@ def check_malformed(srv):
         ("empty body", b"", 400, "empty body"),
         ("truncated JSON", text[: len(text) // 2], 400, "not JSON"),
         ("not JSON", b"hello, webhook", 400, "not JSON"),
-        ("deeply nested", b"[" * 100000 + b"]" * 100000, 400, "not JSON"),
+        ("deeply nested", b"[" * 100000 + b"]" * 100000, 400, "not a JSON object"),
         ("a JSON array", b"[1,2,3]", 400, "not a JSON object"),
         ("wrong types", json.dumps(wrong).encode(), 400, "request"),
         ("missing uid", json.dumps(no_uid).encode(), 400, "request.uid"),
@@ -527,6 +558,86 @@ def check_limits(srv, binary, workdir):
     finally:
         small.proc.terminate()
         small.proc.wait()
+
+
+def deep_review(js, levels, namespace, uid, key="a"):
+    """The review of js with a field nested `levels` objects deep in its first pod template's
+    spec (legal under x-kubernetes-preserve-unknown-fields), as compact JSON text (the json
+    module cannot write that depth itself)."""
+    obj = json.loads(json.dumps(js))
+    obj["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["x"] = "@DEEP@"
+    text = json.dumps(review(obj, uid=uid, namespace=namespace), separators=(",", ":"))
+    deep = ('{"%s":' % key) * levels + "1" + "}" * levels
+    return text.replace('"@DEEP@"', deep, 1).encode()
+
+
+def check_cut_reviews(srv):
+    """Valid JSON over wmap's caps: answered from the envelope, never a 400."""
+    js = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                   "created.yaml"))
+    where = ".request.object.spec.replicatedJobs[0].template.spec.template.spec.x.a"
+    code, out = curl(srv, "POST", "/mutate", deep_review(js, 3000, "team-a", "deep-mutate"))
+    r = json.loads(out).get("response", {}) if code == 200 else {}
+    w = r.get("warnings", [])
+    result(code == 200 and r.get("uid") == "deep-mutate" and r.get("allowed") is True and
+           "patch" not in r and len(w) == 1 and "nesting deeper than" in w[0] and where in w[0]
+           and "allowed unchanged" in w[0],
+           "/mutate: a JobSet with a 3,000-level field is allowed unchanged with one warning "
+           "saying why", "%d %s" % (code, out[:300]))
+    code, out = curl(srv, "POST", "/validate", deep_review(js, 3000, "dev", "deep-dev"))
+    r = json.loads(out).get("response", {}) if code == 200 else {}
+    w = r.get("warnings", [])
+    result(code == 200 and r.get("uid") == "deep-dev" and r.get("allowed") is True and
+           len(w) == 1 and "nesting deeper than" in w[0],
+           "/validate: the 3,000-level JobSet is allowed with the warning where no enforced "
+           "policy matches", "%d %s" % (code, out[:300]))
+    code, out = curl(srv, "POST", "/validate", deep_review(js, 3000, "prod", "deep-prod"))
+    r = json.loads(out).get("response", {}) if code == 200 else {}
+    msg = (r.get("status") or {}).get("message", "")
+    result(code == 200 and r.get("uid") == "deep-prod" and r.get("allowed") is False and
+           (r.get("status") or {}).get("code") == 403 and
+           "could not check this JobSet.jobset.x-k8s.io against enforced policy prod-priority"
+           in msg and "nesting deeper than" in msg and where in msg,
+           "/validate: the 3,000-level JobSet is denied where an enforced policy matches its "
+           "kind and namespace, saying which policy and why", "%d %s" % (code, out[:400]))
+    # Bulk instead of depth: 20,000 labels in one map, over the member cap.
+    bulk = json.loads(json.dumps(js))
+    bulk["metadata"]["labels"] = {"k%d" % i: "v" for i in range(20000)}
+    code, out = curl(srv, "POST", "/validate", json.dumps(review(bulk, uid="bulk-prod",
+                                                                  namespace="prod")).encode())
+    r = json.loads(out).get("response", {}) if code == 200 else {}
+    msg = (r.get("status") or {}).get("message", "")
+    result(code == 200 and r.get("allowed") is False and "more than 16384 members" in msg and
+           ".request.object.metadata.labels" in msg,
+           "/validate: 20,000 labels cannot carry an object past an enforced policy either",
+           "%d %s" % (code, out[:300]))
+    code, out = curl(srv, "POST", "/mutate", json.dumps(review(bulk, uid="bulk-1")).encode())
+    r = json.loads(out).get("response", {}) if code == 200 else {}
+    result(code == 200 and r.get("allowed") is True and "patch" not in r and
+           "more than 16384 members" in " ".join(r.get("warnings", [])),
+           "/mutate: 20,000 labels are allowed unchanged with a warning")
+    # Not an AdmissionReview however deep: still a 400.
+    body = deep_review(js, 3000, "team-a", "x").replace(b'"uid":"x",', b"", 1)
+    code, out = curl(srv, "POST", "/mutate", body)
+    result(code == 400 and b"request.uid" in out,
+           "a 3,000-level body without request.uid is a 400", "%d %s" % (code, out[:200]))
+    # A log line with the reason and the place, never the path (it quotes the object's keys).
+    time.sleep(0.2)
+    line = [l for l in srv.log_text().splitlines() if '"deep-mutate"' in l]
+    ok = False
+    if line:
+        f = json.loads(line[-1])
+        ok = f.get("result") == "failopen" and f.get("reason") == "too-deep" and \
+            f.get("cutLine") == 1 and f.get("cutColumn", 0) > 0 and "replicatedJobs" not in line[-1]
+    result(ok, "the log line says failopen, reason too-deep and where, without the path",
+           line[-1] if line else "no log line")
+    code, body = curl(srv, "GET", "/metrics")
+    text = body.decode()
+    want = ['wmap_webhook_fail_open_total{endpoint="mutate",reason="too-deep"}',
+            'wmap_webhook_fail_open_total{endpoint="validate",reason="too-deep"}',
+            'wmap_webhook_fail_open_total{endpoint="mutate",reason="too-many-members"}']
+    missing = [x for x in want if x not in text]
+    result(not missing, "metrics count cut reviews by reason", "missing: %s" % missing)
 
 
 KARTA = """\
@@ -865,6 +976,7 @@ def main():
         check_own_objects(srv)
         check_malformed(srv)
         check_limits(srv, binary, workdir)
+        check_cut_reviews(srv)
         check_definitions(binary, workdir)
         check_null_admission(binary, workdir)
         check_metrics(srv)

@@ -14,10 +14,10 @@
 typedef struct wmap_kube_client wmap_kube_client;
 
 typedef struct wmap_kube_opts {
-	long timeout_ms;          /* per request; 0 = 30 s; -1 = none */
-	int max_retries;          /* 429/5xx retries, 0 = 3; -1 = none */
-	size_t max_response;      /* body cap, 0 = 64 MiB */
-	const char *user_agent;   /* NULL = "kubectl-wmap" */
+	long timeout_ms;        /* per request; 0 = 30 s; -1 = none */
+	int max_retries;        /* 429/5xx retries, 0 = 3; -1 = none */
+	size_t max_response;    /* body cap, 0 = 64 MiB */
+	const char *user_agent; /* NULL = "kubectl-wmap" */
 } wmap_kube_opts;
 
 /* A client for cfg (borrowed; must outlive the client). One curl handle is reused, so
@@ -54,9 +54,9 @@ typedef struct wmap_kube_stream_opts {
 	 * its newline (a stream cut in the middle of an event) is never handed out. */
 	int (*on_line)(void *ud, const char *line, size_t len);
 	void *ud;
-	const atomic_int *stop;   /* checked about once a second; nonzero ends the stream */
-	long timeout_ms;          /* the whole stream; 0 = none */
-	long *retry_after;        /* may be NULL: set to the Retry-After seconds, -1 if none */
+	const atomic_int *stop; /* checked about once a second; nonzero ends the stream */
+	long timeout_ms;        /* the whole stream; 0 = none */
+	long *retry_after;      /* may be NULL: set to the Retry-After seconds, -1 if none */
 } wmap_kube_stream_opts;
 
 /* GETs path and streams its body line by line to opts->on_line as it arrives. Returns 0

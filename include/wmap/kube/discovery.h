@@ -9,13 +9,13 @@
 #include "wmap/kube/client.h"
 
 typedef struct wmap_api_resource {
-	char *group;              /* "" for the core group */
+	char *group; /* "" for the core group */
 	char *version;
-	char *plural;             /* "jobsets" */
-	char *singular;           /* "jobset" (lowercased kind when the server gives none) */
-	char *kind;               /* "JobSet" */
+	char *plural;   /* "jobsets" */
+	char *singular; /* "jobset" (lowercased kind when the server gives none) */
+	char *kind;     /* "JobSet" */
 	int namespaced;
-	int preferred;            /* served at the group's preferred version */
+	int preferred; /* served at the group's preferred version */
 	size_t n_short;
 	char **short_names;
 } wmap_api_resource;

@@ -19,60 +19,60 @@
  * client-go, which re-reads the file on every request); a token or a client certificate and
  * key means the user's exec plugin or auth-provider is not used. */
 typedef struct wmap_kube_overrides {
-	const char *kubeconfig;   /* --kubeconfig: only that file, no merging */
+	const char *kubeconfig; /* --kubeconfig: only that file, no merging */
 	const char *context;
 	const char *cluster;
 	const char *user;
-	const char *namespace_;   /* -n */
+	const char *namespace_; /* -n */
 
-	const char *server;       /* -s/--server: URL, or host:port */
-	const char *ca_file;      /* --certificate-authority */
-	int insecure;             /* --insecure-skip-tls-verify (only true overrides) */
+	const char *server;  /* -s/--server: URL, or host:port */
+	const char *ca_file; /* --certificate-authority */
+	int insecure;        /* --insecure-skip-tls-verify (only true overrides) */
 	const char *tls_server_name;
 
-	const char *token;        /* --token (secret) */
-	const char *cert_file;    /* --client-certificate */
-	const char *key_file;     /* --client-key */
-	const char *as_user;      /* --as */
-	const char *as_uid;       /* --as-uid */
-	const char *const *as_groups;  /* --as-group, repeatable: n_as_groups of them */
+	const char *token;            /* --token (secret) */
+	const char *cert_file;        /* --client-certificate */
+	const char *key_file;         /* --client-key */
+	const char *as_user;          /* --as */
+	const char *as_uid;           /* --as-uid */
+	const char *const *as_groups; /* --as-group, repeatable: n_as_groups of them */
 	size_t n_as_groups;
 } wmap_kube_overrides;
 
 /* The connection settings of one context, resolved. Every string is owned by the config. */
 typedef struct wmap_kube_config {
-	char *source;             /* the file(s) read, or "in-cluster"; for messages */
+	char *source; /* the file(s) read, or "in-cluster"; for messages */
 	char *context, *cluster_name, *user_name;
-	char *server;             /* https://host:port[/prefix] */
-	char *namespace_;         /* -n, else the context's, else "default" */
-	int namespace_explicit;   /* from -n or the context, not the default */
+	char *server;           /* https://host:port[/prefix] */
+	char *namespace_;       /* -n, else the context's, else "default" */
+	int namespace_explicit; /* from -n or the context, not the default */
 
-	char *ca_file;            /* certificate-authority, made absolute */
-	char *ca_data;            /* certificate-authority-data, decoded PEM */
+	char *ca_file; /* certificate-authority, made absolute */
+	char *ca_data; /* certificate-authority-data, decoded PEM */
 	size_t ca_data_len;
-	int insecure;             /* insecure-skip-tls-verify */
+	int insecure; /* insecure-skip-tls-verify */
 	char *tls_server_name;
 	char *proxy_url;
 	int disable_compression;
 
-	char *cert_file, *key_file;   /* client-certificate / client-key */
-	char *cert_data, *key_data;   /* decoded PEM */
+	char *cert_file, *key_file; /* client-certificate / client-key */
+	char *cert_data, *key_data; /* decoded PEM */
 	size_t cert_data_len, key_data_len;
-	char *token;              /* bearer token (secret) */
-	char *token_file;         /* tokenFile; re-read when used */
+	char *token;      /* bearer token (secret) */
+	char *token_file; /* tokenFile; re-read when used */
 
 	/* exec credential plugin (client.authentication.k8s.io/v1 or v1beta1) */
 	char *exec_api_version, *exec_command, *exec_install_hint;
 	size_t exec_n_args;
 	char **exec_args;
-	json_t *exec_env;         /* [{name, value}] */
+	json_t *exec_env; /* [{name, value}] */
 	int exec_provide_cluster_info;
-	json_t *exec_cluster_config;  /* the cluster's client.authentication.k8s.io/exec extension */
+	json_t *exec_cluster_config; /* the cluster's client.authentication.k8s.io/exec extension */
 
 	/* impersonation (as, as-uid, as-groups, as-user-extra) */
 	char *as_user, *as_uid;
-	json_t *as_groups;        /* array of strings, NULL when unset */
-	json_t *as_extra;         /* object of string arrays, NULL when unset */
+	json_t *as_groups; /* array of strings, NULL when unset */
+	json_t *as_extra;  /* object of string arrays, NULL when unset */
 
 	int in_cluster;
 } wmap_kube_config;

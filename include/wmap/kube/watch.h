@@ -19,21 +19,21 @@
 
 /* Counters a server exposes as metrics; written by the loop, read from any thread. */
 typedef struct wmap_watch_stats {
-	atomic_uint lists;        /* successful lists */
-	atomic_uint list_errors;  /* failed lists (each followed by a backoff) */
-	atomic_uint watches;      /* watch requests made */
-	atomic_uint restarts;     /* watches that ended or failed and were started again */
-	atomic_uint gone;         /* 410 Gone: the resourceVersion was too old, listed again */
-	atomic_uint events;       /* ADDED, MODIFIED and DELETED events applied */
-	atomic_uint bad_events;   /* lines that were not watch events */
-	atomic_int synced;        /* 1 after the first successful list */
+	atomic_uint lists;       /* successful lists */
+	atomic_uint list_errors; /* failed lists (each followed by a backoff) */
+	atomic_uint watches;     /* watch requests made */
+	atomic_uint restarts;    /* watches that ended or failed and were started again */
+	atomic_uint gone;        /* 410 Gone: the resourceVersion was too old, listed again */
+	atomic_uint events;      /* ADDED, MODIFIED and DELETED events applied */
+	atomic_uint bad_events;  /* lines that were not watch events */
+	atomic_int synced;       /* 1 after the first successful list */
 } wmap_watch_stats;
 
 typedef struct wmap_watch_opts {
-	const char *path;          /* the collection, "/apis/run.ai/v1alpha1/kartas" */
-	unsigned backoff_min_ms;   /* 0 = 800 */
-	unsigned backoff_max_ms;   /* 0 = 30000 */
-	unsigned timeout_s;        /* a watch's timeoutSeconds: drawn from [t, 2t); 0 = 300 */
+	const char *path;        /* the collection, "/apis/run.ai/v1alpha1/kartas" */
+	unsigned backoff_min_ms; /* 0 = 800 */
+	unsigned backoff_max_ms; /* 0 = 30000 */
+	unsigned timeout_s;      /* a watch's timeoutSeconds: drawn from [t, 2t); 0 = 300 */
 	/* After a list and after every event that changed the set: objects maps
 	 * "namespace/name" (or "name" when cluster-scoped) to the object. Both are borrowed
 	 * for the call; the objects are never changed afterwards (an event replaces them), so
@@ -44,7 +44,7 @@ typedef struct wmap_watch_opts {
 	 * loop backs off and tries again. May be NULL. */
 	void (*on_error)(void *ud, const wmap_error *err, long status);
 	void *ud;
-	const atomic_int *stop;    /* nonzero ends the loop within about a second */
+	const atomic_int *stop; /* nonzero ends the loop within about a second */
 } wmap_watch_opts;
 
 /* Runs the loop with c (not shared with any other thread while it runs) until *o->stop.

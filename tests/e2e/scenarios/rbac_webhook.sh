@@ -48,6 +48,16 @@ for q in "create kartas.run.ai" "update kartas.run.ai/x" "delete kartas.run.ai/x
     assert_eq no "$(can $q)" "can-i $q"
 done
 
+# SubjectAccessReview (what a webhook or an aggregated server would ask) agrees.
+sar() {
+    sim_curl POST /apis/authorization.k8s.io/v1/subjectaccessreviews -H 'Content-Type: application/json' \
+        -d "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SubjectAccessReview\",\"spec\":{\"user\":\"$SA\",
+             \"groups\":[\"system:serviceaccounts\",\"system:serviceaccounts:wmap-system\",\"system:authenticated\"],
+             \"resourceAttributes\":{\"group\":\"run.ai\",\"resource\":\"kartas\",\"verb\":\"$1\"}}}" | head -n1 | jq -r .status.allowed
+}
+assert_eq true "$(sar watch)" "SubjectAccessReview watch kartas"
+assert_eq false "$(sar delete)" "SubjectAccessReview delete kartas"
+
 # A real token for the service account.
 run_ok kc create token wmap-webhook -n wmap-system --duration=600s
 TOK=$OUT

@@ -27,7 +27,7 @@ grep -q '"not synced with the API server after 2 s' "$E2E_TMP/wmap-webhook.log" 
 # Meanwhile the catalog serves: a JobSet is stamped, a Widget has no definition yet.
 review_file "$E2E_DIR/data/jobset-sample.yaml" "$E2E_TMP/jobset-review.json"
 ms=$(wh_review_ms "$E2E_TMP/jobset-review.json") || fail "review failed while the API server is away"
-echo "review without the API server: ${ms} ms"
+echo "review without the API server: ${ms} ms (curl wall time, process start included)"
 
 # The API server comes up: the webhook syncs by itself.
 start_bg apiserver-sim "cmd:curl -sk --noproxy '*' https://127.0.0.1:$SIM_FIXED_PORT/healthz" 10 \

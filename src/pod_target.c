@@ -1,0 +1,168 @@
+/* wmap: the writable locations of a workload's pod templates (see wmap/pod_target.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wmap/pod_target.h"
+#include "wmap/pointer.h"
+
+void wmap_pod_target_clear(wmap_pod_target *t)
+{
+	free(t->labels);
+	free(t->annotations);
+	free(t->spec);
+	free(t->scheduler);
+	free(t->priority);
+	memset(t, 0, sizeof(*t));
+}
+
+/* A copy of s in *out (NULL stays NULL); -1 on ENOMEM. */
+static int dup_or_null(char **out, const char *s)
+{
+	*out = s ? strdup(s) : NULL;
+	return s && !*out ? -1 : 0;
+}
+
+/* Frees and clears *ptr when the object has nothing at the parent of that pointer; -1 on
+ * ENOMEM. */
+static int drop_orphan(char **ptr, const json_t *object)
+{
+	if (!*ptr)
+		return 0;
+	const char *slash = strrchr(*ptr, '/');
+	char *parent = slash ? strndup(*ptr, (size_t)(slash - *ptr)) : NULL;
+	if (slash && !parent)
+		return -1;
+	if (!parent || !wmap_pointer_lookup(object, parent)) {
+		free(*ptr);
+		*ptr = NULL;
+	}
+	free(parent);
+	return 0;
+}
+
+static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *pod)
+{
+	const char *tp = pod->template_.pointer;
+
+	if (!tp || !pod->template_.value) {
+		if (!tp)
+			*why = "its pod template is not in the object at a plain path (a framework "
+			       "default, or computed); not stamped";
+		return 0;
+	}
+	char *meta = pod->metadata.pointer ? strdup(pod->metadata.pointer)
+					   : wmap_pointer_join(tp, "metadata");
+	if (meta) {
+		t->labels = wmap_pointer_join(meta, "labels");
+		t->annotations = wmap_pointer_join(meta, "annotations");
+	}
+	free(meta);
+	t->spec = pod->spec.pointer ? strdup(pod->spec.pointer) : wmap_pointer_join(tp, "spec");
+	if (!t->labels || !t->annotations || !t->spec)
+		return WMAP_ENOMEM;
+	return 1;
+}
+
+static int init_podspec(wmap_pod_target *t, const char **why, const wmap_pod *pod)
+{
+	/* No pod spec in the object: the component is not there (KServe without a
+	 * transformer); nothing is created for it. */
+	if (!pod->spec.pointer || !pod->spec.value)
+		return 0;
+	if (!(t->spec = strdup(pod->spec.pointer)))
+		return WMAP_ENOMEM;
+	if (pod->metadata.pointer) {
+		t->labels = wmap_pointer_join(pod->metadata.pointer, "labels");
+		t->annotations = wmap_pointer_join(pod->metadata.pointer, "annotations");
+		if (!t->labels || !t->annotations)
+			return WMAP_ENOMEM;
+	} else {
+		*why = "the definition gives no metadata location; labels not written";
+	}
+	return 1;
+}
+
+static int init_fragmented(wmap_pod_target *t, const char **why, const wmap_pod *pod,
+			   const json_t *object)
+{
+	if (dup_or_null(&t->labels, pod->frag[WMAP_FRAG_LABELS].pointer) ||
+	    dup_or_null(&t->annotations, pod->frag[WMAP_FRAG_ANNOTATIONS].pointer) ||
+	    dup_or_null(&t->scheduler, pod->frag[WMAP_FRAG_SCHEDULER_NAME].pointer) ||
+	    dup_or_null(&t->priority, pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].pointer))
+		return WMAP_ENOMEM;
+	if (!t->labels)
+		*why = "the definition gives no labels location; labels not written";
+	/* Labels in a list entry the definition keys (TrainJob's runtimePatches entry of
+	 * manager wmap.io/webhook): the entry is made with the first write. Annotations can
+	 * share that entry; any other field that needs one is left alone, as two entries with
+	 * one key would be refused. */
+	const wmap_location *fa = &pod->frag[WMAP_FRAG_ANNOTATIONS];
+	if (t->labels) {
+		t->create_at = pod->frag[WMAP_FRAG_LABELS].create_at;
+		t->create = pod->frag[WMAP_FRAG_LABELS].create;
+	}
+	if (t->annotations && fa->create_at &&
+	    !(t->create_at && strcmp(fa->create_at, t->create_at) == 0)) {
+		*why = "its annotations location needs a list entry that does not exist; "
+		       "annotations not written";
+		free(t->annotations);
+		t->annotations = NULL;
+	}
+	if (pod->frag[WMAP_FRAG_SCHEDULER_NAME].create_at) {
+		free(t->scheduler);
+		t->scheduler = NULL;
+	}
+	if (pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].create_at) {
+		free(t->priority);
+		t->priority = NULL;
+	}
+	/* Fields of a part the object does not have (an LLMInferenceService without prefill)
+	 * are not written: that would create the part. */
+	if ((!t->create_at && drop_orphan(&t->labels, object)) ||
+	    (!fa->create_at && drop_orphan(&t->annotations, object)) ||
+	    drop_orphan(&t->scheduler, object) || drop_orphan(&t->priority, object))
+		return WMAP_ENOMEM;
+	return 1;
+}
+
+int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_workload *w,
+			 size_t k, size_t i)
+{
+	const wmap_node *n = &w->nodes[k];
+	const wmap_instance *in = &n->instances[i];
+	const wmap_pod *pod = &in->pod;
+	const char *no_why;
+	int rc;
+
+	if (!why)
+		why = &no_why;
+	*why = NULL;
+	memset(t, 0, sizeof(*t));
+	t->component = n->def->name;
+	t->instance = in->id;
+	t->multi = n->def->instance_id_path != NULL;
+	t->node = k;
+	t->instance_index = i;
+	switch (pod->shape) {
+	case WMAP_SPEC_TEMPLATE:
+		rc = init_template(t, why, pod);
+		break;
+	case WMAP_SPEC_PODSPEC:
+		rc = init_podspec(t, why, pod);
+		break;
+	case WMAP_SPEC_FRAGMENTED:
+		rc = init_fragmented(t, why, pod, w->object);
+		break;
+	default:
+		return 0;
+	}
+	if (rc <= 0)
+		return rc;
+	if (t->spec) {
+		t->scheduler = wmap_pointer_join(t->spec, "schedulerName");
+		t->priority = wmap_pointer_join(t->spec, "priorityClassName");
+		if (!t->scheduler || !t->priority)
+			return WMAP_ENOMEM;
+	}
+	return t->labels || t->annotations || t->spec || t->scheduler || t->priority;
+}
