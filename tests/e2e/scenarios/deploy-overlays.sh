@@ -62,7 +62,7 @@ run_ok kc apply -f "$E2E_DIR/data/jobset-crd.yaml"
 wait_until 10 kc get jobsets || fail "JobSet CRD not served"
 run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json -p "[
     {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},
-    {\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}}]"
+    {\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}]}]"
 start_bg wmap-webhook "cmd:curl -sk --noproxy '*' https://127.0.0.1:$WH_PORT/readyz" 30 \
     "$WEBHOOK" --tls-cert "$CERT_DIR/tls.crt" --tls-key "$CERT_DIR/tls.key" --port "$WH_PORT" --no-cluster
 run_ok kc create namespace team-on

@@ -14,7 +14,7 @@ sim_start --service-port "wmap-system/wmap-webhook=$WH_PORT"
 run_ok bash -c "kubectl wmap install | kubectl --request-timeout=60s apply -f -"
 run_ok kc apply -f "$E2E_DIR/data/jobset-crd.yaml"
 wait_until 10 kc get jobsets || fail "JobSet CRD not served"
-run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json -p '[{"op":"add","path":"/webhooks/0/rules/-","value":{"operations":["CREATE"],"apiGroups":["jobset.x-k8s.io"],"apiVersions":["v1alpha2"],"resources":["jobsets"],"scope":"Namespaced"}}]'
+run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json -p '[{"op":"add","path":"/webhooks/0/rules","value":[{"operations":["CREATE"],"apiGroups":["jobset.x-k8s.io"],"apiVersions":["v1alpha2"],"resources":["jobsets"],"scope":"Namespaced"}]}]'
 run_ok kc -n wmap-system patch deployment wmap-webhook --subresource=status --type=merge \
     -p '{"status":{"replicas":2,"readyReplicas":2,"availableReplicas":2,"conditions":[{"type":"Available","status":"True","reason":"MinimumReplicasAvailable"}]}}'
 run_ok kc apply -f - <<Y
