@@ -39,6 +39,8 @@ static void usage(FILE *f)
 		"  --request-budget-ms MS     time budget per review; past it, allow unchanged (250)\n"
 		"  --reload-interval-ms MS    how often files are checked for changes (1000)\n"
 		"  --drain-timeout SEC        longest wait for in-flight requests on SIGTERM (25)\n"
+		"  --shutdown-delay SEC       on SIGTERM, keep accepting (unready) this long before\n"
+		"                             draining, while endpoints are updated (0)\n"
 		"  --tls-priorities STRING    GnuTLS priority string (TLS 1.3; TLS 1.2 with ECDHE\n"
 		"                             and AEAD ciphers only)\n"
 		"  --kubeconfig FILE          watch Kartas and WorkloadPolicies in this cluster\n"
@@ -50,6 +52,38 @@ static void usage(FILE *f)
 		"                             parsing and checking it (the floor wmap's work is\n"
 		"                             measured against); refused with --policy\n"
 		"  --help, --version\n");
+}
+
+/* The first part of a shutdown (--shutdown-delay): unready and telling keep-alive clients to
+ * close, but still accepting, for the time a Service's endpoints take to drop this replica
+ * (kube-proxy and the API server keep sending new connections here meanwhile). A second
+ * SIGTERM or SIGINT ends the wait at once; SIGHUP is ignored by then. */
+static void shutdown_delay(wh_server *s, const sigset_t *set)
+{
+	struct timespec end, now, left;
+
+	wh_server_unready(s);
+	wh_logf("info", "not ready; still accepting for %u s (--shutdown-delay)", s->opt.shutdown_delay_s);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)s->opt.shutdown_delay_s;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			return;
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000L;
+		}
+		int sig = sigtimedwait(set, NULL, &left);
+		if (sig == SIGTERM || sig == SIGINT) {
+			wh_logf("info", "%s again: draining now", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			return;
+		}
+		if (sig < 0 && errno != EINTR)
+			return; /* EAGAIN: the delay is over */
+	}
 }
 
 static int parse_num(const char *s, unsigned long long max, unsigned long long *out)
@@ -199,6 +233,7 @@ int main(int argc, char **argv)
 	       O_BUDGET,
 	       O_RELOAD,
 	       O_DRAIN,
+	       O_SHUTDOWN_DELAY,
 	       O_PRIO,
 	       O_READY,
 	       O_HELP,
@@ -223,6 +258,7 @@ int main(int argc, char **argv)
 		{ "request-budget-ms", required_argument, NULL, O_BUDGET },
 		{ "reload-interval-ms", required_argument, NULL, O_RELOAD },
 		{ "drain-timeout", required_argument, NULL, O_DRAIN },
+		{ "shutdown-delay", required_argument, NULL, O_SHUTDOWN_DELAY },
 		{ "tls-priorities", required_argument, NULL, O_PRIO },
 		{ "ready-file", required_argument, NULL, O_READY },
 		{ "help", no_argument, NULL, O_HELP },
@@ -297,6 +333,10 @@ int main(int argc, char **argv)
 		case O_DRAIN:
 			bad = parse_num(optarg, 3600, &v);
 			o->drain_s = (unsigned)v;
+			break;
+		case O_SHUTDOWN_DELAY:
+			bad = parse_num(optarg, 300, &v);
+			o->shutdown_delay_s = (unsigned)v;
 			break;
 		case 'h':
 		case O_HELP: usage(stdout); return 0;
@@ -427,6 +467,8 @@ int main(int argc, char **argv)
 		wh_logf("info", "%s: draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 		break;
 	}
+	if (o->shutdown_delay_s > 0)
+		shutdown_delay(&srv, &set);
 	rl.stop = 1;
 	wh_server_drain(&srv);
 	pthread_join(rl.thread, NULL);
