@@ -161,8 +161,18 @@ static const struct sim_service *service_port(struct sim *s, const char *ns, con
 
 /* Performs one HTTPS call. Returns the parsed response JSON, or NULL with `err` set to the
  * Go-shaped reason (without the "failed calling webhook" prefix). */
-/* Spreads calls over a Service's endpoints in turn, as kube-proxy would (one counter for all). */
-static atomic_uint next_endpoint;
+/* Spreads calls over a Service's endpoints in turn, as kube-proxy would: one counter per
+ * webhook (by a hash of its name), so that a mutating and a validating call of one request
+ * do not always land on different endpoints. */
+static atomic_uint next_endpoint[16];
+
+static unsigned name_slot(const char *name)
+{
+    unsigned h = 5381;
+    for (; name && *name; name++)
+        h = h * 33u + (unsigned char)*name;
+    return h % 16u;
+}
 
 static json_t *http_call(struct call_ctx *c, const struct hook *hk, const char *body, char *err, size_t en,
                          int *call_ms)
@@ -201,7 +211,8 @@ static json_t *http_call(struct call_ctx *c, const struct hook *hk, const char *
                          sname ? sname : "");
                 return NULL;
             }
-            dial = hk->endpoint_ports[atomic_fetch_add(&next_endpoint, 1u) % (unsigned)hk->n_endpoints];
+            unsigned turn = atomic_fetch_add(&next_endpoint[name_slot(sim_jstr(wh, "name"))], 1u);
+            dial = hk->endpoint_ports[turn % (unsigned)hk->n_endpoints];
         } else if (m) {
             dial = m->port;
         } else {
@@ -467,7 +478,6 @@ static int cmpkey(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Snapshots the matching webhooks (by rules) of one configuration kind, sorted by config name. */
 /* The Endpoints object named like the webhook's Service (lock held): every ready address
  * (subsets[].addresses, not notReadyAddresses) with its subset's first port becomes one
  * loopback port to dial; the address itself is not dialled (all webhooks run on this host). */
@@ -493,6 +503,7 @@ static void read_endpoints(struct sim *s, const json_t *wh, struct hook *h)
     }
 }
 
+/* Snapshots the matching webhooks (by rules) of one configuration kind, sorted by config name. */
 static int collect_hooks(struct sim *s, const char *plural, struct call_ctx *c, struct hook **out)
 {
     struct sim_resource *cfgs = sim_resource_find(s, "admissionregistration.k8s.io", "v1", plural);
