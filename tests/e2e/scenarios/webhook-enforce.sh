@@ -30,7 +30,7 @@ kind: Namespace
 metadata: {name: prod}
 Y
 run_ok kc apply -f "$REPO_ROOT/deploy/base/09-validatingwebhookconfiguration.yaml"
-# deploy/ ships the workload rules empty; add the JobSet rule the running webhook writes
+# deploy/ ships no workload rules; add the JobSet rule the running webhook writes
 # for an enforced policy that matches JobSets.
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\",\"UPDATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}]}]"
