@@ -2,19 +2,22 @@
 # `kubectl kustomize` renders it, made older here: the Karta CRD without the status fields
 # and printer columns added since, no WorkloadPolicy CRD, image tag 0.0.9) with webhook A
 # behind the wmap-webhook Service; the current release is applied over it with
-# `kubectl apply -k deploy/` while two loops create JobSets through the real kubectl all
+# `kubectl apply -k deploy/` while three loops create JobSets through the real kubectl all
 # along. Then the rolling update, done by hand as the Deployment, kubelet and endpoints
-# controllers would: webhook B starts and joins the Service's Endpoints once ready, A gets
-# SIGTERM while it is still an endpoint, and leaves the Endpoints a second later (the
-# propagation delay of a real cluster); the webhooks run with the shutdown arguments of
-# deploy/'s Deployment (--shutdown-delay: still accepting, unready, for a while). Every create must succeed and come back stamped (the
-# mutating webhook fails open, so a review lost in the handover would show as an unstamped
-# JobSet, not as a failed create), A must have drained with no request left, and both A and
-# B must have answered reviews. The CRDs must be the new ones, with the objects made under the
-# old ones kept. Last, `kubectl wmap uninstall | kubectl delete -f -` leaves no webhook
-# configuration behind, and JobSets are created unstamped afterwards.
+# controllers would: webhook B starts and joins the Service's Endpoints once ready; A gets
+# SIGTERM while it is still an endpoint and leaves the Endpoints 2 s later (the propagation
+# delay of a real cluster). Both run with the shutdown arguments of deploy/'s Deployment
+# (--shutdown-delay: unready but still accepting for a while, then drain).
+# JobSets go through the mutating webhook (failurePolicy Ignore: a lost review shows as an
+# unstamped JobSet) and through policies.wmap.io (failurePolicy Fail: a lost review fails
+# the create). Every create must succeed and come back stamped, A must drain with no request
+# left and exit 0, and both A and B must have answered mutating and validating reviews. The
+# CRDs must be the new ones, with the objects made under the old ones kept, and apply must
+# keep the caBundles and the rules written after the last apply. Last, `kubectl wmap
+# uninstall | kubectl delete -f -` leaves no webhook configuration behind, and JobSets are
+# created unstamped afterwards.
 # Both webhooks are the same build (there is one binary here); they run with --no-cluster,
-# so the JobSet rule is added by hand as the running webhook would write it.
+# so the JobSet rules are added by hand as the running webhook would write them.
 source "$E2E_DIR/cluster-helpers.sh"
 plugin_on_path || fail "plugin not built: $PLUGIN"
 
@@ -65,8 +68,11 @@ wait_until 10 kc get jobsets || fail "JobSet CRD not served"
 run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json -p "[
     {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},
     {\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}]}]"
+# The JobSet rule of policies.wmap.io too, as the webhook writes it for an enforced policy:
+# its failurePolicy is Fail, so a /validate call lost in the handover fails the create.
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json -p "[
     {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},
+    {\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\",\"UPDATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}]},
     {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"}]"
 
 # endpoints PORT...: the Service's ready endpoints, as the endpoints controller writes them.
@@ -90,7 +96,7 @@ endpoints "$PA"
 # A Karta made under the old release (admitted by A's /validate).
 run_ok kc create -f "$CLUSTER_DATA/widget-karta.yaml"
 
-# Two loops create JobSets until told to stop; each create's exit code and output is kept.
+# Three loops create JobSets until told to stop; each create's exit code and output is kept.
 mkdir -p "$E2E_TMP/creates"
 create_loop() {
     local n=0 f
@@ -106,7 +112,9 @@ create_loop l1 &
 L1=$!
 create_loop l2 &
 L2=$!
-E2E_PIDS+=("$L1" "$L2")
+create_loop l3 &
+L3=$!
+E2E_PIDS+=("$L1" "$L2" "$L3")
 creates() { ls "$E2E_TMP/creates" | grep -c '\.rc$' || true; }
 created_at_least() { (($(creates) >= $1)); }
 wait_until 60 created_at_least 4 || fail "the create loops made nothing"
@@ -128,17 +136,20 @@ assert_eq "$CA_BUNDLE" "$(jq -r '.webhooks[0].clientConfig.caBundle' <<<"$OUT")"
 assert_eq jobsets "$(jq -r '.webhooks[0].rules[0].resources[0]' <<<"$OUT")" "JobSet rule kept by apply"
 run_ok kc get validatingwebhookconfiguration wmap-webhook -o json
 assert_eq "$CA_BUNDLE $CA_BUNDLE" "$(jq -r '[.webhooks[].clientConfig.caBundle] | join(" ")' <<<"$OUT")" "validating caBundles kept by apply"
+assert_eq jobsets "$(jq -r '.webhooks[0].rules[0].resources[0]' <<<"$OUT")" "policies.wmap.io's JobSet rule kept by apply"
 
 # The rolling update: B up and ready, then an endpoint.
 start_wh wh-b "$PB"
 endpoints "$PA" "$PB"
 answered() { grep -c '"result":"patched"' "$E2E_TMP/$1.log" || true; }
+validated() { grep -c '"endpoint":"validate".*JobSet' "$E2E_TMP/$1.log" || true; }
 b_answered() { (($(answered wh-b) > 0)); }
 wait_until 60 b_answered || fail "B answered no review through the Service"
-# A is told to stop while still an endpoint; it leaves the Endpoints a second later.
+# A is told to stop while still an endpoint; it leaves the Endpoints 2 s later (the lag of
+# the endpoints controller and kube-proxy; the reviews sent to A meanwhile are the point).
 before=$(creates)
 kill -TERM "$wh_a_PID"
-sleep 1
+sleep 2
 endpoints "$PB"
 wait_until 40 bash -c "! kill -0 $wh_a_PID 2>/dev/null" || fail "A did not stop"
 grep -q 'still accepting for' "$E2E_TMP/wh-a.log" || fail "A did not wait (--shutdown-delay)"
@@ -150,7 +161,7 @@ assert_eq 0 "$a_rc" "A's exit code after SIGTERM"
 grep -q 'drained in .*, 0 request(s) left' "$E2E_TMP/wh-a.log" || fail "A did not drain: $(grep -i drain "$E2E_TMP/wh-a.log")"
 wait_until 60 created_at_least $((before + 6)) || fail "the creates stalled after A stopped"
 touch "$E2E_TMP/stop"
-wait "$L1" "$L2" || true
+wait "$L1" "$L2" "$L3" || true
 
 total=$(creates)
 failed=0
@@ -160,9 +171,11 @@ for rc in "$E2E_TMP"/creates/*.rc; do
         echo "failed create: $(cat "${rc%.rc}.out")" >&2
     fi
 done
-echo "creates: $total, failed: $failed; reviews answered by A: $(answered wh-a), by B: $(answered wh-b)"
+echo "creates: $total, failed: $failed; mutating reviews answered by A: $(answered wh-a), by B: $(answered wh-b);" \
+    "validating: A $(validated wh-a), B $(validated wh-b)"
 assert_eq 0 "$failed" "failed creates"
-(($(answered wh-a) > 0)) || fail "A answered no review"
+(($(answered wh-a) > 0 && $(validated wh-a) > 0)) || fail "A answered no mutating or no validating review"
+(($(answered wh-b) > 0 && $(validated wh-b) > 0)) || fail "B answered no mutating or no validating review"
 run_ok kc get jobsets -o json
 stored=$(jq '[.items[] | select(.metadata.name | startswith("up-"))] | length' <<<"$OUT")
 unstamped=$(jq -r '[.items[] | select(.metadata.name | startswith("up-")) | select([.spec.replicatedJobs[].template.spec.template.metadata.labels["wmap.io/workload-name"]] | any(. == null)) | .metadata.name] | join(" ")' <<<"$OUT")
