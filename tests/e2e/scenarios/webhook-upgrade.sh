@@ -99,13 +99,14 @@ run_ok kc create -f "$CLUSTER_DATA/widget-karta.yaml"
 # Three loops create JobSets until told to stop; each create's exit code and output is kept.
 mkdir -p "$E2E_TMP/creates"
 create_loop() {
-    local n=0 f
+    local n=0 f rc
     while [[ ! -e $E2E_TMP/stop ]]; do
         n=$((n + 1))
         f=$E2E_TMP/creates/$1-$n
         sed "s/name: train\$/name: up-$1-$n/" "$E2E_DIR/data/jobset-sample.yaml" >"$f.yaml"
-        kc create -f "$f.yaml" >"$f.out" 2>&1
-        echo $? >"$f.rc"
+        rc=0
+        kc create -f "$f.yaml" >"$f.out" 2>&1 || rc=$?   # (errexit would end the loop)
+        echo "$rc" >"$f.rc"
     done
 }
 create_loop l1 &
