@@ -288,6 +288,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	ret = reply(c, r, MHD_HTTP_OK, "application/json", body, body_len);
 	wh_metrics_request(r->ep, info.kind, info.operation, info.result, info.reason,
 			   info.patch_ops, info.patch_bytes);
+	wh_metrics_violations(&info);
 	log_review(r, &info, &cut, NULL);
 	return ret;
 }
@@ -478,6 +479,12 @@ int wh_server_start(wh_server *s)
 		return -1;
 	}
 	return 0;
+}
+
+void wh_server_unready(wh_server *s)
+{
+	s->draining = 1;
+	wh_metrics_set_ready(0);
 }
 
 void wh_server_drain(wh_server *s)
