@@ -519,3 +519,8 @@ int wmap_policy_matches_component(const wmap_policy *p, const char *component)
 	}
 	return 0;
 }
+
+int wmap_policy_needs_validation(const wmap_policy *p)
+{
+	return p && p->enforce;
+}

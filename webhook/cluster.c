@@ -418,6 +418,7 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			size_t np = set->n;
 			wh_policy_swap(s, set);
 			atomic_fetch_add(&cl->policy_swaps, 1);
+			wh_reconcile_kick(); /* the validating rules follow the policies */
 			json_t *f = json_pack("{s:i, s:i, s:i}", "policies", (int)np, "clusterPolicies",
 					      (int)atomic_load(&cl->cluster_policies), "invalidPolicies",
 					      (int)atomic_load(&cl->invalid_policies));

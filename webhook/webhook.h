@@ -119,13 +119,18 @@ void wh_cluster_policy_file_changed(wh_cluster *cl);
 /* The cluster metrics in Prometheus text, a new string owned by the caller (NULL: none). */
 char *wh_cluster_metrics(const wh_cluster *cl);
 
-/* ---- reconcile.c: the MutatingWebhookConfiguration's rules follow the definitions ---- */
+/* ---- reconcile.c: the webhook configurations' rules follow what is in force ---- */
 typedef struct wmap_discovery wmap_discovery;
 /* The CREATE rules for the root kinds of reg that disc serves, sorted; a new array. */
 json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc);
+/* The rules of the validating webhook: the root kinds of reg that disc serves and that a
+ * policy of policies (may be NULL) needing /validate matches, with those policies'
+ * operations, sorted; a new array (empty when no such policy). */
+json_t *wh_validating_rules(const wmap_registry *reg, const wmap_discovery *disc,
+			    const wmap_policy_set *policies);
 /* Starts the reconciler thread with its own client for cfg (borrowed; outlives it). */
 int wh_reconcile_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err);
-void wh_reconcile_kick(void); /* the definitions changed: reconcile now */
+void wh_reconcile_kick(void); /* the definitions or policies changed: reconcile now */
 void wh_reconcile_stop(void);
 char *wh_reconcile_metrics(void); /* Prometheus text, owned by the caller */
 
@@ -160,6 +165,10 @@ int wh_server_start(wh_server *s);
 /* Stops accepting, waits for in-flight requests (up to drain_s), stops MHD. */
 void wh_server_drain(wh_server *s);
 
+/* The policies in force with a reference for the caller (NULL when none); give it back
+ * with wh_policy_release. */
+wh_policy_ref *wh_policy_acquire(wh_server *s);
+void wh_policy_release(wh_server *s, wh_policy_ref *p); /* NULL is fine */
 /* Replaces the policy set (NULL allowed); the old one is freed when its last user is done. */
 void wh_policy_swap(wh_server *s, wmap_policy_set *set);
 

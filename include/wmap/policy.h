@@ -91,6 +91,10 @@ int wmap_policy_matches_component(const wmap_policy *p, const char *component);
  * Exists, DoesNotExist) against labels (NULL = none). NULL selector matches everything. */
 int wmap_selector_matches(const json_t *selector, const json_t *labels);
 
+/* 1 when p must be checked at /validate (its workloads go through the validating webhook),
+ * 0 when it only mutates. Reads p, which stays the caller's. */
+int wmap_policy_needs_validation(const wmap_policy *p);
+
 /* The operation bit for "CREATE"/"UPDATE", 0 for anything else. */
 unsigned wmap_policy_operation(const char *operation);
 

@@ -6,8 +6,8 @@
 # rules cover widgets soon after their Karta (the time is printed); a Widget created with kubectl is stamped;
 # the writes are counted and bounded; when the leader stops, the other takes over. With no
 # enforced policy nothing goes through /validate, so with both webhooks stopped a pod is
-# created all the same. (Status conditions and the validating rules that follow enforced
-# policies are not built yet.)
+# created all the same (webhook-cluster-validating covers the validating rules that follow
+# enforced policies).
 source "$E2E_DIR/cluster-helpers.sh"
 
 run_ok sh "$REPO_ROOT/certs/gen-certs.sh" --service wmap-webhook --namespace wmap-system --out "$E2E_TMP/certs-out"
