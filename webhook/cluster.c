@@ -45,6 +45,12 @@ struct wh_cluster {
 	int file_policy_dirty;
 	json_t *file_docs, *file_pos; /* the --policy file's last good documents */
 	json_t *invalid_seen;         /* "kind/name" -> resourceVersion already logged */
+	/* What the last builds took (to skip a build when only statuses changed), and their
+	 * verdicts per object (name -> {generation, ready, reason, message, group, version,
+	 * kind}) for the status writer; under lock. */
+	json_t *built_kartas, *built_policies;
+	int built_k, built_p;
+	json_t *verdict_kartas, *verdict_policies;
 	struct timespec started_at;
 	/* metrics */
 	atomic_uint swaps, swap_failures, policy_swaps, invalid_kartas, invalid_policies,
@@ -169,6 +175,31 @@ static void log_invalid(wh_cluster *cl, const char *what, const char *name, cons
 	json_decref(f);
 }
 
+#define VERDICT_MESSAGE_MAX 1024
+
+/* Records into verdicts (when not NULL) what the build made of the object name: reason
+ * InForce, Invalid or Superseded with a message capped at VERDICT_MESSAGE_MAX bytes, for the
+ * metadata.generation it was built from, and the root kind of a Karta (NULL for policies). */
+static void verdict(json_t *verdicts, const char *name, const json_t *obj, const char *reason,
+		    const char *message, const wmap_gvk *kind)
+{
+	char msg[VERDICT_MESSAGE_MAX + 4];
+	json_t *gen = json_object_get(json_object_get(obj, "metadata"), "generation");
+	if (!verdicts)
+		return;
+	snprintf(msg, sizeof(msg), "%s", message ? message : "");
+	if (message && strlen(message) > VERDICT_MESSAGE_MAX)
+		memcpy(msg + VERDICT_MESSAGE_MAX - 3, "...", 4);
+	json_t *v = json_pack("{s:I, s:b, s:s, s:s}", "generation",
+			      (json_int_t)(json_is_integer(gen) ? json_integer_value(gen) : 0),
+			      "ready", strcmp(reason, "InForce") == 0, "reason", reason, "message",
+			      msg);
+	if (v && kind)
+		json_object_set_new(v, "kind", json_pack("{s:s, s:s, s:s}", "group", kind->group, "version", kind->version, "kind", kind->kind));
+	if (v)
+		json_object_set_new(verdicts, name, v);
+}
+
 /* The object without its status (not part of the document format). */
 static json_t *without_status(const json_t *obj)
 {
@@ -179,7 +210,7 @@ static json_t *without_status(const json_t *obj)
 }
 
 static int build_registry(wh_cluster *cl, wmap_registry **out, const json_t *kartas,
-			  wmap_error *err)
+			  json_t *verdicts, wmap_error *err)
 {
 	const wh_options *o = &cl->srv->opt;
 	wmap_registry *reg = NULL;
@@ -225,6 +256,7 @@ static int build_registry(wh_cluster *cl, wmap_registry **out, const json_t *kar
 		if (lrc != 0) {
 			invalid++;
 			log_invalid(cl, "kartas.run.ai", keys[i], obj, e.message);
+			verdict(verdicts, keys[i], obj, "Invalid", e.message, NULL);
 			continue;
 		}
 		const wmap_gvk *k = def->components[0].kind;
@@ -236,19 +268,29 @@ static int build_registry(wh_cluster *cl, wmap_registry **out, const json_t *kar
 			have = wmap_registry_find(reg, k->group, k->version, k->kind, &exact);
 		}
 		snprintf(dname, sizeof(dname), "%s", def->name);
-		if (wmap_registry_add(reg, def, &e) == 0)
+		if (wmap_registry_add(reg, def, &e) == 0) {
+			if (k)
+				snprintf(e.message, sizeof(e.message), "the definition of %s is in force",
+					 gvk);
+			else
+				snprintf(e.message, sizeof(e.message), "in force");
+			verdict(verdicts, keys[i], obj, "InForce", e.message, k); /* reg owns k */
 			continue;
+		}
 		if (e.code == WMAP_ENOMEM) {
 			rc = WMAP_ENOMEM;
 			*err = e;
 			goto fail;
 		}
 		conflicts++;
-		if (have && exact && have->origin == WMAP_ORIGIN_CLUSTER)
+		int superseded = have && exact && have->origin == WMAP_ORIGIN_CLUSTER;
+		if (superseded)
 			snprintf(e.message, sizeof(e.message),
 				 "2 cluster Karta definitions claim %s: %s, %s; using %s", gvk,
 				 have->name, dname, have->name);
 		log_invalid(cl, "kartas.run.ai", keys[i], obj, e.message);
+		verdict(verdicts, keys[i], obj, superseded ? "Superseded" : "Invalid", e.message,
+			NULL);
 	}
 	atomic_store(&cl->invalid_kartas, invalid);
 	atomic_store(&cl->conflicts, conflicts);
@@ -291,7 +333,7 @@ static void load_file_policies(wh_cluster *cl)
 /* The file's policies in file order, a cluster object replacing a file policy of the same
  * name in place; then the cluster's other policies by name. Invalid objects are skipped. */
 static int build_policies(wh_cluster *cl, wmap_policy_set **out, const json_t *objects,
-			  wmap_error *err)
+			  json_t *verdicts, wmap_error *err)
 {
 	json_t *docs = json_array(), *used = json_object();
 	const char **keys = NULL;
@@ -324,11 +366,17 @@ static int build_policies(wh_cluster *cl, wmap_policy_set **out, const json_t *o
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			goto cleanup;
 		}
-		if (wmap_policy_set_parse(&set, one, name, NULL, &e) == 0)
+		if (wmap_policy_set_parse(&set, one, name, NULL, &e) == 0) {
 			json_object_set(valid, keys[i], json_array_get(one, 0));
-		else {
+			verdict(verdicts, keys[i], obj, "InForce",
+				wmap_policy_needs_validation(&set->policies[0])
+					? "in force; checked at /validate"
+					: "in force",
+				NULL);
+		} else {
 			invalid++;
 			log_invalid(cl, "workloadpolicies.wmap.io", keys[i], obj, e.message);
+			verdict(verdicts, keys[i], obj, "Invalid", e.message, NULL);
 		}
 		wmap_policy_set_free(set);
 		json_decref(one);
@@ -378,6 +426,58 @@ static void set_ready(wh_cluster *cl, int timed_out)
 	}
 }
 
+/* Puts the verdicts of a build in place of the last ones (a new reference). */
+static void publish(wh_cluster *cl, json_t **slot, json_t *verdicts)
+{
+	pthread_mutex_lock(&cl->lock);
+	json_decref(*slot);
+	*slot = json_incref(verdicts);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+/* 1 when the metadata keys a build reads are equal. */
+static int same_meta(const json_t *a, const json_t *b)
+{
+	static const char *const keys[] = { "name", "uid", "generation", "labels", "annotations" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const json_t *x = json_object_get(a, keys[i]), *y = json_object_get(b, keys[i]);
+		if ((x || y) && !(x && y && json_equal((json_t *)x, (json_t *)y)))
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 when two snapshots (name -> object) differ at most in what a build does not read: the
+ * status and metadata such as resourceVersion. A status write of the leader then costs no
+ * build. */
+static int same_but_status(const json_t *a, const json_t *b)
+{
+	const char *name, *k;
+	json_t *va, *x;
+	if (!a || !b)
+		return a == b;
+	if (json_object_size(a) != json_object_size(b))
+		return 0;
+	json_object_foreach((json_t *)a, name, va) {
+		json_t *vb = json_object_get(b, name);
+		if (!vb)
+			return 0;
+		if (va == vb)
+			continue;
+		if (json_object_size(va) - (json_object_get(va, "status") != NULL) !=
+		    json_object_size(vb) - (json_object_get(vb, "status") != NULL))
+			return 0;
+		json_object_foreach(va, k, x) {
+			if (strcmp(k, "status") == 0)
+				continue;
+			json_t *y = json_object_get(vb, k);
+			if (!y || !(strcmp(k, "metadata") == 0 ? same_meta(x, y) : json_equal(x, y)))
+				return 0;
+		}
+	}
+	return 1;
+}
+
 static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json_t *pols)
 {
 	wh_server *s = cl->srv;
@@ -387,7 +487,8 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 	if (defs) {
 		wmap_registry *reg = NULL;
 		wh_defs *d = NULL;
-		if (build_registry(cl, &reg, kartas, &err) != 0 ||
+		json_t *verdicts = json_object();
+		if (build_registry(cl, &reg, kartas, verdicts, &err) != 0 ||
 		    wh_defs_prepare(&d, reg, s->opt.threads, &err) != 0) {
 			atomic_fetch_add(&cl->swap_failures, 1);
 			json_t *f = json_pack("{s:s}", "error", err.message);
@@ -398,6 +499,7 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 		} else {
 			size_t count = wmap_registry_count(d->reg);
 			wh_defs_swap(s, d);
+			publish(cl, &cl->verdict_kartas, verdicts);
 			atomic_fetch_add(&cl->swaps, 1);
 			wh_reconcile_kick();
 			json_t *f = json_pack("{s:i, s:i, s:i, s:f}", "definitions", (int)count,
@@ -407,16 +509,19 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			wh_log("info", "definitions swapped", f);
 			json_decref(f);
 		}
+		json_decref(verdicts);
 	}
 	if (policies) {
 		wmap_policy_set *set = NULL;
-		if (build_policies(cl, &set, pols, &err) != 0) {
+		json_t *verdicts = json_object();
+		if (build_policies(cl, &set, pols, verdicts, &err) != 0) {
 			json_t *f = json_pack("{s:s}", "error", err.message);
 			wh_log("error", "cannot merge the policies; the last good ones stay", f);
 			json_decref(f);
 		} else {
 			size_t np = set->n;
 			wh_policy_swap(s, set);
+			publish(cl, &cl->verdict_policies, verdicts);
 			atomic_fetch_add(&cl->policy_swaps, 1);
 			wh_reconcile_kick(); /* the validating rules follow the policies */
 			json_t *f = json_pack("{s:i, s:i, s:i}", "policies", (int)np, "clusterPolicies",
@@ -425,6 +530,7 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			wh_log("info", "policies swapped", f);
 			json_decref(f);
 		}
+		json_decref(verdicts);
 	}
 	atomic_store(&cl->last_build_us, (long long)(elapsed_s(&t0) * 1e6));
 }
@@ -460,10 +566,26 @@ static void *builder_main(void *arg)
 		json_t *k = json_incref(cl->kartas.objects), *p = json_incref(cl->policies.objects);
 		cl->kartas.dirty = cl->policies.dirty = cl->file_policy_dirty = 0;
 		int synced = cl->kartas.synced && cl->policies.synced;
+		/* Only statuses changed (the leader's writes among them): nothing to build. */
+		if (defs && cl->built_k && same_but_status(cl->built_kartas, k))
+			defs = 0;
+		if (pols && !file && cl->built_p && same_but_status(cl->built_policies, p))
+			pols = 0;
+		if (defs) {
+			json_decref(cl->built_kartas);
+			cl->built_kartas = json_incref(k);
+			cl->built_k = 1;
+		}
+		if (pols) {
+			json_decref(cl->built_policies);
+			cl->built_policies = json_incref(p);
+			cl->built_p = 1;
+		}
 		pthread_mutex_unlock(&cl->lock);
 		if (file)
 			load_file_policies(cl);
 		rebuild(cl, defs, pols, k, p);
+		wh_reconcile_kick_status(); /* the objects changed: their statuses may be due */
 		json_decref(k);
 		json_decref(p);
 		if (synced) {
@@ -546,7 +668,7 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 		goto fail;
 	}
 	cl->builder_started = 1;
-	if ((rc = wh_reconcile_start(s, cfg, err)) != 0)
+	if ((rc = wh_reconcile_start(s, cl, cfg, err)) != 0)
 		goto fail;
 	cl->reconciler_started = 1;
 	/* The Lease lives in the webhook's namespace: the pod's, or the kubeconfig context's
@@ -591,10 +713,25 @@ void wh_cluster_stop(wh_cluster *cl)
 	json_decref(cl->file_docs);
 	json_decref(cl->file_pos);
 	json_decref(cl->invalid_seen);
+	json_decref(cl->built_kartas);
+	json_decref(cl->built_policies);
+	json_decref(cl->verdict_kartas);
+	json_decref(cl->verdict_policies);
 	wmap_kubeconfig_free(cl->cfg);
 	pthread_mutex_destroy(&cl->lock);
 	pthread_cond_destroy(&cl->cond);
 	free(cl);
+}
+
+void wh_cluster_status_input(wh_cluster *cl, json_t **kartas, json_t **kverdicts,
+			     json_t **policies, json_t **pverdicts)
+{
+	pthread_mutex_lock(&cl->lock);
+	*kartas = json_incref(cl->kartas.objects);
+	*policies = json_incref(cl->policies.objects);
+	*kverdicts = json_incref(cl->verdict_kartas);
+	*pverdicts = json_incref(cl->verdict_policies);
+	pthread_mutex_unlock(&cl->lock);
 }
 
 /* ---- metrics ---------------------------------------------------------------------- */

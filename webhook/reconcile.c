@@ -203,16 +203,21 @@ typedef struct cfg_target {
 	int last_error_logged;
 } cfg_target;
 
+#define KICK_RULES 1
+#define KICK_STATUS 2
+
 typedef struct reconciler {
 	wh_server *srv;
+	wh_cluster *cluster;
 	wmap_kube_client *client;
 	wmap_discovery *disc;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int kick, started;
+	int kick, started; /* kick: KICK_* bits */
 	atomic_int stop;
 	cfg_target mwc, vwc;
+	wh_status_writer status;
 } reconciler;
 
 static reconciler R = {
@@ -294,7 +299,7 @@ static void sync_rules(cfg_target *t, json_t *rules)
 		if (status == 409) {
 			atomic_fetch_add(&t->conflicts, 1);
 			pthread_mutex_lock(&R.lock);
-			R.kick = 1; /* changed under us: read it again at once */
+			R.kick |= KICK_RULES; /* changed under us: read it again at once */
 			pthread_mutex_unlock(&R.lock);
 		} else {
 			log_error(t, "write", &err);
@@ -311,10 +316,11 @@ done:
 	json_decref(cfg);
 }
 
-/* One round: compute, compare, write when different. Discovery is read again on the
- * periodic rounds (a CRD may have gone), and on a definition change only when a kind of it
- * is not in the discovery at hand (a full walk costs a request per group). */
-static void reconcile_once(int resync)
+/* One round: compute, compare, write when different (the rules with KICK_RULES in what,
+ * the statuses with KICK_STATUS). Discovery is read again on the periodic rounds (a CRD may
+ * have gone), and on a definition change only when a kind of it is not in the discovery at
+ * hand (a full walk costs a request per group). */
+static void reconcile_once(int what, int resync)
 {
 	wmap_error err;
 	json_t *mrules = NULL, *vrules = NULL;
@@ -325,16 +331,20 @@ static void reconcile_once(int resync)
 	if (!d)
 		goto done;
 	if (!R.disc ? wmap_discovery_load(&R.disc, R.client, 1, &err) != 0
-		    : (resync || !all_found(d->reg, R.disc)) &&
+		    : (what & KICK_RULES) && (resync || !all_found(d->reg, R.disc)) &&
 			      wmap_discovery_refresh(R.disc, R.client, &err) != 0) {
 		log_error(&R.mwc, "discovery", &err);
 		goto done;
 	}
-	if (!(mrules = wh_mutating_rules(d->reg, R.disc)) ||
-	    !(vrules = wh_validating_rules(d->reg, R.disc, pol ? pol->set : NULL)))
-		goto done;
-	sync_rules(&R.mwc, mrules);
-	sync_rules(&R.vwc, vrules);
+	if (what & KICK_RULES) {
+		if (!(mrules = wh_mutating_rules(d->reg, R.disc)) ||
+		    !(vrules = wh_validating_rules(d->reg, R.disc, pol ? pol->set : NULL)))
+			goto done;
+		sync_rules(&R.mwc, mrules);
+		sync_rules(&R.vwc, vrules);
+	}
+	if (what & KICK_STATUS)
+		wh_status_sync(&R.status, R.client, R.disc, R.cluster);
 done:
 	json_decref(mrules);
 	json_decref(vrules);
@@ -347,44 +357,58 @@ static void *reconcile_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&R.lock);
 	while (!atomic_load(&R.stop)) {
+		int resync = 0;
 		if (!R.kick) {
 			struct timespec t;
 			clock_gettime(CLOCK_REALTIME, &t);
 			t.tv_sec += RESYNC_S;
-			pthread_cond_timedwait(&R.cond, &R.lock, &t);
+			resync = pthread_cond_timedwait(&R.cond, &R.lock, &t) != 0;
 			if (atomic_load(&R.stop))
 				break;
 		}
-		int resync = !R.kick; /* woken by the clock, not by a change */
+		int what = resync ? KICK_RULES | KICK_STATUS : R.kick;
 		R.kick = 0;
 		pthread_mutex_unlock(&R.lock);
-		reconcile_once(resync);
+		if (what)
+			reconcile_once(what, resync);
 		pthread_mutex_lock(&R.lock);
 	}
 	pthread_mutex_unlock(&R.lock);
 	return NULL;
 }
 
-int wh_reconcile_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err)
+int wh_reconcile_start(wh_server *s, wh_cluster *cl, const wmap_kube_config *cfg,
+		       wmap_error *err)
 {
 	wmap_kube_opts ko = { .timeout_ms = 10000, .max_retries = 2, .user_agent = "wmap-webhook/" WMAP_VERSION };
 	R.srv = s;
+	R.cluster = cl;
 	int rc = wmap_kube_client_new(&R.client, cfg, &ko, err);
 	if (rc)
 		return rc;
-	R.kick = 1;
+	R.kick = KICK_RULES | KICK_STATUS;
 	if (pthread_create(&R.thread, NULL, reconcile_main, NULL) != 0)
 		return wmap_error_set(err, WMAP_ENOMEM, "cannot start the reconciler thread");
 	R.started = 1;
 	return 0;
 }
 
-void wh_reconcile_kick(void)
+static void kick(int what)
 {
 	pthread_mutex_lock(&R.lock);
-	R.kick = 1;
+	R.kick |= what;
 	pthread_cond_signal(&R.cond);
 	pthread_mutex_unlock(&R.lock);
+}
+
+void wh_reconcile_kick(void)
+{
+	kick(KICK_RULES | KICK_STATUS);
+}
+
+void wh_reconcile_kick_status(void)
+{
+	kick(KICK_STATUS);
 }
 
 void wh_reconcile_stop(void)
@@ -396,6 +420,7 @@ void wh_reconcile_stop(void)
 	R.started = 0;
 	wmap_discovery_free(R.disc);
 	R.disc = NULL;
+	wh_status_writer_clear(&R.status);
 	wmap_kube_client_free(R.client);
 	R.client = NULL;
 }
@@ -430,6 +455,10 @@ char *wh_reconcile_metrics(void)
 				t->what, v);
 		}
 	}
+	char *st = wh_status_metrics(&R.status);
+	if (st)
+		fputs(st, f);
+	free(st);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include "wmap/admission.h"
 #include "wmap/gang.h"
+#include "wmap/kube/client.h"
 #include "wmap/kube/kubeconfig.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
@@ -116,6 +117,12 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 void wh_cluster_stop(wh_cluster *cl);
 /* The --policy file changed (and parses): merge it with the cluster's policies again. */
 void wh_cluster_policy_file_changed(wh_cluster *cl);
+/* For the status writer: the latest Karta and WorkloadPolicy objects (name -> object, with
+ * their status and resourceVersion) and the verdicts of the last builds (name ->
+ * {generation, ready, reason, message, kind: {group, version, kind} for Kartas in force});
+ * new references for the caller, each NULL when there is none yet. */
+void wh_cluster_status_input(wh_cluster *cl, json_t **kartas, json_t **kverdicts,
+			     json_t **policies, json_t **pverdicts);
 /* The cluster metrics in Prometheus text, a new string owned by the caller (NULL: none). */
 char *wh_cluster_metrics(const wh_cluster *cl);
 
@@ -128,11 +135,28 @@ json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc);
  * operations, sorted; a new array (empty when no such policy). */
 json_t *wh_validating_rules(const wmap_registry *reg, const wmap_discovery *disc,
 			    const wmap_policy_set *policies);
-/* Starts the reconciler thread with its own client for cfg (borrowed; outlives it). */
-int wh_reconcile_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err);
-void wh_reconcile_kick(void); /* the definitions or policies changed: reconcile now */
+/* Starts the reconciler thread with its own client for cfg (borrowed; outlives it); it
+ * writes the rules of both configurations and the statuses of cl's objects. */
+int wh_reconcile_start(wh_server *s, wh_cluster *cl, const wmap_kube_config *cfg,
+		       wmap_error *err);
+void wh_reconcile_kick(void);        /* the definitions or policies changed: reconcile now */
+void wh_reconcile_kick_status(void); /* only the objects changed: check their statuses now */
 void wh_reconcile_stop(void);
 char *wh_reconcile_metrics(void); /* Prometheus text, owned by the caller */
+
+/* ---- status.c: the Ready condition of every Karta and WorkloadPolicy ---- */
+typedef struct wh_status_writer {
+	json_t *pending; /* "resource/name" -> resourceVersion a write was based on */
+	atomic_uint writes, conflicts, errors;
+	int error_logged;
+} wh_status_writer;
+/* Writes, through the status subresource, the Ready condition of every object of cl whose
+ * condition differs from what the last build made of it (kinds looked up in disc, may be
+ * NULL). Only while this replica leads; c and disc are borrowed. */
+void wh_status_sync(wh_status_writer *w, wmap_kube_client *c, const wmap_discovery *disc,
+		    wh_cluster *cl);
+void wh_status_writer_clear(wh_status_writer *w);   /* frees what w holds; NULL is fine */
+char *wh_status_metrics(const wh_status_writer *w); /* Prometheus text, owned by the caller */
 
 /* ---- leader.c: a coordination.k8s.io/v1 Lease; only the leader writes ---- */
 /* Starts the election thread with its own client for cfg (borrowed), Lease wmap-webhook in ns. */
