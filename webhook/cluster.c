@@ -18,6 +18,7 @@
 #define DEBOUNCE_MS 50
 #define KARTAS_PATH "/apis/run.ai/v1alpha1/kartas"
 #define POLICIES_PATH "/apis/wmap.io/v1alpha1/workloadpolicies"
+#define CRDS_PATH "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 typedef struct wsource {
 	wh_cluster *cl;
@@ -36,7 +37,12 @@ typedef struct wsource {
 struct wh_cluster {
 	wh_server *srv;
 	wmap_kube_config *cfg;
-	wsource kartas, policies;
+	wsource kartas, policies, crds;
+	/* The CRDs by "group\nkind" for the schema path check at /validate (crd_find), swapped
+	 * whole under crd_lock when the CRD watch reports a change. */
+	pthread_mutex_t crd_lock;
+	json_t *crd_index;
+	wmap_crd_lookup crd_lookup;
 	pthread_t builder;
 	int builder_started, reconciler_started, leader_started;
 	atomic_int stop;
@@ -54,7 +60,7 @@ struct wh_cluster {
 	struct timespec started_at;
 	/* metrics */
 	atomic_uint swaps, swap_failures, policy_swaps, invalid_kartas, invalid_policies,
-		conflicts, cluster_kartas, cluster_policies, sync_timeouts;
+		conflicts, cluster_kartas, cluster_policies, cluster_crds, sync_timeouts;
 	atomic_int synced;
 	atomic_llong last_build_us;
 };
@@ -68,9 +74,66 @@ static double elapsed_s(const struct timespec *t0)
 
 /* ---- the watch threads ------------------------------------------------------------ */
 
+/* A new index of CRDs (name -> object) by "group\nkind"; NULL on ENOMEM. */
+static json_t *crd_index_of(const json_t *objects)
+{
+	json_t *idx = json_object(), *crd;
+	const char *name;
+	if (!idx)
+		return NULL;
+	json_object_foreach((json_t *)objects, name, crd) {
+		const json_t *spec = json_object_get(crd, "spec");
+		const char *g = json_string_value(json_object_get(spec, "group"));
+		const char *k = json_string_value(json_object_get(json_object_get(spec, "names"), "kind"));
+		char key[512];
+		if (!g || !k || (size_t)snprintf(key, sizeof(key), "%s\n%s", g, k) >= sizeof(key))
+			continue;
+		if (json_object_set(idx, key, crd) != 0) {
+			json_decref(idx);
+			return NULL;
+		}
+	}
+	return idx;
+}
+
+/* wmap_crd_lookup_fn: the CRD of group and kind the watch knows, a new reference. */
+static json_t *crd_find(void *ctx, const char *group, const char *kind)
+{
+	wh_cluster *cl = ctx;
+	char key[512];
+	json_t *crd = NULL;
+	if ((size_t)snprintf(key, sizeof(key), "%s\n%s", group, kind) >= sizeof(key))
+		return NULL;
+	pthread_mutex_lock(&cl->crd_lock);
+	crd = json_incref(json_object_get(cl->crd_index, key));
+	pthread_mutex_unlock(&cl->crd_lock);
+	return crd;
+}
+
+/* The CRD watch: the index is swapped at once (no build needed), and the reconciler looks
+ * at discovery again (a kind may be served now, or no longer). */
+static void on_crds(wsource *src, const json_t *objects)
+{
+	wh_cluster *cl = src->cl;
+	json_t *idx = crd_index_of(objects);
+	if (!idx)
+		return; /* the last index stays */
+	pthread_mutex_lock(&cl->crd_lock);
+	json_t *old = cl->crd_index;
+	cl->crd_index = idx;
+	pthread_mutex_unlock(&cl->crd_lock);
+	json_decref(old);
+	atomic_store(&cl->cluster_crds, (unsigned)json_object_size(idx));
+	wh_reconcile_kick();
+}
+
 static void on_change(void *ud, const json_t *objects, int synced)
 {
 	wsource *src = ud;
+	if (src == &src->cl->crds) {
+		on_crds(src, objects);
+		return;
+	}
 	/* The map is copied, its objects shared: the watch never changes a stored object. */
 	json_t *snap = json_copy((json_t *)objects);
 	if (!snap)
@@ -94,7 +157,10 @@ static void on_error(void *ud, const wmap_error *err, long status)
 			      "error", err->message);
 	/* No CRD: nothing of this kind exists. Serve without it and keep watching for it. */
 	int first = 1;
-	if (status == 404) {
+	if (status == 404 && src == &src->cl->crds) {
+		first = !src->absent;
+		src->absent = 1;
+	} else if (status == 404) {
 		pthread_mutex_lock(&src->cl->lock);
 		first = !src->absent;
 		src->absent = 1;
@@ -656,12 +722,17 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 	cl->srv = s;
 	cl->cfg = cfg;
 	pthread_mutex_init(&cl->lock, NULL);
+	pthread_mutex_init(&cl->crd_lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
+	cl->crd_lookup.find = crd_find;
+	cl->crd_lookup.ctx = cl;
+	atomic_store(&s->crds, &cl->crd_lookup);
 	clock_gettime(CLOCK_MONOTONIC, &cl->started_at);
 	if (s->opt.policy)
 		load_file_policies(cl);
 	if ((rc = start_source(cl, &cl->kartas, "kartas", KARTAS_PATH, err)) != 0 ||
-	    (rc = start_source(cl, &cl->policies, "workloadpolicies", POLICIES_PATH, err)) != 0)
+	    (rc = start_source(cl, &cl->policies, "workloadpolicies", POLICIES_PATH, err)) != 0 ||
+	    (rc = start_source(cl, &cl->crds, "customresourcedefinitions", CRDS_PATH, err)) != 0)
 		goto fail;
 	if (pthread_create(&cl->builder, NULL, builder_main, cl) != 0) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "cannot start the builder thread");
@@ -679,7 +750,7 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 	cl->leader_started = 1;
 	json_t *f = json_pack("{s:s, s:s, s:i}", "server", cfg->server, "source", cfg->source,
 			      "syncTimeoutS", (int)s->opt.sync_timeout_s);
-	wh_log("info", "watching Kartas and WorkloadPolicies", f);
+	wh_log("info", "watching Kartas, WorkloadPolicies and CRDs", f);
 	json_decref(f);
 	*out = cl;
 	return 0;
@@ -696,8 +767,8 @@ void wh_cluster_stop(wh_cluster *cl)
 	pthread_mutex_lock(&cl->lock);
 	pthread_cond_broadcast(&cl->cond);
 	pthread_mutex_unlock(&cl->lock);
-	wsource *srcs[2] = { &cl->kartas, &cl->policies };
-	for (int i = 0; i < 2; i++)
+	wsource *srcs[3] = { &cl->kartas, &cl->policies, &cl->crds };
+	for (int i = 0; i < 3; i++)
 		if (srcs[i]->started)
 			pthread_join(srcs[i]->thread, NULL);
 	if (cl->builder_started)
@@ -706,10 +777,15 @@ void wh_cluster_stop(wh_cluster *cl)
 		wh_reconcile_stop();
 	if (cl->leader_started)
 		wh_leader_stop();
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		wmap_kube_client_free(srcs[i]->client);
 		json_decref(srcs[i]->objects);
 	}
+	/* Reviews are over (the server drained) or never used it; clear it anyway. */
+	const wmap_crd_lookup *mine = &cl->crd_lookup;
+	atomic_compare_exchange_strong(&cl->srv->crds, &mine, NULL);
+	json_decref(cl->crd_index);
+	pthread_mutex_destroy(&cl->crd_lock);
 	json_decref(cl->file_docs);
 	json_decref(cl->file_pos);
 	json_decref(cl->invalid_seen);
@@ -743,7 +819,7 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 	FILE *f;
 	if (!cl || !(f = open_memstream(&buf, &len)))
 		return NULL;
-	const wsource *srcs[2] = { &cl->kartas, &cl->policies };
+	const wsource *srcs[3] = { &cl->kartas, &cl->policies, &cl->crds };
 	fprintf(f, "# HELP wmap_webhook_cluster_synced 1 once Kartas and WorkloadPolicies were "
 		   "listed and the sets built from them are in force.\n"
 		   "# TYPE wmap_webhook_cluster_synced gauge\nwmap_webhook_cluster_synced %d\n",
@@ -759,7 +835,7 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 		fprintf(f, "# HELP wmap_webhook_%s_total List/watch of cluster objects: %s.\n"
 			   "# TYPE wmap_webhook_%s_total counter\n",
 			names[m][0], names[m][1], names[m][0]);
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < 3; i++) {
 			const wmap_watch_stats *st = &srcs[i]->stats;
 			unsigned v = m == 0   ? atomic_load(&st->lists)
 				     : m == 1 ? atomic_load(&st->list_errors)
@@ -784,8 +860,10 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 	fprintf(f, "# HELP wmap_webhook_cluster_objects Cluster objects in force.\n"
 		   "# TYPE wmap_webhook_cluster_objects gauge\n"
 		   "wmap_webhook_cluster_objects{resource=\"kartas\"} %u\n"
-		   "wmap_webhook_cluster_objects{resource=\"workloadpolicies\"} %u\n",
-		atomic_load(&cl->cluster_kartas), atomic_load(&cl->cluster_policies));
+		   "wmap_webhook_cluster_objects{resource=\"workloadpolicies\"} %u\n"
+		   "wmap_webhook_cluster_objects{resource=\"customresourcedefinitions\"} %u\n",
+		atomic_load(&cl->cluster_kartas), atomic_load(&cl->cluster_policies),
+		atomic_load(&cl->cluster_crds));
 	fprintf(f, "# HELP wmap_webhook_invalid_objects Cluster objects skipped as invalid "
 		   "(kartas: also a second Karta claiming a kind).\n"
 		   "# TYPE wmap_webhook_invalid_objects gauge\n"

@@ -240,6 +240,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	cfg.queue = s->opt.queue;
 	cfg.policies = pol ? pol->set : NULL;
 	cfg.cut = &cut;
+	cfg.crds = atomic_load(&s->crds);
 
 	wmap_admission_info info;
 	wmap_error err;

@@ -176,7 +176,7 @@ static void sync_one(wh_status_writer *w, wmap_kube_client *c, const resource *r
 	if (wmap_kube_request(NULL, &status, c, "PUT", path, "application/json", body, &err) != 0) {
 		if (status == 409)
 			atomic_fetch_add(&w->conflicts, 1); /* the next round reads it again */
-		else if (status != 404)             /* deleted meanwhile: nothing to do */
+		else if (status != 404)                     /* deleted meanwhile: nothing to do */
 			log_error(w, r->what, name, &err);
 		goto done;
 	}

@@ -15,6 +15,7 @@
 #include "wmap/kube/kubeconfig.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
+#include "wmap/schema.h"
 
 typedef struct wh_options {
 	const char *cert, *key;  /* PEM files, reloaded when they change */
@@ -182,6 +183,9 @@ struct wh_server {
 	atomic_size_t inflight_bytes;
 	struct MHD_Daemon *daemon;
 	wh_cluster *cluster; /* NULL without a cluster */
+	/* The cluster's CRDs for the schema path check at /validate (NULL: no check); set by
+	 * wh_cluster_start, read by every review. */
+	_Atomic(const wmap_crd_lookup *) crds;
 };
 
 /* Starts MHD on s->opt.port; 0 or -1 (logged). */
