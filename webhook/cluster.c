@@ -44,7 +44,9 @@ struct wh_cluster {
 	json_t *crd_index;
 	wmap_crd_lookup crd_lookup;
 	pthread_t builder;
-	int builder_started, reconciler_started, leader_started;
+	int builder_started;
+	wh_leader *leader;
+	_Atomic(wh_reconciler *) reconciler; /* set once started; the threads kick it */
 	atomic_int stop;
 	pthread_mutex_t lock; /* snapshots, dirty flags */
 	pthread_cond_t cond;
@@ -124,7 +126,7 @@ static void on_crds(wsource *src, const json_t *objects)
 	pthread_mutex_unlock(&cl->crd_lock);
 	json_decref(old);
 	atomic_store(&cl->cluster_crds, (unsigned)json_object_size(idx));
-	wh_reconcile_kick();
+	wh_reconcile_kick(atomic_load(&cl->reconciler));
 }
 
 static void on_change(void *ud, const json_t *objects, int synced)
@@ -567,7 +569,7 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			wh_defs_swap(s, d);
 			publish(cl, &cl->verdict_kartas, verdicts);
 			atomic_fetch_add(&cl->swaps, 1);
-			wh_reconcile_kick();
+			wh_reconcile_kick(atomic_load(&cl->reconciler));
 			json_t *f = json_pack("{s:i, s:i, s:i, s:f}", "definitions", (int)count,
 					      "clusterKartas", (int)atomic_load(&cl->cluster_kartas),
 					      "invalidKartas", (int)atomic_load(&cl->invalid_kartas),
@@ -589,7 +591,8 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			wh_policy_swap(s, set);
 			publish(cl, &cl->verdict_policies, verdicts);
 			atomic_fetch_add(&cl->policy_swaps, 1);
-			wh_reconcile_kick(); /* the validating rules follow the policies */
+			/* the validating rules follow the policies */
+			wh_reconcile_kick(atomic_load(&cl->reconciler));
 			json_t *f = json_pack("{s:i, s:i, s:i}", "policies", (int)np, "clusterPolicies",
 					      (int)atomic_load(&cl->cluster_policies), "invalidPolicies",
 					      (int)atomic_load(&cl->invalid_policies));
@@ -651,7 +654,8 @@ static void *builder_main(void *arg)
 		if (file)
 			load_file_policies(cl);
 		rebuild(cl, defs, pols, k, p);
-		wh_reconcile_kick_status(); /* the objects changed: their statuses may be due */
+		/* the objects changed: their statuses may be due */
+		wh_reconcile_kick_status(atomic_load(&cl->reconciler));
 		json_decref(k);
 		json_decref(p);
 		if (synced) {
@@ -709,6 +713,13 @@ static int start_source(wh_cluster *cl, wsource *src, const char *what, const ch
 	return 0;
 }
 
+/* The leader's callback: a new leader reconciles at once. */
+static void on_lead(void *ctx)
+{
+	wh_cluster *cl = ctx;
+	wh_reconcile_kick(atomic_load(&cl->reconciler));
+}
+
 int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap_error *err)
 {
 	wh_cluster *cl = calloc(1, sizeof(*cl));
@@ -739,15 +750,16 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 		goto fail;
 	}
 	cl->builder_started = 1;
-	if ((rc = wh_reconcile_start(s, cl, cfg, err)) != 0)
-		goto fail;
-	cl->reconciler_started = 1;
 	/* The Lease lives in the webhook's namespace: the pod's, or the kubeconfig context's
 	 * when it names one, else wmap-system. */
-	if ((rc = wh_leader_start(cfg, cfg->in_cluster || cfg->namespace_explicit ? cfg->namespace_ : "wmap-system",
-				  err)) != 0)
+	if ((rc = wh_leader_start(&cl->leader, cfg,
+				  cfg->in_cluster || cfg->namespace_explicit ? cfg->namespace_ : "wmap-system",
+				  on_lead, cl, err)) != 0)
 		goto fail;
-	cl->leader_started = 1;
+	wh_reconciler *r = NULL;
+	if ((rc = wh_reconcile_start(&r, s, cl, cl->leader, cfg, err)) != 0)
+		goto fail;
+	atomic_store(&cl->reconciler, r);
 	json_t *f = json_pack("{s:s, s:s, s:i}", "server", cfg->server, "source", cfg->source,
 			      "syncTimeoutS", (int)s->opt.sync_timeout_s);
 	wh_log("info", "watching Kartas, WorkloadPolicies and CRDs", f);
@@ -773,10 +785,10 @@ void wh_cluster_stop(wh_cluster *cl)
 			pthread_join(srcs[i]->thread, NULL);
 	if (cl->builder_started)
 		pthread_join(cl->builder, NULL);
-	if (cl->reconciler_started)
-		wh_reconcile_stop();
-	if (cl->leader_started)
-		wh_leader_stop();
+	/* The reconciler first: it asks the leader whether it may write. */
+	wh_reconcile_stop(atomic_exchange(&cl->reconciler, NULL));
+	wh_leader_stop(cl->leader);
+	cl->leader = NULL;
 	for (int i = 0; i < 3; i++) {
 		wmap_kube_client_free(srcs[i]->client);
 		json_decref(srcs[i]->objects);
@@ -873,6 +885,13 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 		   "%u\n",
 		atomic_load(&cl->invalid_kartas), atomic_load(&cl->conflicts),
 		atomic_load(&cl->invalid_policies));
+	char *more[2] = { wh_reconcile_metrics(atomic_load(&cl->reconciler)),
+			  wh_leader_metrics(cl->leader) };
+	for (int i = 0; i < 2; i++) {
+		if (more[i])
+			fputs(more[i], f);
+		free(more[i]);
+	}
 	fprintf(f, "# HELP wmap_webhook_last_build_seconds Time the last build of the sets "
 		   "took (off the request path).\n# TYPE wmap_webhook_last_build_seconds gauge\n"
 		   "wmap_webhook_last_build_seconds %.6f\n",

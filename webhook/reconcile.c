@@ -206,9 +206,10 @@ typedef struct cfg_target {
 #define KICK_RULES 1
 #define KICK_STATUS 2
 
-typedef struct reconciler {
+struct wh_reconciler {
 	wh_server *srv;
 	wh_cluster *cluster;
+	const wh_leader *leader; /* only while it leads does a round read or write anything */
 	wmap_kube_client *client;
 	wmap_discovery *disc;
 	pthread_t thread;
@@ -218,13 +219,6 @@ typedef struct reconciler {
 	atomic_int stop;
 	cfg_target mwc, vwc;
 	wh_status_writer status;
-} reconciler;
-
-static reconciler R = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.cond = PTHREAD_COND_INITIALIZER,
-	.mwc = { .what = "mutating", .kind = "MutatingWebhookConfiguration", .path = MWC_PATH, .webhook = "pod-templates.wmap.io" },
-	.vwc = { .what = "validating", .kind = "ValidatingWebhookConfiguration", .path = VWC_PATH, .webhook = "policies.wmap.io" },
 };
 
 static void log_error(cfg_target *t, const char *what, const wmap_error *err)
@@ -253,14 +247,14 @@ static int all_found(const wmap_registry *reg, const wmap_discovery *disc)
 /* Reads t's configuration and, when the rules of its webhook differ from rules (borrowed),
  * writes them back with the resourceVersion it read; only `rules` and the writer annotation
  * change. Rules written by a newer version are left alone. */
-static void sync_rules(cfg_target *t, json_t *rules)
+static void sync_rules(wh_reconciler *R, cfg_target *t, json_t *rules)
 {
 	wmap_error err;
 	json_t *cfg = NULL;
 	char *body = NULL;
 	long status = 0;
 	atomic_store(&t->rules, (unsigned)json_array_size(rules));
-	if (wmap_kube_request(&cfg, &status, R.client, "GET", t->path, NULL, NULL, &err) != 0) {
+	if (wmap_kube_request(&cfg, &status, R->client, "GET", t->path, NULL, NULL, &err) != 0) {
 		log_error(t, "read", &err);
 		goto done;
 	}
@@ -292,15 +286,15 @@ static void sync_rules(cfg_target *t, json_t *rules)
 	}
 	json_object_set_new(ann, WRITER_ANNOTATION, json_string(WMAP_VERSION));
 	json_object_set(hook, "rules", rules);
-	if (!(body = wmap_json_text(cfg, NULL)) || !wh_leader_is())
+	if (!(body = wmap_json_text(cfg, NULL)) || !wh_leader_is(R->leader))
 		goto done; /* lost the Lease meanwhile: write nothing */
-	if (wmap_kube_request(NULL, &status, R.client, "PUT", t->path, "application/json", body,
+	if (wmap_kube_request(NULL, &status, R->client, "PUT", t->path, "application/json", body,
 			      &err) != 0) {
 		if (status == 409) {
 			atomic_fetch_add(&t->conflicts, 1);
-			pthread_mutex_lock(&R.lock);
-			R.kick |= KICK_RULES; /* changed under us: read it again at once */
-			pthread_mutex_unlock(&R.lock);
+			pthread_mutex_lock(&R->lock);
+			R->kick |= KICK_RULES; /* changed under us: read it again at once */
+			pthread_mutex_unlock(&R->lock);
 		} else {
 			log_error(t, "write", &err);
 		}
@@ -320,112 +314,131 @@ done:
  * the statuses with KICK_STATUS). Discovery is read again on the periodic rounds (a CRD may
  * have gone), and on a definition change only when a kind of it is not in the discovery at
  * hand (a full walk costs a request per group). */
-static void reconcile_once(int what, int resync)
+static void reconcile_once(wh_reconciler *R, int what, int resync)
 {
 	wmap_error err;
 	json_t *mrules = NULL, *vrules = NULL;
-	if (!wh_leader_is())
+	if (!wh_leader_is(R->leader))
 		return; /* only the leader reads discovery and writes */
-	wh_defs *d = wh_defs_ref(R.srv);
-	wh_policy_ref *pol = wh_policy_acquire(R.srv);
+	wh_defs *d = wh_defs_ref(R->srv);
+	wh_policy_ref *pol = wh_policy_acquire(R->srv);
 	if (!d)
 		goto done;
-	if (!R.disc ? wmap_discovery_load(&R.disc, R.client, 1, &err) != 0
-		    : (what & KICK_RULES) && (resync || !all_found(d->reg, R.disc)) &&
-			      wmap_discovery_refresh(R.disc, R.client, &err) != 0) {
-		log_error(&R.mwc, "discovery", &err);
+	if (!R->disc ? wmap_discovery_load(&R->disc, R->client, 1, &err) != 0
+		     : (what & KICK_RULES) && (resync || !all_found(d->reg, R->disc)) &&
+			       wmap_discovery_refresh(R->disc, R->client, &err) != 0) {
+		log_error(&R->mwc, "discovery", &err);
 		goto done;
 	}
 	if (what & KICK_RULES) {
-		if (!(mrules = wh_mutating_rules(d->reg, R.disc)) ||
-		    !(vrules = wh_validating_rules(d->reg, R.disc, pol ? pol->set : NULL)))
+		if (!(mrules = wh_mutating_rules(d->reg, R->disc)) ||
+		    !(vrules = wh_validating_rules(d->reg, R->disc, pol ? pol->set : NULL)))
 			goto done;
-		sync_rules(&R.mwc, mrules);
-		sync_rules(&R.vwc, vrules);
+		sync_rules(R, &R->mwc, mrules);
+		sync_rules(R, &R->vwc, vrules);
 	}
 	if (what & KICK_STATUS)
-		wh_status_sync(&R.status, R.client, R.disc, R.cluster);
+		wh_status_sync(&R->status, R->client, R->disc, R->cluster, R->leader);
 done:
 	json_decref(mrules);
 	json_decref(vrules);
-	wh_policy_release(R.srv, pol);
+	wh_policy_release(R->srv, pol);
 	wh_defs_release(d);
 }
 
 static void *reconcile_main(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&R.lock);
-	while (!atomic_load(&R.stop)) {
+	wh_reconciler *R = arg;
+	pthread_mutex_lock(&R->lock);
+	while (!atomic_load(&R->stop)) {
 		int resync = 0;
-		if (!R.kick) {
+		if (!R->kick) {
 			struct timespec t;
 			clock_gettime(CLOCK_REALTIME, &t);
 			t.tv_sec += RESYNC_S;
-			resync = pthread_cond_timedwait(&R.cond, &R.lock, &t) != 0;
-			if (atomic_load(&R.stop))
+			resync = pthread_cond_timedwait(&R->cond, &R->lock, &t) != 0;
+			if (atomic_load(&R->stop))
 				break;
 		}
-		int what = resync ? KICK_RULES | KICK_STATUS : R.kick;
-		R.kick = 0;
-		pthread_mutex_unlock(&R.lock);
+		int what = resync ? KICK_RULES | KICK_STATUS : R->kick;
+		R->kick = 0;
+		pthread_mutex_unlock(&R->lock);
 		if (what)
-			reconcile_once(what, resync);
-		pthread_mutex_lock(&R.lock);
+			reconcile_once(R, what, resync);
+		pthread_mutex_lock(&R->lock);
 	}
-	pthread_mutex_unlock(&R.lock);
+	pthread_mutex_unlock(&R->lock);
 	return NULL;
 }
 
-int wh_reconcile_start(wh_server *s, wh_cluster *cl, const wmap_kube_config *cfg,
-		       wmap_error *err)
+int wh_reconcile_start(wh_reconciler **out, wh_server *s, wh_cluster *cl,
+		       const wh_leader *leader, const wmap_kube_config *cfg, wmap_error *err)
 {
 	wmap_kube_opts ko = { .timeout_ms = 10000, .max_retries = 2, .user_agent = "wmap-webhook/" WMAP_VERSION };
-	R.srv = s;
-	R.cluster = cl;
-	int rc = wmap_kube_client_new(&R.client, cfg, &ko, err);
-	if (rc)
-		return rc;
-	R.kick = KICK_RULES | KICK_STATUS;
-	if (pthread_create(&R.thread, NULL, reconcile_main, NULL) != 0)
-		return wmap_error_set(err, WMAP_ENOMEM, "cannot start the reconciler thread");
-	R.started = 1;
+	wh_reconciler *R = calloc(1, sizeof(*R));
+	int rc;
+	*out = NULL;
+	if (!R)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	pthread_mutex_init(&R->lock, NULL);
+	pthread_cond_init(&R->cond, NULL);
+	R->srv = s;
+	R->cluster = cl;
+	R->leader = leader;
+	R->mwc = (cfg_target){ .what = "mutating", .kind = "MutatingWebhookConfiguration", .path = MWC_PATH, .webhook = "pod-templates.wmap.io" };
+	R->vwc = (cfg_target){ .what = "validating", .kind = "ValidatingWebhookConfiguration", .path = VWC_PATH, .webhook = "policies.wmap.io" };
+	if ((rc = wmap_kube_client_new(&R->client, cfg, &ko, err)) != 0)
+		goto fail;
+	R->kick = KICK_RULES | KICK_STATUS;
+	if (pthread_create(&R->thread, NULL, reconcile_main, R) != 0) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "cannot start the reconciler thread");
+		goto fail;
+	}
+	R->started = 1;
+	*out = R;
 	return 0;
+fail:
+	wh_reconcile_stop(R);
+	return rc;
 }
 
-static void kick(int what)
+static void kick(wh_reconciler *R, int what)
 {
-	pthread_mutex_lock(&R.lock);
-	R.kick |= what;
-	pthread_cond_signal(&R.cond);
-	pthread_mutex_unlock(&R.lock);
+	if (!R)
+		return;
+	pthread_mutex_lock(&R->lock);
+	R->kick |= what;
+	pthread_cond_signal(&R->cond);
+	pthread_mutex_unlock(&R->lock);
 }
 
-void wh_reconcile_kick(void)
+void wh_reconcile_kick(wh_reconciler *R)
 {
-	kick(KICK_RULES | KICK_STATUS);
+	kick(R, KICK_RULES | KICK_STATUS);
 }
 
-void wh_reconcile_kick_status(void)
+void wh_reconcile_kick_status(wh_reconciler *R)
 {
-	kick(KICK_STATUS);
+	kick(R, KICK_STATUS);
 }
 
-void wh_reconcile_stop(void)
+void wh_reconcile_stop(wh_reconciler *R)
 {
-	atomic_store(&R.stop, 1);
-	wh_reconcile_kick();
-	if (R.started)
-		pthread_join(R.thread, NULL);
-	R.started = 0;
-	wmap_discovery_free(R.disc);
-	R.disc = NULL;
-	wh_status_writer_clear(&R.status);
-	wmap_kube_client_free(R.client);
-	R.client = NULL;
+	if (!R)
+		return;
+	atomic_store(&R->stop, 1);
+	wh_reconcile_kick(R);
+	if (R->started)
+		pthread_join(R->thread, NULL);
+	wmap_discovery_free(R->disc);
+	wh_status_writer_clear(&R->status);
+	wmap_kube_client_free(R->client);
+	pthread_mutex_destroy(&R->lock);
+	pthread_cond_destroy(&R->cond);
+	free(R);
 }
 
-char *wh_reconcile_metrics(void)
+char *wh_reconcile_metrics(const wh_reconciler *R)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -443,7 +456,7 @@ char *wh_reconcile_metrics(void)
 	for (size_t m = 0; m < sizeof(help) / sizeof(help[0]); m++) {
 		fprintf(f, "# HELP wmap_webhook_config_%s %s\n# TYPE wmap_webhook_config_%s %s\n",
 			help[m][0], help[m][2], help[m][0], help[m][1]);
-		const cfg_target *ts[2] = { &R.mwc, &R.vwc };
+		const cfg_target *ts[2] = { &R->mwc, &R->vwc };
 		for (int i = 0; i < 2; i++) {
 			const cfg_target *t = ts[i];
 			unsigned v = m == 0   ? atomic_load(&t->writes)
@@ -455,7 +468,7 @@ char *wh_reconcile_metrics(void)
 				t->what, v);
 		}
 	}
-	char *st = wh_status_metrics(&R.status);
+	char *st = wh_status_metrics(&R->status);
 	if (st)
 		fputs(st, f);
 	free(st);

@@ -329,26 +329,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (strcmp(url, "/metrics") == 0) {
 			char *text = wh_metrics_render(atomic_load(&s->inflight));
 			char *more = wh_cluster_metrics(s->cluster);
-			char *rec = s->cluster ? wh_reconcile_metrics() : NULL;
-			char *lead = s->cluster ? wh_leader_metrics() : NULL;
-			if (rec && lead) {
-				size_t a = strlen(rec), b = strlen(lead);
-				char *all = realloc(rec, a + b + 1);
-				if (all) {
-					memcpy(all + a, lead, b + 1);
-					rec = all;
-				}
-			}
-			free(lead);
-			if (more && rec) {
-				size_t a = strlen(more), b = strlen(rec);
-				char *all = realloc(more, a + b + 1);
-				if (all) {
-					memcpy(all + a, rec, b + 1);
-					more = all;
-				}
-			}
-			free(rec);
 			if (text && more) {
 				size_t a = strlen(text), b = strlen(more);
 				char *all = realloc(text, a + b + 1);

@@ -106,8 +106,8 @@ static int due(const json_t *v, const wmap_discovery *disc, const char **reason,
 }
 
 /* Compares and, when different, writes one object's Ready condition. */
-static void sync_one(wh_status_writer *w, wmap_kube_client *c, const resource *r,
-		     const char *name, const json_t *obj, const json_t *v,
+static void sync_one(wh_status_writer *w, wmap_kube_client *c, const wh_leader *leader,
+		     const resource *r, const char *name, const json_t *obj, const json_t *v,
 		     const wmap_discovery *disc)
 {
 	char buf[512], key[320], path[600], now[32];
@@ -171,7 +171,7 @@ static void sync_one(wh_status_writer *w, wmap_kube_client *c, const resource *r
 	json_object_set_new(stobj, "observedGeneration", json_integer(g));
 	json_object_set(stobj, "conditions", conds);
 	snprintf(path, sizeof(path), "%s/%s/status", r->path, name);
-	if (!(body = wmap_json_text(copy, NULL)) || !wh_leader_is())
+	if (!(body = wmap_json_text(copy, NULL)) || !wh_leader_is(leader))
 		goto done; /* lost the Lease meanwhile: write nothing */
 	if (wmap_kube_request(NULL, &status, c, "PUT", path, "application/json", body, &err) != 0) {
 		if (status == 409)
@@ -196,8 +196,9 @@ done:
 	free(body);
 }
 
-static void sync_all(wh_status_writer *w, wmap_kube_client *c, const resource *r,
-		     const json_t *objects, const json_t *verdicts, const wmap_discovery *disc)
+static void sync_all(wh_status_writer *w, wmap_kube_client *c, const wh_leader *leader,
+		     const resource *r, const json_t *objects, const json_t *verdicts,
+		     const wmap_discovery *disc)
 {
 	const char *name;
 	json_t *obj;
@@ -205,23 +206,23 @@ static void sync_all(wh_status_writer *w, wmap_kube_client *c, const resource *r
 		const json_t *v = json_object_get(verdicts, name);
 		if (!v)
 			continue; /* not built yet */
-		if (!wh_leader_is())
+		if (!wh_leader_is(leader))
 			return;
-		sync_one(w, c, r, name, obj, v, disc);
+		sync_one(w, c, leader, r, name, obj, v, disc);
 	}
 }
 
 void wh_status_sync(wh_status_writer *w, wmap_kube_client *c, const wmap_discovery *disc,
-		    wh_cluster *cl)
+		    wh_cluster *cl, const wh_leader *leader)
 {
 	json_t *k = NULL, *kv = NULL, *p = NULL, *pv = NULL;
-	if (!cl || !wh_leader_is())
+	if (!cl || !wh_leader_is(leader))
 		return;
 	if (!w->pending && !(w->pending = json_object()))
 		return;
 	wh_cluster_status_input(cl, &k, &kv, &p, &pv);
-	sync_all(w, c, &KARTAS, k, kv, disc);
-	sync_all(w, c, &POLICIES, p, pv, disc);
+	sync_all(w, c, leader, &KARTAS, k, kv, disc);
+	sync_all(w, c, leader, &POLICIES, p, pv, disc);
 	json_decref(k);
 	json_decref(kv);
 	json_decref(p);
