@@ -4,7 +4,7 @@
 # and WorkloadPolicy through the status subresource. Kartas: one in force (InForce), one that
 # upstream's rules refuse, admitted while the webhook was down (Invalid, with the finding), a
 # second claim on the same kind (Superseded) and one whose CRD is not installed
-# (KindNotServed, until the CRD comes). Policies: one in force, one that does not parse. The
+# (KindNotServed, until the CRD comes, and again once it is deleted). Policies: one in force, one that does not parse. The
 # status PUTs are counted in the simulator's request log: one per change, none on resyncs,
 # none from the second replica, none when the other replica takes over. `kubectl get kartas`
 # and `kubectl get workloadpolicies` show READY and REASON.
@@ -126,6 +126,15 @@ wait_until 15 ready_is karta example-com-gizmo-v1 True/InForce || fail "gizmo: $
 sleep 1
 assert_eq 8 "$(status_puts)" "one write for the CRD"
 
+# The CRD deleted again: the Karta is no longer in force for a served kind (the CRD watch
+# starts a round at once).
+t0=$(now_ms)
+run_ok kc delete crd gizmos.example.com
+wait_until 10 ready_is karta example-com-gizmo-v1 False/KindNotServed || fail "gizmo after the CRD went: $(ready_of karta example-com-gizmo-v1)"
+echo "KindNotServed $(($(now_ms) - t0)) ms after the CRD was deleted"
+sleep 1
+assert_eq 9 "$(status_puts)" "one write for the CRD deletion"
+
 # The leader stops; the other takes over and finds nothing to write.
 if [[ $(metric_at "$WH_PORT" wmap_webhook_leader) == 1 ]]; then lpid=$wh_a_PID other=$WH2_PORT; else lpid=$wh_b_PID other=$WH_PORT; fi
 kill -TERM "$lpid"
@@ -133,5 +142,5 @@ wait "$lpid" || fail "the leader did not exit cleanly"
 wait_until 20 bash -c "curl -sk --noproxy '*' https://127.0.0.1:$other/metrics | grep -qx 'wmap_webhook_leader 1'" ||
     fail "the other replica did not take over"
 sleep 3
-assert_eq 8 "$(status_puts)" "no status write after the takeover"
+assert_eq 9 "$(status_puts)" "no status write after the takeover"
 assert_eq 0 "$(metric_at "$other" wmap_webhook_status_errors_total)" "no status error"
