@@ -104,7 +104,10 @@ w0=$(vwc_writes)
 run_ok kc delete workloadpolicy batch-priority team-a-everything
 wait_until 10 vwc_is "" || fail "the workload rules were not emptied: $(vwc_rules)"
 sleep 2
-assert_eq $((w0 + 1)) "$(vwc_writes)" "one write for the deletion of both policies (debounced)"
+# kubectl deletes them one after the other: one write when the builder's 50 ms debounce
+# takes both deletions together, two when it does not; never more.
+w=$(($(vwc_writes) - w0))
+((w >= 1 && w <= 2)) || fail "$w configuration writes for the deletion of two policies (expected 1 or 2)"
 assert_eq "$static_before" "$(kc get validatingwebhookconfiguration wmap-webhook -o json | jq -c '.webhooks[1]')" "definitions.wmap.io still untouched"
 kill -TERM "$wmap_webhook_PID"
 wait "$wmap_webhook_PID" || fail "the webhook did not exit cleanly"
