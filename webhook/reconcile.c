@@ -36,6 +36,7 @@
 #define VWC_PATH "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/wmap-webhook"
 #define WRITER_ANNOTATION "wmap.io/rules-written-by"
 #define RESYNC_S 10
+#define STATUS_MIN_MS 1000
 
 /* 1 when version a is newer than b ("0.2.0" > "0.1.9"); non-numbers compare as 0. */
 static int newer(const char *a, const char *b)
@@ -346,25 +347,57 @@ done:
 	wh_defs_release(d);
 }
 
+static long long mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Waits on R->cond (R->lock held) for at most ms milliseconds. */
+static void wait_ms(wh_reconciler *R, long long ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += (time_t)(ms / 1000);
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&R->cond, &R->lock, &t);
+}
+
+/* Rounds run on a kick, and every RESYNC_S seconds for everything. A kick for statuses
+ * alone (the watch saw objects change, the leader's own status writes among them) is taken
+ * at most every STATUS_MIN_MS, so a burst of status events costs one pass over the objects
+ * rather than one per event; a definition or policy swap is taken at once. */
 static void *reconcile_main(void *arg)
 {
 	wh_reconciler *R = arg;
+	long long next_resync = mono_ms() + RESYNC_S * 1000LL, last_status = 0;
 	pthread_mutex_lock(&R->lock);
 	while (!atomic_load(&R->stop)) {
-		int resync = 0;
-		if (!R->kick) {
-			struct timespec t;
-			clock_gettime(CLOCK_REALTIME, &t);
-			t.tv_sec += RESYNC_S;
-			resync = pthread_cond_timedwait(&R->cond, &R->lock, &t) != 0;
-			if (atomic_load(&R->stop))
-				break;
+		long long now = mono_ms();
+		int rules = R->kick & KICK_RULES;
+		int status = (R->kick & KICK_STATUS) && now - last_status >= STATUS_MIN_MS;
+		int resync = now >= next_resync;
+		if (!rules && !status && !resync) {
+			long long until = next_resync;
+			if ((R->kick & KICK_STATUS) && last_status + STATUS_MIN_MS < until)
+				until = last_status + STATUS_MIN_MS;
+			wait_ms(R, until > now ? until - now : 1);
+			continue;
 		}
-		int what = resync ? KICK_RULES | KICK_STATUS : R->kick;
-		R->kick = 0;
+		int what = resync ? KICK_RULES | KICK_STATUS
+				  : rules | (R->kick & KICK_STATUS ? KICK_STATUS : 0);
+		R->kick &= ~what;
+		if (resync)
+			next_resync = now + RESYNC_S * 1000LL;
+		if (what & KICK_STATUS)
+			last_status = now;
 		pthread_mutex_unlock(&R->lock);
-		if (what)
-			reconcile_once(R, what, resync);
+		reconcile_once(R, what, resync);
 		pthread_mutex_lock(&R->lock);
 	}
 	pthread_mutex_unlock(&R->lock);
