@@ -8,15 +8,16 @@
 #include "wmap/apiversion.h"
 #include "wmap/base64.h"
 #include "wmap/admission.h"
+#include "admission_int.h"
+#include "audit_int.h"
 #include "wmap/json_text.h"
 #include "wmap/patch.h"
 #include "wmap/pod_target.h"
 #include "wmap/quantity.h"
 #include "wmap/workload.h"
 
-#define REVIEW_API "admission.k8s.io/v1"
-#define MAX_WARNINGS 8
-#define WARNING_MAX 240 /* the apiserver may cut warnings past 256 characters */
+#define MAX_WARNINGS WMAP__MAX_WARNINGS
+#define WARNING_MAX WMAP__WARNING_MAX
 
 /* wmap's own keys (architecture.md, "Label and annotation keys"). */
 #define KEY_KIND "wmap.io/workload-kind"
@@ -27,11 +28,6 @@
 #define KEY_GROUP_MIN "wmap.io/pod-group-min-member"
 
 /* ---- small helpers ----------------------------------------------------------------- */
-
-static void copy_str(char *buf, size_t len, const char *s)
-{
-	snprintf(buf, len, "%s", s ? s : "");
-}
 
 void wmap_admission_kind(char *buf, size_t len, const json_t *object)
 {
@@ -47,16 +43,13 @@ void wmap_admission_kind(char *buf, size_t len, const json_t *object)
 		snprintf(buf, len, "%s", kind);
 }
 
-static void warn(json_t *warnings, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(json_t *warnings, const char *fmt, ...)
+/* wmap__admission_warn and _checked: -1 when memory runs out. */
+static int vwarn(json_t *warnings, const char *fmt, va_list ap)
 {
 	char buf[WARNING_MAX + 1];
 	if (!warnings || json_array_size(warnings) >= MAX_WARNINGS)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
+		return 0;
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	if (n >= (int)sizeof(buf))
 		memcpy(buf + sizeof(buf) - 4, "...", 4);
 	/* Messages may carry object text: keep them one printable line. */
@@ -68,9 +61,26 @@ static void warn(json_t *warnings, const char *fmt, ...)
 	json_t *e;
 	json_array_foreach(warnings, i, e) {
 		if (strcmp(json_string_value(e), buf) == 0)
-			return;
+			return 0;
 	}
-	json_array_append_new(warnings, json_string(buf));
+	return json_array_append_new(warnings, json_string(buf)) ? -1 : 0;
+}
+
+void wmap__admission_warn(json_t *warnings, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vwarn(warnings, fmt, ap);
+	va_end(ap);
+}
+
+int wmap__admission_warn_checked(json_t *warnings, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vwarn(warnings, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static int64_t now_ns(void)
@@ -113,7 +123,7 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 	int rc = wmap_pod_target_init(t, &why, w, k, i);
 
 	if (why && rc >= 0)
-		warn(warnings, "component %s: %s", t->component, why);
+		wmap__admission_warn(warnings, "component %s: %s", t->component, why);
 	return rc;
 }
 
@@ -122,28 +132,81 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 typedef struct writer {
 	wmap_patch *patch;
 	json_t *warnings;
-	json_t *violations; /* validation: collect what would change instead */
-	const char *policy; /* the policy being checked, for messages */
-	int failed;         /* a write failed (not an object where one was expected) */
+	wmap_audit_result *check;  /* validation: record what would change instead */
+	const wmap_policy *policy; /* the policy being checked */
+	const json_t *object;      /* the object being checked, for the values found */
+	int failed;                /* a write failed (not an object where one was expected) */
 	wmap_error *err;
 } writer;
 
-static void violation(writer *wr, const target *t, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void violation(writer *wr, const target *t, const char *fmt, ...)
+static void out_of_memory(writer *wr);
+
+/* The value at the pointer ptr (then its member key, when key) as text: a string as it
+ * is, anything else as compact JSON; NULL when absent. *oom set when a copy failed. */
+static char *found_text(const json_t *object, const char *ptr, const char *key, int *oom)
 {
-	char field[512], msg[800];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(field, sizeof(field), fmt, ap);
-	va_end(ap);
-	if (t->instance[0])
-		snprintf(msg, sizeof(msg), "policy %s: component %s (instance %s): %s",
-			 wr->policy, t->component, t->instance, field);
+	const json_t *v = ptr ? wmap_pointer_lookup(object, ptr) : NULL;
+	char *txt;
+	if (v && key)
+		v = json_object_get(v, key);
+	if (!v)
+		return NULL;
+	txt = json_is_string(v) ? strdup(json_string_value(v)) : wmap_json_text(v, NULL);
+	*oom |= txt == NULL;
+	return txt;
+}
+
+/* One violation of wr->policy at t: field (for scripts), what (for people: "label team"),
+ * want, and the value found at ptr/key. */
+static void violation(writer *wr, const target *t, const char *field, const char *what,
+		      const char *want, const char *ptr, const char *key)
+{
+	wmap_audit_result *r = wr->check;
+	const wmap_policy *p = wr->policy;
+	char msg[800], found[300];
+	int oom = 0;
+	wmap_violation *nv = realloc(r->violations, (r->n + 1) * sizeof(*nv));
+	if (!nv) {
+		out_of_memory(wr);
+		return;
+	}
+	r->violations = nv;
+	wmap_violation *v = &nv[r->n];
+	memset(v, 0, sizeof(*v));
+	v->have = found_text(wr->object, ptr, key, &oom);
+	if (p->mode == WMAP_POLICY_OVERRIDE && v->have)
+		snprintf(found, sizeof(found), " (found \"%.250s\")", v->have);
+	else if (p->mode == WMAP_POLICY_OVERRIDE && strcmp(field, "tolerations") != 0)
+		snprintf(found, sizeof(found), " (not set)");
 	else
-		snprintf(msg, sizeof(msg), "policy %s: component %s: %s", wr->policy,
-			 t->component, field);
-	json_array_append_new(wr->violations, json_string(msg));
+		found[0] = '\0';
+	if (strcmp(field, "tolerations") == 0)
+		snprintf(msg, sizeof(msg), "%s must include %s", what, want);
+	else if (p->mode == WMAP_POLICY_OVERRIDE)
+		snprintf(msg, sizeof(msg), "%s must be \"%s\"%s", what, want, found);
+	else
+		snprintf(msg, sizeof(msg), "%s must be set (default \"%s\")", what, want);
+	char *line = NULL;
+	size_t need = strlen(p->name) + strlen(t->component) + strlen(t->instance) + strlen(msg) + 64;
+	if ((line = malloc(need))) {
+		if (t->instance[0])
+			snprintf(line, need, "policy %s: component %s (instance %s): %s", p->name,
+				 t->component, t->instance, msg);
+		else
+			snprintf(line, need, "policy %s: component %s: %s", p->name, t->component,
+				 msg);
+	}
+	v->actions = p->actions;
+	v->policy = strdup(p->name);
+	v->component = strdup(t->component);
+	v->instance = t->instance[0] ? strdup(t->instance) : NULL;
+	v->field = strdup(field);
+	v->want = strdup(want);
+	v->message = line;
+	r->n++; /* counted even when incomplete, so that the result frees it */
+	if (oom || !v->policy || !v->component || (t->instance[0] && !v->instance) ||
+	    !v->field || !v->want || !v->message)
+		out_of_memory(wr);
 }
 
 static void out_of_memory(writer *wr)
@@ -160,7 +223,7 @@ static void write_failed(writer *wr, const target *t, const wmap_error *e)
 		wr->failed = 1;
 		wmap_error_set(wr->err, e->code, "%s", e->message);
 	} else {
-		warn(wr->warnings, "component %s: %s; left unchanged", t->component, e->message);
+		wmap__admission_warn(wr->warnings, "component %s: %s; left unchanged", t->component, e->message);
 	}
 }
 
@@ -186,7 +249,7 @@ static int rebase(char **p, const char *from, const char *to)
  * t's pointers follow it to the one it got. */
 static void ensure_entry(writer *wr, target *t)
 {
-	if (!t->create_at || wr->violations)
+	if (!t->create_at || wr->check)
 		return;
 	char *got = NULL;
 	wmap_error e;
@@ -357,75 +420,94 @@ static void stamp_gang(writer *wr, const target *t, const gang_ctx *g)
 	}
 }
 
-/* Writes (or, when wr->violations, checks) one policy's settings on one template. */
+/* Sets (or, in check mode, checks) key of the map at ptr to the string value v;
+ * field_name is "labels", "annotations" or "nodeSelector", what the words for people. */
+static void apply_map_entry(writer *wr, const target *t, const char *ptr, const char *map,
+			    const char *what, const char *key, json_t *v, wmap_patch_mode mode)
+{
+	if (!put(wr, t, ptr, key, json_incref(v), mode) || !wr->check)
+		return;
+	char field[300], words[300];
+	snprintf(field, sizeof(field), "%s[%s]", map, key);
+	snprintf(words, sizeof(words), "%s %s", what, key);
+	violation(wr, t, field, words, json_string_value(v), ptr, key);
+}
+
+/* The same for a single field at its pointer. */
+static void apply_field(writer *wr, const target *t, const char *ptr, const char *name,
+			const char *value, wmap_patch_mode mode)
+{
+	if (put_field(wr, t, ptr, value, mode) && wr->check)
+		violation(wr, t, name, name, value, ptr, NULL);
+}
+
+static void apply_tolerations(writer *wr, const target *t, const wmap_policy *p)
+{
+	/* Lists are sets: append what is missing, never replace (override acts alike). */
+	char *tp = wmap_pointer_join(t->spec, "tolerations");
+	size_t i;
+	json_t *v;
+	if (!tp) {
+		out_of_memory(wr);
+		return;
+	}
+	json_array_foreach(p->tolerations, i, v) {
+		int changed = 0;
+		wmap_error e;
+		/* A copy: the policy set is shared by every thread, and the builder may later
+		 * append into a list it created around this value. */
+		if (wmap_patch_append_unique(wr->patch, tp, json_deep_copy(v), &changed, &e)) {
+			write_failed(wr, t, &e);
+		} else if (changed && wr->check) {
+			char *txt = wmap_json_text(v, NULL);
+			if (!txt)
+				out_of_memory(wr);
+			else
+				violation(wr, t, "tolerations", "tolerations", txt, NULL, NULL);
+			free(txt);
+		}
+	}
+	free(tp);
+}
+
+/* Writes (or, when wr->check, checks) one policy's settings on one template. */
 static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 {
 	wmap_patch_mode mode = p->mode == WMAP_POLICY_OVERRIDE ? WMAP_PATCH_OVERRIDE
 							       : WMAP_PATCH_DEFAULT;
 	const char *k;
 	json_t *v;
-	int check = wr->violations != NULL;
-	const char *req = mode == WMAP_PATCH_OVERRIDE ? "must be" : "must be set (default";
-	const char *end = mode == WMAP_PATCH_OVERRIDE ? "" : ")";
-	json_object_foreach(p->labels, k, v) {
-		if (put(wr, t, t->labels, k, json_incref(v), mode) && check)
-			violation(wr, t, "label %s %s \"%s\"%s", k, req, json_string_value(v), end);
-	}
-	json_object_foreach(p->annotations, k, v) {
-		if (put(wr, t, t->annotations, k, json_incref(v), mode) && check)
-			violation(wr, t, "annotation %s %s \"%s\"%s", k, req, json_string_value(v),
-				  end);
-	}
-	if (p->priority_class_name &&
-	    put_field(wr, t, t->priority, p->priority_class_name, mode) && check)
-		violation(wr, t, "priorityClassName %s \"%s\"%s", req, p->priority_class_name, end);
-	if (p->scheduler_name && put_field(wr, t, t->scheduler, p->scheduler_name, mode) && check)
-		violation(wr, t, "schedulerName %s \"%s\"%s", req, p->scheduler_name, end);
+	json_object_foreach(p->labels, k, v)
+		apply_map_entry(wr, t, t->labels, "labels", "label", k, v, mode);
+	json_object_foreach(p->annotations, k, v)
+		apply_map_entry(wr, t, t->annotations, "annotations", "annotation", k, v, mode);
+	if (p->priority_class_name)
+		apply_field(wr, t, t->priority, "priorityClassName", p->priority_class_name, mode);
+	if (p->scheduler_name)
+		apply_field(wr, t, t->scheduler, "schedulerName", p->scheduler_name, mode);
 	if ((p->runtime_class_name || p->node_selector || p->tolerations) && !t->spec) {
-		warn(wr->warnings, "component %s: no pod spec location; policy %s's "
-				   "runtimeClassName, nodeSelector and tolerations not applied",
-		     t->component,
-		     p->name);
+		wmap__admission_warn(wr->warnings, "component %s: no pod spec location; policy %s's "
+						   "runtimeClassName, nodeSelector and tolerations not applied",
+				     t->component, p->name);
 		return;
 	}
 	if (p->runtime_class_name &&
-	    put_str(wr, t, t->spec, "runtimeClassName", p->runtime_class_name, mode) && check)
-		violation(wr, t, "runtimeClassName %s \"%s\"%s", req, p->runtime_class_name, end);
+	    put_str(wr, t, t->spec, "runtimeClassName", p->runtime_class_name, mode) && wr->check)
+		violation(wr, t, "runtimeClassName", "runtimeClassName", p->runtime_class_name,
+			  t->spec, "runtimeClassName");
 	if (p->node_selector) {
 		char *ns = wmap_pointer_join(t->spec, "nodeSelector");
 		if (!ns)
 			out_of_memory(wr);
 		json_object_foreach(p->node_selector, k, v) {
-			if (put(wr, t, ns, k, json_incref(v), mode) && check)
-				violation(wr, t, "nodeSelector %s %s \"%s\"%s", k, req,
-					  json_string_value(v), end);
+			if (ns)
+				apply_map_entry(wr, t, ns, "nodeSelector", "nodeSelector", k, v,
+						mode);
 		}
 		free(ns);
 	}
-	if (p->tolerations) {
-		/* Lists are sets: append what is missing, never replace (override acts alike). */
-		char *tp = wmap_pointer_join(t->spec, "tolerations");
-		size_t i;
-		if (!tp)
-			out_of_memory(wr);
-		json_array_foreach(p->tolerations, i, v) {
-			int changed = 0;
-			wmap_error e;
-			if (!tp)
-				break;
-			/* A copy: the policy set is shared by every thread, and the builder may
-			 * later append into a list it created around this value. */
-			if (wmap_patch_append_unique(wr->patch, tp, json_deep_copy(v), &changed,
-						     &e)) {
-				write_failed(wr, t, &e);
-			} else if (changed && check) {
-				char *txt = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-				violation(wr, t, "tolerations must include %s", txt ? txt : "?");
-				free(txt);
-			}
-		}
-		free(tp);
-	}
+	if (p->tolerations)
+		apply_tolerations(wr, t, p);
 }
 
 /* Every writable pod template of w, in workload order. */
@@ -576,12 +658,116 @@ static int policy_applies(const wmap_policy *p, const prepared *pr)
 	return wmap_policy_matches(p, pr->kind, pr->ns, pr->labels, pr->op);
 }
 
+/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
+static int mutation_wanted(const wmap_admission_config *cfg, const prepared *pr)
+{
+	int wanted = pr->op == WMAP_POLICY_OP_CREATE;
+	for (size_t i = 0; !wanted && cfg->policies && i < cfg->policies->n; i++)
+		wanted = policy_applies(&cfg->policies->policies[i], pr);
+	return wanted;
+}
+
+/* Gang settings: the first matching policy that gives them wins over the flags. */
+static void gang_settings(gang_ctx *g, const wmap_admission_config *cfg, const prepared *pr)
+{
+	int have_sched = 0, have_queue = 0;
+	g->scheduler = cfg->scheduler;
+	g->queue = cfg->queue;
+	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
+		const wmap_policy *p = &cfg->policies->policies[i];
+		if (!policy_applies(p, pr))
+			continue;
+		if (p->has_gang && !have_sched) {
+			g->scheduler = p->gang;
+			have_sched = 1;
+		}
+		if (p->queue && !have_queue) {
+			g->queue = p->queue;
+			have_queue = 1;
+		}
+	}
+}
+
+/* On CREATE: the gang plan of g's scheduler into *plan (g->plan, and YuniKorn's task groups
+ * text), and the notes about the object. Negative (*why set) when it cannot be built. */
+static int plan_gang(gang_ctx *g, wmap_gang_plan **plan, const char **why, const wmap_workload *w,
+		     const char *kind, json_t *warnings, wmap_error *err)
+{
+	int rc;
+	if (!w->name)
+		wmap__admission_warn(warnings, "%s has only generateName: no workload-name label and no "
+					       "name-based gang hints",
+				     kind);
+	if (g->scheduler != WMAP_GANG_NONE) {
+		if ((rc = wmap_gang_plan_build(plan, w, w->name, err))) {
+			*why = "internal";
+			return rc;
+		}
+		g->plan = *plan;
+		for (size_t i = 0; i < (*plan)->n_notes; i++) {
+			if (w->name)
+				wmap__admission_warn(warnings, "gang: %s", (*plan)->notes[i]);
+		}
+		if (g->scheduler == WMAP_GANG_YUNIKORN) {
+			json_t *tg = yunikorn_task_groups(*plan);
+			g->task_groups = tg ? wmap_json_text(tg, NULL) : NULL;
+			json_decref(tg);
+			if (!g->task_groups) {
+				*why = "internal";
+				return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			}
+		}
+		if (g->scheduler == WMAP_GANG_NATIVE)
+			wmap__admission_warn(warnings, "gang: the native Workload API needs Workload objects "
+						       "(a side effect); only wmap.io annotations written");
+		if (g->scheduler == WMAP_GANG_KUEUE && !g->queue)
+			wmap__admission_warn(warnings, "gang: kueue selected but no queue given; no "
+						       "queue-name label written");
+	}
+	for (size_t i = 0; i < w->n_warnings; i++)
+		wmap__admission_warn(warnings, "%s", w->warnings[i]);
+	return 0;
+}
+
+/* Every template: the identity and gang hints (CREATE, the template that owns its
+ * location), then every matching policy; then the queue label schedulers read from the
+ * workload itself. */
+static void write_targets(writer *wr, target *targets, size_t n_targets, const prepared *pr,
+			  const gang_ctx *g, const wmap_admission_config *cfg)
+{
+	const wmap_workload *w = pr->w;
+	for (size_t j = 0; j < n_targets && !wr->failed; j++) {
+		target *t = &targets[j];
+		if (pr->op == WMAP_POLICY_OP_CREATE && t->mark) {
+			ensure_entry(wr, t);
+			stamp_identity(wr, t, pr->kind, w->name);
+			if (g->plan)
+				stamp_gang(wr, t, g);
+		}
+		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
+			const wmap_policy *pol = &cfg->policies->policies[p];
+			if (policy_applies(pol, pr) && wmap_policy_matches_component(pol, t->component)) {
+				ensure_entry(wr, t);
+				apply_policy(wr, t, pol);
+			}
+		}
+	}
+	if (pr->op == WMAP_POLICY_OP_CREATE && g->queue && !wr->failed) {
+		const char *key = g->scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
+				  : g->scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
+								    : NULL;
+		target top = { .component = w->definition->components[0].name, .instance = "" };
+		if (key)
+			put_str(wr, &top, "/metadata/labels", key, g->queue, WMAP_PATCH_DEFAULT);
+	}
+}
+
 /* The mutation of object as a patch builder in *out (NULL when there is nothing to write),
  * its warnings appended to warnings. Negative when wmap cannot process the object (*reason says
  * why, see wmap_admission_info). */
-static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_engine *eng,
-		  const wmap_admission_config *cfg, json_t *object, const char *operation,
-		  const char *ns, wmap_error *err)
+int wmap__admission_mutate(wmap_patch **out, json_t *warnings, const char **reason,
+			   wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
+			   const char *operation, const char *ns, wmap_error *err)
 {
 	prepared pr = { 0 };
 	wmap_patch *pb = NULL;
@@ -602,111 +788,30 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 		return 0; /* DELETE, CONNECT: nothing to write */
 	if (controller_owned(object))
 		return 0; /* stamped through its owner's template already */
-
-	/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
-	int wanted = pr.op == WMAP_POLICY_OP_CREATE;
-	for (size_t i = 0; !wanted && cfg->policies && i < cfg->policies->n; i++)
-		wanted = policy_applies(&cfg->policies->policies[i], &pr);
-	if (!wanted)
+	if (!mutation_wanted(cfg, &pr))
 		return 0;
-
-	/* Gang settings: the first matching policy that gives them wins over the flags. */
-	g.scheduler = cfg->scheduler;
-	g.queue = cfg->queue;
-	int have_sched = 0, have_queue = 0;
-	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
-		const wmap_policy *p = &cfg->policies->policies[i];
-		if (!policy_applies(p, &pr))
-			continue;
-		if (p->has_gang && !have_sched) {
-			g.scheduler = p->gang;
-			have_sched = 1;
-		}
-		if (p->queue && !have_queue) {
-			g.queue = p->queue;
-			have_queue = 1;
-		}
-	}
+	gang_settings(&g, cfg, &pr);
 	/* Only YuniKorn's task groups carry per-pod resources (minResource). */
 	int need_resources = pr.op == WMAP_POLICY_OP_CREATE && g.scheduler == WMAP_GANG_YUNIKORN;
 	if ((rc = prepare(&pr, &why, eng, cfg, object,
 			  need_resources ? 0 : WMAP_RESOLVE_NO_RESOURCES, err)))
 		goto done;
-	wmap_workload *w = pr.w;
 	if ((rc = wmap_patch_new(&pb, object, err))) {
 		why = "internal";
 		goto done;
 	}
-	writer wr = { pb, warnings, NULL, NULL, 0, err };
-
-	g.name = w->name;
-	if (pr.op == WMAP_POLICY_OP_CREATE) {
-		if (!w->name)
-			warn(warnings, "%s has only generateName: no workload-name label and no "
-				       "name-based gang hints",
-			     pr.kind);
-		if (g.scheduler != WMAP_GANG_NONE) {
-			if ((rc = wmap_gang_plan_build(&plan, w, w->name, err))) {
-				why = "internal";
-				goto done;
-			}
-			g.plan = plan;
-			for (size_t i = 0; i < plan->n_notes; i++) {
-				if (w->name)
-					warn(warnings, "gang: %s", plan->notes[i]);
-			}
-			if (g.scheduler == WMAP_GANG_YUNIKORN) {
-				json_t *tg = yunikorn_task_groups(plan);
-				g.task_groups = tg ? wmap_json_text(tg, NULL) : NULL;
-				json_decref(tg);
-				if (!g.task_groups) {
-					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-					why = "internal";
-					goto done;
-				}
-			}
-			if (g.scheduler == WMAP_GANG_NATIVE)
-				warn(warnings, "gang: the native Workload API needs Workload objects "
-					       "(a side effect); only wmap.io annotations written");
-			if (g.scheduler == WMAP_GANG_KUEUE && !g.queue)
-				warn(warnings, "gang: kueue selected but no queue given; no "
-					       "queue-name label written");
-		}
-		for (size_t i = 0; i < w->n_warnings; i++)
-			warn(warnings, "%s", w->warnings[i]);
-	}
-
-	if ((rc = collect_targets(&targets, &n_targets, w, warnings)) ||
-	    (rc = mark_owners(w, targets, n_targets))) {
+	writer wr = { pb, warnings, NULL, NULL, NULL, 0, err };
+	g.name = pr.w->name;
+	if (pr.op == WMAP_POLICY_OP_CREATE &&
+	    (rc = plan_gang(&g, &plan, &why, pr.w, pr.kind, warnings, err)))
+		goto done;
+	if ((rc = collect_targets(&targets, &n_targets, pr.w, warnings)) ||
+	    (rc = mark_owners(pr.w, targets, n_targets))) {
 		why = "internal";
 		wmap_error_set(err, rc, "out of memory");
 		goto done;
 	}
-	for (size_t j = 0; j < n_targets && !wr.failed; j++) {
-		target *t = &targets[j];
-		if (pr.op == WMAP_POLICY_OP_CREATE && t->mark) {
-			ensure_entry(&wr, t);
-			stamp_identity(&wr, t, pr.kind, w->name);
-			if (g.plan)
-				stamp_gang(&wr, t, &g);
-		}
-		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
-			const wmap_policy *pol = &cfg->policies->policies[p];
-			if (policy_applies(pol, &pr) && wmap_policy_matches_component(pol, t->component)) {
-				ensure_entry(&wr, t);
-				apply_policy(&wr, t, pol);
-			}
-		}
-	}
-	/* Queue labels that schedulers read from the workload itself. */
-	if (pr.op == WMAP_POLICY_OP_CREATE && g.queue && !wr.failed) {
-		const char *key = g.scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
-				  : g.scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
-								   : NULL;
-		target top = { .component = w->definition->components[0].name, .instance = "" };
-		if (key)
-			put_str(&wr, &top, "/metadata/labels", key, g.queue, WMAP_PATCH_DEFAULT);
-	}
+	write_targets(&wr, targets, n_targets, &pr, &g, cfg);
 	if (wr.failed) {
 		rc = WMAP_ENOMEM;
 		why = "internal";
@@ -736,7 +841,7 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	wmap_patch *pb = NULL;
 	const char *why = NULL;
 	*warnings = json_array();
-	int rc = *warnings ? mutate(&pb, *warnings, &why, eng, cfg, object, operation, ns, err)
+	int rc = *warnings ? wmap__admission_mutate(&pb, *warnings, &why, eng, cfg, object, operation, ns, err)
 			   : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	*patch = pb ? wmap_patch_take_ops(pb) : json_array();
 	if (!*patch && rc == 0) {
@@ -751,335 +856,92 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	return rc;
 }
 
-int wmap_admission_validate(json_t **violations, json_t **warnings, const char **reason,
-			    wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
-			    const char *operation, const char *ns, wmap_error *err)
+/* The policies of cfg with actions that apply to pr's object, as names into res. */
+static int applying_policies(wmap_audit_result *res, const wmap_admission_config *cfg,
+			     const prepared *pr, wmap_error *err)
+{
+	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
+		const wmap_policy *p = &cfg->policies->policies[i];
+		if (!wmap_policy_needs_validation(p) || !policy_applies(p, pr))
+			continue;
+		char **nv = realloc(res->policies, (res->n_policies + 1) * sizeof(*nv));
+		if (!nv)
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		res->policies = nv;
+		if (!(nv[res->n_policies] = strdup(p->name)))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		res->n_policies++;
+	}
+	return 0;
+}
+
+/* Checks one policy on every template of pr's workload, into res. */
+static int check_policy(wmap_audit_result *res, json_t *warnings, const prepared *pr,
+			const wmap_policy *pol, const json_t *object, wmap_error *err)
+{
+	/* A fresh builder per policy: each is checked against the object alone. */
+	wmap_patch *pb = NULL;
+	int rc = wmap_patch_new(&pb, (json_t *)object, err);
+	if (rc)
+		return rc;
+	writer wr = { pb, warnings, res, pol, object, 0, err };
+	for (size_t k = 0; k < pr->w->n_nodes && !wr.failed; k++) {
+		for (size_t i = 0; i < pr->w->nodes[k].n_instances && !wr.failed; i++) {
+			target t;
+			if (!pr->w->nodes[k].instances[i].has_pod)
+				continue;
+			int ok = target_init(&t, pr->w, k, i, warnings);
+			if (ok < 0)
+				wr.failed = 1; /* out of memory: no partial answer */
+			else if (ok > 0 && wmap_policy_matches_component(pol, t.component))
+				apply_policy(&wr, &t, pol);
+			wmap_pod_target_clear(&t);
+		}
+	}
+	wmap_patch_free(pb);
+	if (wr.failed)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	return 0;
+}
+
+int wmap__audit_object(wmap_audit_result *res, json_t *warnings, const char **reason,
+		       wmap_engine *eng, const wmap_admission_config *cfg, const json_t *object,
+		       unsigned op, const char *ns, wmap_error *err)
 {
 	prepared pr = { 0 };
 	int rc = 0;
 	const char *why = NULL;
-	*violations = json_array();
-	*warnings = json_array();
+	memset(res, 0, sizeof(*res));
 	if (reason)
 		*reason = NULL;
-	if (!*violations || !*warnings)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	json_t *meta = json_object_get(object, "metadata");
-	pr.op = wmap_policy_operation(operation);
+	pr.op = op;
 	pr.ns = ns && *ns ? ns : json_string_value(json_object_get(meta, "namespace"));
 	pr.labels = json_object_get(meta, "labels");
 	wmap_admission_kind(pr.kind, sizeof(pr.kind), object);
-	if (!pr.op || !json_is_object(object) || !cfg->policies || controller_owned(object))
+	if (!pr.op || !json_is_object(object) || !cfg->policies)
 		return 0;
-	int wanted = 0;
-	for (size_t i = 0; !wanted && i < cfg->policies->n; i++)
-		wanted = cfg->policies->policies[i].enforce &&
-			 policy_applies(&cfg->policies->policies[i], &pr);
-	if (!wanted)
+	if (controller_owned(object)) {
+		res->owned = 1;
 		return 0;
-	if ((rc = prepare(&pr, &why, eng, cfg, object, WMAP_RESOLVE_NO_RESOURCES, err)))
+	}
+	if ((rc = applying_policies(res, cfg, &pr, err))) {
+		why = "internal";
+		goto done;
+	}
+	if (res->n_policies == 0)
+		return 0;
+	if ((rc = prepare(&pr, &why, eng, cfg, (json_t *)object, WMAP_RESOLVE_NO_RESOURCES, err)))
 		goto done;
 	for (size_t p = 0; p < cfg->policies->n && rc == 0; p++) {
 		const wmap_policy *pol = &cfg->policies->policies[p];
-		if (!pol->enforce || !policy_applies(pol, &pr))
-			continue;
-		/* A fresh builder per policy: each is checked against the object alone. */
-		wmap_patch *pb = NULL;
-		if ((rc = wmap_patch_new(&pb, object, err))) {
+		if (wmap_policy_needs_validation(pol) && policy_applies(pol, &pr) &&
+		    (rc = check_policy(res, warnings, &pr, pol, object, err)))
 			why = "internal";
-			break;
-		}
-		writer wr = { pb, *warnings, *violations, pol->name, 0, err };
-		for (size_t k = 0; k < pr.w->n_nodes; k++) {
-			for (size_t i = 0; i < pr.w->nodes[k].n_instances; i++) {
-				target t;
-				if (!pr.w->nodes[k].instances[i].has_pod)
-					continue;
-				int ok = target_init(&t, pr.w, k, i, *warnings);
-				if (ok < 0)
-					wr.failed = 1; /* out of memory: no partial answer */
-				else if (ok > 0 && wmap_policy_matches_component(pol, t.component))
-					apply_policy(&wr, &t, pol);
-				wmap_pod_target_clear(&t);
-			}
-		}
-		if (wr.failed) {
-			rc = WMAP_ENOMEM;
-			why = "internal";
-		}
-		wmap_patch_free(pb);
 	}
 done:
 	if (reason)
 		*reason = why;
 	wmap_workload_free(pr.w);
 	return rc;
-}
-
-/* ---- the AdmissionReview envelope --------------------------------------------------- */
-
-/* allowed: false with a Forbidden status; -1 when memory runs out (resp then unchanged or
- * without its status: the caller must not send it). */
-static int deny(json_t *resp, const char *msg)
-{
-	json_t *st = json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status", "Failure", "reason",
-			       "Forbidden", "message", msg);
-	if (!st || json_object_set_new(resp, "status", st))
-		return -1;
-	return json_object_set_new(resp, "allowed", json_false()) ? -1 : 0;
-}
-
-int wmap_admission_parse(json_t **out, wmap_json_cut *cut, const char *body, size_t len,
-			 int64_t deadline_ns, json_error_t *jerr)
-{
-	wmap_json_limits lim = { 0 };
-	lim.max_depth = WMAP_REVIEW_MAX_DEPTH;
-	lim.max_members = WMAP_REVIEW_MAX_MEMBERS;
-	lim.max_nodes = WMAP_REVIEW_MAX_NODES;
-	lim.deadline_ns = deadline_ns;
-	lim.cut = 1;
-	lim.keep_depth = 3; /* request.uid, .kind, .namespace, .operation, .dryRun */
-	return wmap_json_parse_limited(out, cut, body, len, &lim, jerr);
-}
-
-/* What the parse left out, in words: "more than 16384 members in one object or array at
- * .request.object.metadata.labels (line 1, column 812)". */
-static void describe_cut(char *buf, size_t len, const wmap_json_cut *c)
-{
-	char what[96];
-	if (!strcmp(c->reason, "too-deep"))
-		snprintf(what, sizeof(what), "nesting deeper than %zu levels", c->limit);
-	else if (!strcmp(c->reason, "too-many-members"))
-		snprintf(what, sizeof(what), "more than %zu members in one object or array",
-			 c->limit);
-	else if (!strcmp(c->reason, "too-many-nodes"))
-		snprintf(what, sizeof(what), "more than %zu JSON values", c->limit);
-	else {
-		snprintf(buf, len, "the time budget ran out while reading the review, at %s "
-				   "(line %d, column %d)",
-			 c->path, c->line, c->column);
-		return;
-	}
-	snprintf(buf, len, "the review has %s at %s (line %d, column %d)", what, c->path,
-		 c->line, c->column);
-}
-
-/* The first enforced policy that matches kind, namespace and operation (its selector and
- * components are not looked at: the labels and templates may be what was left out), or
- * NULL. */
-static const wmap_policy *enforced_for(const wmap_policy_set *set, const char *kind,
-				       const char *ns, unsigned op)
-{
-	for (size_t i = 0; set && i < set->n; i++) {
-		wmap_policy p = set->policies[i];
-		p.selector = NULL;
-		if (p.enforce && wmap_policy_matches(&p, kind, ns, NULL, op))
-			return &set->policies[i];
-	}
-	return NULL;
-}
-
-/* A review the parse cut (cfg->cut): no patch, no evaluation. Validation denies when an
- * enforced policy matches, so that nesting or bulk cannot carry an object past
- * enforcement; everything else is allowed with a warning. */
-static int answer_cut(json_t *resp, json_t *warnings, wmap_admission_mode mode,
-		      const wmap_admission_config *cfg, const json_t *object, const char *op,
-		      const char *ns, wmap_admission_info *info)
-{
-	char why[WARNING_MAX + 1], msg[WMAP_ERROR_MAX];
-	describe_cut(why, sizeof(why), cfg->cut);
-	info->reason = cfg->cut->reason;
-	info->result = "failopen";
-	if (mode == WMAP_ADMISSION_VALIDATE) {
-		if (!ns || !*ns)
-			ns = json_string_value(
-				json_object_get(json_object_get(object, "metadata"), "namespace"));
-		const wmap_policy *p = enforced_for(cfg->policies, info->kind, ns,
-						    wmap_policy_operation(op));
-		if (p) {
-			snprintf(msg, sizeof(msg), "wmap could not check this %s against enforced "
-						   "policy %s: %s, past what wmap reads",
-				 info->kind, p->name, why);
-			info->result = "denied";
-			return deny(resp, msg);
-		}
-	}
-	warn(warnings, "wmap: %s; allowed unchanged", why);
-	return 0;
-}
-
-static int bad(wmap_error *err, const char *what)
-{
-	return wmap_error_set(err, WMAP_EINVAL, "not an admission.k8s.io/v1 AdmissionReview: %s",
-			      what);
-}
-
-int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_config *cfg,
-			  wmap_admission_mode mode, json_t *review, wmap_admission_info *info,
-			  wmap_error *err)
-{
-	wmap_admission_info scratch;
-	if (!info)
-		info = &scratch;
-	memset(info, 0, sizeof(*info));
-	*out = NULL;
-	if (!json_is_object(review))
-		return bad(err, "the body is not a JSON object");
-	const char *api = json_string_value(json_object_get(review, "apiVersion"));
-	const char *kind = json_string_value(json_object_get(review, "kind"));
-	if (!api || strcmp(api, REVIEW_API) != 0 || !kind || strcmp(kind, "AdmissionReview") != 0)
-		return bad(err, "apiVersion must be admission.k8s.io/v1 and kind AdmissionReview");
-	json_t *req = json_object_get(review, "request");
-	if (!json_is_object(req))
-		return bad(err, "request is missing or not an object");
-	const char *uid = json_string_value(json_object_get(req, "uid"));
-	if (!uid || !*uid)
-		return bad(err, "request.uid is missing or not a string");
-	const char *op = json_string_value(json_object_get(req, "operation"));
-	if (!op)
-		return bad(err, "request.operation is missing or not a string");
-	json_t *object = json_object_get(req, "object");
-	json_t *dry = json_object_get(req, "dryRun");
-	if (dry && !json_is_boolean(dry) && !json_is_null(dry))
-		return bad(err, "request.dryRun must be a boolean");
-	json_t *nsv = json_object_get(req, "namespace");
-	if (nsv && !json_is_string(nsv) && !json_is_null(nsv))
-		return bad(err, "request.namespace must be a string");
-	unsigned opbit = wmap_policy_operation(op);
-	int cut = cfg->cut && cfg->cut->reason;
-	if (opbit && !json_is_object(object) && !(cut && !object))
-		return bad(err, "request.object must be an object for CREATE and UPDATE");
-	const char *ns = json_string_value(nsv);
-	const char *name = json_string_value(json_object_get(req, "name"));
-	if (!name || !*name)
-		name = json_string_value(json_object_get(json_object_get(object, "metadata"),
-							 "name"));
-
-	copy_str(info->uid, sizeof(info->uid), uid);
-	copy_str(info->operation, sizeof(info->operation), op);
-	copy_str(info->namespace_, sizeof(info->namespace_), ns);
-	copy_str(info->name, sizeof(info->name), name);
-	info->dry_run = json_is_true(dry);
-	if (json_is_string(json_object_get(object, "kind"))) {
-		wmap_admission_kind(info->kind, sizeof(info->kind), object);
-	} else {
-		json_t *rk = json_object_get(req, "kind");
-		const char *g = json_string_value(json_object_get(rk, "group"));
-		const char *k = json_string_value(json_object_get(rk, "kind"));
-		snprintf(info->kind, sizeof(info->kind), "%s%s%s", k ? k : "", g && *g ? "." : "",
-			 g && *g ? g : "");
-	}
-
-	json_t *resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", 1);
-	wmap_patch *pb = NULL;
-	json_t *warnings = NULL, *violations = NULL;
-	const char *reason = NULL;
-	wmap_error e;
-	wmap_error_clear(&e);
-	int rc;
-	if (!resp)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	/* dryRun is treated exactly as a real request: the webhook has no side effects. */
-	if (cut && mode != WMAP_ADMISSION_ALLOW) {
-		if (!(warnings = json_array()) ||
-		    answer_cut(resp, warnings, mode, cfg, object, op, ns, info)) {
-			json_decref(resp);
-			json_decref(warnings);
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		}
-		if (json_array_size(warnings) > 0)
-			json_object_set(resp, "warnings", warnings);
-		json_decref(warnings);
-		*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind",
-				 "AdmissionReview", "response", resp);
-		return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	}
-	if (mode == WMAP_ADMISSION_MUTATE)
-		rc = (warnings = json_array())
-			     ? mutate(&pb, warnings, &reason, eng, cfg, object, op, ns, &e)
-			     : wmap_error_set(&e, WMAP_ENOMEM, "out of memory");
-	else if (mode == WMAP_ADMISSION_VALIDATE) {
-		/* Karta and WorkloadPolicy objects are the webhook's own: checked as definitions
-		 * and policies, never as workloads. */
-		rc = json_is_object(object) ? wmap_admission_check_own_object(&violations, &warnings,
-									      cfg, object, op, &e)
-					    : 0;
-		if (rc == 0)
-			rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object,
-						     op, ns, &e);
-		else if (rc > 0)
-			rc = 0;
-	} else
-		rc = 0; /* WMAP_ADMISSION_ALLOW */
-	info->result = "allowed";
-	if (rc && mode == WMAP_ADMISSION_VALIDATE && rc != WMAP_ENODEF) {
-		/* An enforced policy matched (validation stops earlier otherwise) but the object
-		 * could not be checked: deny, or an object shaped to break evaluation would slip
-		 * past enforcement. Without a definition there is nothing to check: allowed. */
-		char msg[WMAP_ERROR_MAX + 64];
-		snprintf(msg, sizeof(msg), "wmap could not check this %s against its enforced "
-					   "policies: %s",
-			 info->kind, e.message);
-		info->result = "denied";
-		info->reason = reason ? reason : "internal";
-		if (deny(resp, msg))
-			goto nomem;
-	} else if (rc) {
-		/* Fail open: allowed unchanged, and the user is told why. */
-		info->result = "failopen";
-		info->reason = reason ? reason : "internal";
-		if (rc == WMAP_ENODEF)
-			warn(warnings, "wmap: no definition for %s; allowed unchanged", info->kind);
-		else
-			warn(warnings, "wmap: %s; allowed unchanged", e.message);
-	} else if (violations && json_array_size(violations) > 0) {
-		char msg[2048];
-		size_t n = 0, i;
-		json_t *v;
-		msg[0] = '\0';
-		json_array_foreach(violations, i, v) {
-			int w = snprintf(msg + n, sizeof(msg) - n, "%s%s", i ? "; " : "",
-					 json_string_value(v));
-			if (w < 0 || (size_t)w >= sizeof(msg) - n)
-				break;
-			n += (size_t)w;
-		}
-		info->result = "denied";
-		if (deny(resp, msg))
-			goto nomem;
-	} else if (pb && wmap_patch_len(pb) > 0) {
-		size_t text_len = 0;
-		char *text = NULL;
-		wmap_patch_dump(&text, &text_len, pb, &e);
-		char *b64 = text ? wmap_base64((const unsigned char *)text, text_len) : NULL;
-		/* base64 is ASCII by construction: no UTF-8 check of tens of kilobytes. */
-		if (!b64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
-		    json_object_set_new(resp, "patch",
-					json_stringn_nocheck(b64, strlen(b64)))) {
-			free(b64);
-			free(text);
-			goto nomem;
-		}
-		info->result = "patched";
-		info->patch_ops = wmap_patch_len(pb);
-		info->patch_bytes = text_len;
-		free(text);
-		free(b64);
-	}
-	if (warnings && json_array_size(warnings) > 0 && json_object_set(resp, "warnings", warnings))
-		goto nomem;
-	wmap_patch_free(pb);
-	json_decref(warnings);
-	json_decref(violations);
-	*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind", "AdmissionReview",
-			 "response", resp);
-	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-nomem:
-	/* Half a response (a denial without its message, an answer without its warnings) is
-	 * never sent: the webhook answers 500 and the API server applies the failurePolicy. */
-	json_decref(resp);
-	wmap_patch_free(pb);
-	json_decref(warnings);
-	json_decref(violations);
-	return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }

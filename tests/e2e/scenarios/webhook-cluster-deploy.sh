@@ -79,7 +79,7 @@ kind: WorkloadPolicy
 metadata: {name: pods-need-priority}
 spec:
   match: {kinds: [Pod]}
-  enforce: true
+  validationActions: [Deny]
   podTemplate: {priorityClassName: batch-high}
 Y
 run_ok kc create -f "$E2E_TMP/enforced.yaml"

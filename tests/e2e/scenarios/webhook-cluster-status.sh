@@ -98,7 +98,7 @@ assert_contains "$(grep "^broken-gadget" <<<"$OUT")" "root component must have s
 run_ok kc get workloadpolicies
 echo "$OUT"
 read -r -a header <<<"$(head -n1 <<<"$OUT")"
-assert_eq "NAME MODE ENFORCE READY REASON AGE" "${header[*]}" "kubectl get workloadpolicies columns"
+assert_eq "NAME MODE ACTIONS READY REASON AGE" "${header[*]}" "kubectl get workloadpolicies columns"
 assert_eq "False Invalid" "$(awk '$1 == "slurm-gang" {print $(NF-2), $(NF-1)}' <<<"$OUT")" "slurm-gang row"
 
 # One write per object, none on the resync rounds (every 10 s) nor from the other replica.

@@ -1,4 +1,5 @@
-# The ValidatingWebhookConfiguration follows the enforced policies (issue 13, item 6). The
+# The ValidatingWebhookConfiguration follows the policies that need /validate (issue 13,
+# item 6; here "enforced" means validationActions: [Deny]). The
 # leader keeps the rules of its `policies.wmap.io` webhook equal to the root kinds of the
 # definitions in force (served by the simulator) that an enforced WorkloadPolicy can match,
 # with that policy's operations; `definitions.wmap.io` keeps its static rules and caBundle
@@ -56,7 +57,7 @@ metadata: {name: batch-priority}
 spec:
   match: {kinds: ["Deployment.apps", "Job.batch"], operations: [CREATE, UPDATE]}
   mode: override
-  enforce: true
+  validationActions: [Deny]
   podTemplate: {priorityClassName: batch-high}
 Y
 t0=$(now_ms)
@@ -79,7 +80,7 @@ kind: WorkloadPolicy
 metadata: {name: team-a-everything}
 spec:
   match: {namespaces: [team-a]}
-  enforce: true
+  validationActions: [Deny]
   podTemplate: {labels: {team: a}}
 Y
 run_ok kc create -f "$E2E_TMP/everything.yaml"
