@@ -40,6 +40,8 @@ static void usage(FILE *f)
 		"  --request-budget-ms MS     time budget per review; past it, allow unchanged (250)\n"
 		"  --reload-interval-ms MS    how often files are checked for changes (1000)\n"
 		"  --drain-timeout SEC        longest wait for in-flight requests on SIGTERM (25)\n"
+		"  --shutdown-delay SEC       on SIGTERM, keep accepting (unready) this long before\n"
+		"                             draining, while endpoints are updated (0)\n"
 		"  --tls-priorities STRING    GnuTLS priority string (TLS 1.3; TLS 1.2 with ECDHE\n"
 		"                             and AEAD ciphers only)\n"
 		"  --kubeconfig FILE          watch Kartas and WorkloadPolicies in this cluster\n"
@@ -209,6 +211,7 @@ static const opt_spec opt_specs[] = {
 	{ "request-budget-ms", OPT_UNSIGNED, OPT_FIELD(opt.budget_ms), 0, 60000 },
 	{ "reload-interval-ms", OPT_UNSIGNED, OPT_FIELD(opt.reload_ms), 10, 3600000 },
 	{ "drain-timeout", OPT_UNSIGNED, OPT_FIELD(opt.drain_s), 0, 3600 },
+	{ "shutdown-delay", OPT_UNSIGNED, OPT_FIELD(opt.shutdown_delay_s), 0, 300 },
 	{ "tls-priorities", OPT_TEXT, OPT_FIELD(opt.tls_priorities), 0, 0 },
 	{ "ready-file", OPT_TEXT, OPT_FIELD(ready_file), 0, 0 },
 	{ "help", OPT_HELP, 0, 0, 0 },
@@ -447,6 +450,38 @@ static void run_until_stopped(reloader *rl, const sigset_t *set)
 	}
 }
 
+/* The first part of a shutdown (--shutdown-delay): unready and telling keep-alive clients to
+ * close, but still accepting, for the time a Service's endpoints take to drop this replica
+ * (kube-proxy and the API server keep sending new connections here meanwhile). A second
+ * SIGTERM or SIGINT ends the wait at once; SIGHUP is ignored by then. */
+static void shutdown_delay(wh_server *s, const sigset_t *set)
+{
+	struct timespec end, now, left;
+
+	wh_server_unready(s);
+	wh_logf("info", "not ready; still accepting for %u s (--shutdown-delay)", s->opt.shutdown_delay_s);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)s->opt.shutdown_delay_s;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			return;
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000L;
+		}
+		int sig = sigtimedwait(set, NULL, &left);
+		if (sig == SIGTERM || sig == SIGINT) {
+			wh_logf("info", "%s again: draining now", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			return;
+		}
+		if (sig < 0 && errno != EINTR)
+			return; /* EAGAIN: the delay is over */
+	}
+}
+
 /* Drains the requests in flight (up to --drain-timeout), then stops the threads and frees
  * what the server holds. */
 static void shut_down(wh_server *srv, reloader *rl)
@@ -502,6 +537,8 @@ int main(int argc, char **argv)
 		wh_logf("warn", "cannot write %s", c.ready_file);
 
 	run_until_stopped(&rl, &set);
+	if (srv.opt.shutdown_delay_s > 0)
+		shutdown_delay(&srv, &set);
 	shut_down(&srv, &rl);
 	return 0;
 }

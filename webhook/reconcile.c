@@ -272,7 +272,10 @@ static void sync_rules(wh_reconciler *R, cfg_target *t, json_t *rules)
 		goto done;
 	}
 	t->last_error_logged = 0;
-	if (json_equal(json_object_get(hook, "rules"), rules))
+	/* deploy/ ships the hook without rules (absent, so that kubectl apply leaves them
+	 * alone): absent means none. */
+	json_t *cur = json_object_get(hook, "rules");
+	if (cur ? json_equal(cur, rules) : json_array_size(rules) == 0)
 		goto done;
 	json_t *md = json_object_get(cfg, "metadata");
 	json_t *ann = json_object_get(md, "annotations");

@@ -478,6 +478,12 @@ int wh_server_start(wh_server *s)
 	return 0;
 }
 
+void wh_server_unready(wh_server *s)
+{
+	s->draining = 1;
+	wh_metrics_set_ready(0);
+}
+
 void wh_server_drain(wh_server *s)
 {
 	s->draining = 1;

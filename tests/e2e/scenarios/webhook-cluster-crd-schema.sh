@@ -9,7 +9,7 @@ webhook_certs wmap-system wmap-webhook
 WH_PORT=$(free_port)
 export WH_PORT
 sim_start --service-port "wmap-system/wmap-webhook=$WH_PORT"
-D=$REPO_ROOT/deploy
+D=$REPO_ROOT/deploy/base
 run_ok kc apply -f "$D/00-namespace.yaml" -f "$D/01-crd-kartas.run.ai.yaml" -f "$D/09-validatingwebhookconfiguration.yaml"
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},

@@ -1,5 +1,5 @@
 # Status conditions (issue 13, item 5). Two wmap-webhook processes run with the wmap-webhook
-# service account of deploy/02-rbac.yaml; the one holding the Lease writes the Ready
+# service account of deploy/base/02-rbac.yaml; the one holding the Lease writes the Ready
 # condition (status, reason, message, observedGeneration, lastTransitionTime) of every Karta
 # and WorkloadPolicy through the status subresource. Kartas: one in force (InForce), one that
 # upstream's rules refuse, admitted while the webhook was down (Invalid, with the finding), a
@@ -11,10 +11,10 @@
 source "$E2E_DIR/cluster-helpers.sh"
 
 cluster_setup
-run_ok kc apply -f "$REPO_ROOT/deploy/00-namespace.yaml"
-run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-workloadpolicies.wmap.io.yaml"
-run_ok kc apply -f "$REPO_ROOT/deploy/02-rbac.yaml"
-run_ok kc apply -f "$REPO_ROOT/deploy/09-validatingwebhookconfiguration.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/00-namespace.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/01-crd-workloadpolicies.wmap.io.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/02-rbac.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/09-validatingwebhookconfiguration.yaml"
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json -p "[
     {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},
     {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"}]"

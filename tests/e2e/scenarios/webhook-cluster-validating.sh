@@ -10,9 +10,9 @@
 source "$E2E_DIR/cluster-helpers.sh"
 
 cluster_setup
-run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-workloadpolicies.wmap.io.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/01-crd-workloadpolicies.wmap.io.yaml"
 wait_until 10 kc get workloadpolicies
-run_ok kc apply -f "$REPO_ROOT/deploy/09-validatingwebhookconfiguration.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/09-validatingwebhookconfiguration.yaml"
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json -p "[
     {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},
     {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"}]"
@@ -22,7 +22,7 @@ static_before=$(kc get validatingwebhookconfiguration wmap-webhook -o json | jq 
 vwc_rules() {
     curl -sS --max-time 10 --noproxy '*' --cacert "$SIM_PKI/ca.crt" -H "Authorization: Bearer $SIM_TOKEN" \
         "$SIM_URL/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/wmap-webhook" |
-        jq -r '[.webhooks[] | select(.name == "policies.wmap.io") | .rules[] | . as $r | .resources[] |
+        jq -r '[.webhooks[] | select(.name == "policies.wmap.io") | (.rules // [])[] | . as $r | .resources[] |
                 "\($r.apiGroups[0])/\($r.apiVersions[0])/\(.):\($r.operations | join("+"))"] | sort | join(",")'
 }
 vwc_is() { [[ "$(vwc_rules)" == "$1" ]]; }
@@ -84,7 +84,7 @@ spec:
   podTemplate: {labels: {team: a}}
 Y
 run_ok kc create -f "$E2E_TMP/everything.yaml"
-wait_until 10 bash -c "[[ ,\$(curl -sS --noproxy '*' --cacert $SIM_PKI/ca.crt -H 'Authorization: Bearer $SIM_TOKEN' $SIM_URL/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/wmap-webhook | jq -r '[.webhooks[0].rules[].resources[]] | join(\",\")'), == *,pods,* ]]" ||
+wait_until 10 bash -c "[[ ,\$(curl -sS --noproxy '*' --cacert $SIM_PKI/ca.crt -H 'Authorization: Bearer $SIM_TOKEN' $SIM_URL/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/wmap-webhook | jq -r '[.webhooks[0] | (.rules // [])[] | .resources[]] | join(\",\")'), == *,pods,* ]]" ||
     fail "a policy without kinds did not cover pods: $(vwc_rules)"
 rules=$(vwc_rules)
 assert_contains "$rules" "/v1/pods:CREATE" "pods, CREATE"
