@@ -18,6 +18,7 @@
 #define DEBOUNCE_MS 50
 #define KARTAS_PATH "/apis/run.ai/v1alpha1/kartas"
 #define POLICIES_PATH "/apis/wmap.io/v1alpha1/workloadpolicies"
+#define CRDS_PATH "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 typedef struct wsource {
 	wh_cluster *cl;
@@ -36,19 +37,32 @@ typedef struct wsource {
 struct wh_cluster {
 	wh_server *srv;
 	wmap_kube_config *cfg;
-	wsource kartas, policies;
+	wsource kartas, policies, crds;
+	/* The CRDs by "group\nkind" for the schema path check at /validate (crd_find), swapped
+	 * whole under crd_lock when the CRD watch reports a change. */
+	pthread_mutex_t crd_lock;
+	json_t *crd_index;
+	wmap_crd_lookup crd_lookup;
 	pthread_t builder;
-	int builder_started, reconciler_started, leader_started;
+	int builder_started;
+	wh_leader *leader;
+	_Atomic(wh_reconciler *) reconciler; /* set once started; the threads kick it */
 	atomic_int stop;
 	pthread_mutex_t lock; /* snapshots, dirty flags */
 	pthread_cond_t cond;
 	int file_policy_dirty;
 	json_t *file_docs, *file_pos; /* the --policy file's last good documents */
 	json_t *invalid_seen;         /* "kind/name" -> resourceVersion already logged */
+	/* What the last builds took (to skip a build when only statuses changed), and their
+	 * verdicts per object (name -> {generation, ready, reason, message, group, version,
+	 * kind}) for the status writer; under lock. */
+	json_t *built_kartas, *built_policies;
+	int built_k, built_p;
+	json_t *verdict_kartas, *verdict_policies;
 	struct timespec started_at;
 	/* metrics */
 	atomic_uint swaps, swap_failures, policy_swaps, invalid_kartas, invalid_policies,
-		conflicts, cluster_kartas, cluster_policies, sync_timeouts;
+		conflicts, cluster_kartas, cluster_policies, cluster_crds, sync_timeouts;
 	atomic_int synced;
 	atomic_llong last_build_us;
 };
@@ -62,9 +76,66 @@ static double elapsed_s(const struct timespec *t0)
 
 /* ---- the watch threads ------------------------------------------------------------ */
 
+/* A new index of CRDs (name -> object) by "group\nkind"; NULL on ENOMEM. */
+static json_t *crd_index_of(const json_t *objects)
+{
+	json_t *idx = json_object(), *crd;
+	const char *name;
+	if (!idx)
+		return NULL;
+	json_object_foreach((json_t *)objects, name, crd) {
+		const json_t *spec = json_object_get(crd, "spec");
+		const char *g = json_string_value(json_object_get(spec, "group"));
+		const char *k = json_string_value(json_object_get(json_object_get(spec, "names"), "kind"));
+		char key[512];
+		if (!g || !k || (size_t)snprintf(key, sizeof(key), "%s\n%s", g, k) >= sizeof(key))
+			continue;
+		if (json_object_set(idx, key, crd) != 0) {
+			json_decref(idx);
+			return NULL;
+		}
+	}
+	return idx;
+}
+
+/* wmap_crd_lookup_fn: the CRD of group and kind the watch knows, a new reference. */
+static json_t *crd_find(void *ctx, const char *group, const char *kind)
+{
+	wh_cluster *cl = ctx;
+	char key[512];
+	json_t *crd = NULL;
+	if ((size_t)snprintf(key, sizeof(key), "%s\n%s", group, kind) >= sizeof(key))
+		return NULL;
+	pthread_mutex_lock(&cl->crd_lock);
+	crd = json_incref(json_object_get(cl->crd_index, key));
+	pthread_mutex_unlock(&cl->crd_lock);
+	return crd;
+}
+
+/* The CRD watch: the index is swapped at once (no build needed), and the reconciler looks
+ * at discovery again (a kind may be served now, or no longer). */
+static void on_crds(wsource *src, const json_t *objects)
+{
+	wh_cluster *cl = src->cl;
+	json_t *idx = crd_index_of(objects);
+	if (!idx)
+		return; /* the last index stays */
+	pthread_mutex_lock(&cl->crd_lock);
+	json_t *old = cl->crd_index;
+	cl->crd_index = idx;
+	pthread_mutex_unlock(&cl->crd_lock);
+	json_decref(old);
+	atomic_store(&cl->cluster_crds, (unsigned)json_object_size(idx));
+	wh_reconcile_kick(atomic_load(&cl->reconciler));
+}
+
 static void on_change(void *ud, const json_t *objects, int synced)
 {
 	wsource *src = ud;
+	if (src == &src->cl->crds) {
+		on_crds(src, objects);
+		return;
+	}
 	/* The map is copied, its objects shared: the watch never changes a stored object. */
 	json_t *snap = json_copy((json_t *)objects);
 	if (!snap)
@@ -88,7 +159,10 @@ static void on_error(void *ud, const wmap_error *err, long status)
 			      "error", err->message);
 	/* No CRD: nothing of this kind exists. Serve without it and keep watching for it. */
 	int first = 1;
-	if (status == 404) {
+	if (status == 404 && src == &src->cl->crds) {
+		first = !src->absent;
+		src->absent = 1;
+	} else if (status == 404) {
 		pthread_mutex_lock(&src->cl->lock);
 		first = !src->absent;
 		src->absent = 1;
@@ -169,6 +243,31 @@ static void log_invalid(wh_cluster *cl, const char *what, const char *name, cons
 	json_decref(f);
 }
 
+#define VERDICT_MESSAGE_MAX 1024
+
+/* Records into verdicts (when not NULL) what the build made of the object name: reason
+ * InForce, Invalid or Superseded with a message capped at VERDICT_MESSAGE_MAX bytes, for the
+ * metadata.generation it was built from, and the root kind of a Karta (NULL for policies). */
+static void verdict(json_t *verdicts, const char *name, const json_t *obj, const char *reason,
+		    const char *message, const wmap_gvk *kind)
+{
+	char msg[VERDICT_MESSAGE_MAX + 4];
+	json_t *gen = json_object_get(json_object_get(obj, "metadata"), "generation");
+	if (!verdicts)
+		return;
+	snprintf(msg, sizeof(msg), "%s", message ? message : "");
+	if (message && strlen(message) > VERDICT_MESSAGE_MAX)
+		memcpy(msg + VERDICT_MESSAGE_MAX - 3, "...", 4);
+	json_t *v = json_pack("{s:I, s:b, s:s, s:s}", "generation",
+			      (json_int_t)(json_is_integer(gen) ? json_integer_value(gen) : 0),
+			      "ready", strcmp(reason, "InForce") == 0, "reason", reason, "message",
+			      msg);
+	if (v && kind)
+		json_object_set_new(v, "kind", json_pack("{s:s, s:s, s:s}", "group", kind->group, "version", kind->version, "kind", kind->kind));
+	if (v)
+		json_object_set_new(verdicts, name, v);
+}
+
 /* The object without its status (not part of the document format). */
 static json_t *without_status(const json_t *obj)
 {
@@ -179,7 +278,7 @@ static json_t *without_status(const json_t *obj)
 }
 
 static int build_registry(wh_cluster *cl, wmap_registry **out, const json_t *kartas,
-			  wmap_error *err)
+			  json_t *verdicts, wmap_error *err)
 {
 	const wh_options *o = &cl->srv->opt;
 	wmap_registry *reg = NULL;
@@ -225,6 +324,7 @@ static int build_registry(wh_cluster *cl, wmap_registry **out, const json_t *kar
 		if (lrc != 0) {
 			invalid++;
 			log_invalid(cl, "kartas.run.ai", keys[i], obj, e.message);
+			verdict(verdicts, keys[i], obj, "Invalid", e.message, NULL);
 			continue;
 		}
 		const wmap_gvk *k = def->components[0].kind;
@@ -236,19 +336,29 @@ static int build_registry(wh_cluster *cl, wmap_registry **out, const json_t *kar
 			have = wmap_registry_find(reg, k->group, k->version, k->kind, &exact);
 		}
 		snprintf(dname, sizeof(dname), "%s", def->name);
-		if (wmap_registry_add(reg, def, &e) == 0)
+		if (wmap_registry_add(reg, def, &e) == 0) {
+			if (k)
+				snprintf(e.message, sizeof(e.message), "the definition of %s is in force",
+					 gvk);
+			else
+				snprintf(e.message, sizeof(e.message), "in force");
+			verdict(verdicts, keys[i], obj, "InForce", e.message, k); /* reg owns k */
 			continue;
+		}
 		if (e.code == WMAP_ENOMEM) {
 			rc = WMAP_ENOMEM;
 			*err = e;
 			goto fail;
 		}
 		conflicts++;
-		if (have && exact && have->origin == WMAP_ORIGIN_CLUSTER)
+		int superseded = have && exact && have->origin == WMAP_ORIGIN_CLUSTER;
+		if (superseded)
 			snprintf(e.message, sizeof(e.message),
 				 "2 cluster Karta definitions claim %s: %s, %s; using %s", gvk,
 				 have->name, dname, have->name);
 		log_invalid(cl, "kartas.run.ai", keys[i], obj, e.message);
+		verdict(verdicts, keys[i], obj, superseded ? "Superseded" : "Invalid", e.message,
+			NULL);
 	}
 	atomic_store(&cl->invalid_kartas, invalid);
 	atomic_store(&cl->conflicts, conflicts);
@@ -291,7 +401,7 @@ static void load_file_policies(wh_cluster *cl)
 /* The file's policies in file order, a cluster object replacing a file policy of the same
  * name in place; then the cluster's other policies by name. Invalid objects are skipped. */
 static int build_policies(wh_cluster *cl, wmap_policy_set **out, const json_t *objects,
-			  wmap_error *err)
+			  json_t *verdicts, wmap_error *err)
 {
 	json_t *docs = json_array(), *used = json_object();
 	const char **keys = NULL;
@@ -324,11 +434,17 @@ static int build_policies(wh_cluster *cl, wmap_policy_set **out, const json_t *o
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			goto cleanup;
 		}
-		if (wmap_policy_set_parse(&set, one, name, NULL, &e) == 0)
+		if (wmap_policy_set_parse(&set, one, name, NULL, &e) == 0) {
 			json_object_set(valid, keys[i], json_array_get(one, 0));
-		else {
+			verdict(verdicts, keys[i], obj, "InForce",
+				wmap_policy_needs_validation(&set->policies[0])
+					? "in force; checked at /validate"
+					: "in force",
+				NULL);
+		} else {
 			invalid++;
 			log_invalid(cl, "workloadpolicies.wmap.io", keys[i], obj, e.message);
+			verdict(verdicts, keys[i], obj, "Invalid", e.message, NULL);
 		}
 		wmap_policy_set_free(set);
 		json_decref(one);
@@ -378,6 +494,58 @@ static void set_ready(wh_cluster *cl, int timed_out)
 	}
 }
 
+/* Puts the verdicts of a build in place of the last ones (a new reference). */
+static void publish(wh_cluster *cl, json_t **slot, json_t *verdicts)
+{
+	pthread_mutex_lock(&cl->lock);
+	json_decref(*slot);
+	*slot = json_incref(verdicts);
+	pthread_mutex_unlock(&cl->lock);
+}
+
+/* 1 when the metadata keys a build reads are equal. */
+static int same_meta(const json_t *a, const json_t *b)
+{
+	static const char *const keys[] = { "name", "uid", "generation", "labels", "annotations" };
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const json_t *x = json_object_get(a, keys[i]), *y = json_object_get(b, keys[i]);
+		if ((x || y) && !(x && y && json_equal((json_t *)x, (json_t *)y)))
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 when two snapshots (name -> object) differ at most in what a build does not read: the
+ * status and metadata such as resourceVersion. A status write of the leader then costs no
+ * build. */
+static int same_but_status(const json_t *a, const json_t *b)
+{
+	const char *name, *k;
+	json_t *va, *x;
+	if (!a || !b)
+		return a == b;
+	if (json_object_size(a) != json_object_size(b))
+		return 0;
+	json_object_foreach((json_t *)a, name, va) {
+		json_t *vb = json_object_get(b, name);
+		if (!vb)
+			return 0;
+		if (va == vb)
+			continue;
+		if (json_object_size(va) - (json_object_get(va, "status") != NULL) !=
+		    json_object_size(vb) - (json_object_get(vb, "status") != NULL))
+			return 0;
+		json_object_foreach(va, k, x) {
+			if (strcmp(k, "status") == 0)
+				continue;
+			json_t *y = json_object_get(vb, k);
+			if (!y || !(strcmp(k, "metadata") == 0 ? same_meta(x, y) : json_equal(x, y)))
+				return 0;
+		}
+	}
+	return 1;
+}
+
 static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json_t *pols)
 {
 	wh_server *s = cl->srv;
@@ -387,7 +555,8 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 	if (defs) {
 		wmap_registry *reg = NULL;
 		wh_defs *d = NULL;
-		if (build_registry(cl, &reg, kartas, &err) != 0 ||
+		json_t *verdicts = json_object();
+		if (build_registry(cl, &reg, kartas, verdicts, &err) != 0 ||
 		    wh_defs_prepare(&d, reg, s->opt.threads, &err) != 0) {
 			atomic_fetch_add(&cl->swap_failures, 1);
 			json_t *f = json_pack("{s:s}", "error", err.message);
@@ -398,8 +567,9 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 		} else {
 			size_t count = wmap_registry_count(d->reg);
 			wh_defs_swap(s, d);
+			publish(cl, &cl->verdict_kartas, verdicts);
 			atomic_fetch_add(&cl->swaps, 1);
-			wh_reconcile_kick();
+			wh_reconcile_kick(atomic_load(&cl->reconciler));
 			json_t *f = json_pack("{s:i, s:i, s:i, s:f}", "definitions", (int)count,
 					      "clusterKartas", (int)atomic_load(&cl->cluster_kartas),
 					      "invalidKartas", (int)atomic_load(&cl->invalid_kartas),
@@ -407,23 +577,29 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			wh_log("info", "definitions swapped", f);
 			json_decref(f);
 		}
+		json_decref(verdicts);
 	}
 	if (policies) {
 		wmap_policy_set *set = NULL;
-		if (build_policies(cl, &set, pols, &err) != 0) {
+		json_t *verdicts = json_object();
+		if (build_policies(cl, &set, pols, verdicts, &err) != 0) {
 			json_t *f = json_pack("{s:s}", "error", err.message);
 			wh_log("error", "cannot merge the policies; the last good ones stay", f);
 			json_decref(f);
 		} else {
 			size_t np = set->n;
 			wh_policy_swap(s, set);
+			publish(cl, &cl->verdict_policies, verdicts);
 			atomic_fetch_add(&cl->policy_swaps, 1);
+			/* the validating rules follow the policies */
+			wh_reconcile_kick(atomic_load(&cl->reconciler));
 			json_t *f = json_pack("{s:i, s:i, s:i}", "policies", (int)np, "clusterPolicies",
 					      (int)atomic_load(&cl->cluster_policies), "invalidPolicies",
 					      (int)atomic_load(&cl->invalid_policies));
 			wh_log("info", "policies swapped", f);
 			json_decref(f);
 		}
+		json_decref(verdicts);
 	}
 	atomic_store(&cl->last_build_us, (long long)(elapsed_s(&t0) * 1e6));
 }
@@ -459,10 +635,27 @@ static void *builder_main(void *arg)
 		json_t *k = json_incref(cl->kartas.objects), *p = json_incref(cl->policies.objects);
 		cl->kartas.dirty = cl->policies.dirty = cl->file_policy_dirty = 0;
 		int synced = cl->kartas.synced && cl->policies.synced;
+		/* Only statuses changed (the leader's writes among them): nothing to build. */
+		if (defs && cl->built_k && same_but_status(cl->built_kartas, k))
+			defs = 0;
+		if (pols && !file && cl->built_p && same_but_status(cl->built_policies, p))
+			pols = 0;
+		if (defs) {
+			json_decref(cl->built_kartas);
+			cl->built_kartas = json_incref(k);
+			cl->built_k = 1;
+		}
+		if (pols) {
+			json_decref(cl->built_policies);
+			cl->built_policies = json_incref(p);
+			cl->built_p = 1;
+		}
 		pthread_mutex_unlock(&cl->lock);
 		if (file)
 			load_file_policies(cl);
 		rebuild(cl, defs, pols, k, p);
+		/* the objects changed: their statuses may be due */
+		wh_reconcile_kick_status(atomic_load(&cl->reconciler));
 		json_decref(k);
 		json_decref(p);
 		if (synced) {
@@ -520,6 +713,13 @@ static int start_source(wh_cluster *cl, wsource *src, const char *what, const ch
 	return 0;
 }
 
+/* The leader's callback: a new leader reconciles at once. */
+static void on_lead(void *ctx)
+{
+	wh_cluster *cl = ctx;
+	wh_reconcile_kick(atomic_load(&cl->reconciler));
+}
+
 int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap_error *err)
 {
 	wh_cluster *cl = calloc(1, sizeof(*cl));
@@ -533,30 +733,36 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 	cl->srv = s;
 	cl->cfg = cfg;
 	pthread_mutex_init(&cl->lock, NULL);
+	pthread_mutex_init(&cl->crd_lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
+	cl->crd_lookup.find = crd_find;
+	cl->crd_lookup.ctx = cl;
+	atomic_store(&s->crds, &cl->crd_lookup);
 	clock_gettime(CLOCK_MONOTONIC, &cl->started_at);
 	if (s->opt.policy)
 		load_file_policies(cl);
 	if ((rc = start_source(cl, &cl->kartas, "kartas", KARTAS_PATH, err)) != 0 ||
-	    (rc = start_source(cl, &cl->policies, "workloadpolicies", POLICIES_PATH, err)) != 0)
+	    (rc = start_source(cl, &cl->policies, "workloadpolicies", POLICIES_PATH, err)) != 0 ||
+	    (rc = start_source(cl, &cl->crds, "customresourcedefinitions", CRDS_PATH, err)) != 0)
 		goto fail;
 	if (pthread_create(&cl->builder, NULL, builder_main, cl) != 0) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "cannot start the builder thread");
 		goto fail;
 	}
 	cl->builder_started = 1;
-	if ((rc = wh_reconcile_start(s, cfg, err)) != 0)
-		goto fail;
-	cl->reconciler_started = 1;
 	/* The Lease lives in the webhook's namespace: the pod's, or the kubeconfig context's
 	 * when it names one, else wmap-system. */
-	if ((rc = wh_leader_start(cfg, cfg->in_cluster || cfg->namespace_explicit ? cfg->namespace_ : "wmap-system",
-				  err)) != 0)
+	if ((rc = wh_leader_start(&cl->leader, cfg,
+				  cfg->in_cluster || cfg->namespace_explicit ? cfg->namespace_ : "wmap-system",
+				  on_lead, cl, err)) != 0)
 		goto fail;
-	cl->leader_started = 1;
+	wh_reconciler *r = NULL;
+	if ((rc = wh_reconcile_start(&r, s, cl, cl->leader, cfg, err)) != 0)
+		goto fail;
+	atomic_store(&cl->reconciler, r);
 	json_t *f = json_pack("{s:s, s:s, s:i}", "server", cfg->server, "source", cfg->source,
 			      "syncTimeoutS", (int)s->opt.sync_timeout_s);
-	wh_log("info", "watching Kartas and WorkloadPolicies", f);
+	wh_log("info", "watching Kartas, WorkloadPolicies and CRDs", f);
 	json_decref(f);
 	*out = cl;
 	return 0;
@@ -573,27 +779,47 @@ void wh_cluster_stop(wh_cluster *cl)
 	pthread_mutex_lock(&cl->lock);
 	pthread_cond_broadcast(&cl->cond);
 	pthread_mutex_unlock(&cl->lock);
-	wsource *srcs[2] = { &cl->kartas, &cl->policies };
-	for (int i = 0; i < 2; i++)
+	wsource *srcs[3] = { &cl->kartas, &cl->policies, &cl->crds };
+	for (int i = 0; i < 3; i++)
 		if (srcs[i]->started)
 			pthread_join(srcs[i]->thread, NULL);
 	if (cl->builder_started)
 		pthread_join(cl->builder, NULL);
-	if (cl->reconciler_started)
-		wh_reconcile_stop();
-	if (cl->leader_started)
-		wh_leader_stop();
-	for (int i = 0; i < 2; i++) {
+	/* The reconciler first: it asks the leader whether it may write. */
+	wh_reconcile_stop(atomic_exchange(&cl->reconciler, NULL));
+	wh_leader_stop(cl->leader);
+	cl->leader = NULL;
+	for (int i = 0; i < 3; i++) {
 		wmap_kube_client_free(srcs[i]->client);
 		json_decref(srcs[i]->objects);
 	}
+	/* Reviews are over (the server drained) or never used it; clear it anyway. */
+	const wmap_crd_lookup *mine = &cl->crd_lookup;
+	atomic_compare_exchange_strong(&cl->srv->crds, &mine, NULL);
+	json_decref(cl->crd_index);
+	pthread_mutex_destroy(&cl->crd_lock);
 	json_decref(cl->file_docs);
 	json_decref(cl->file_pos);
 	json_decref(cl->invalid_seen);
+	json_decref(cl->built_kartas);
+	json_decref(cl->built_policies);
+	json_decref(cl->verdict_kartas);
+	json_decref(cl->verdict_policies);
 	wmap_kubeconfig_free(cl->cfg);
 	pthread_mutex_destroy(&cl->lock);
 	pthread_cond_destroy(&cl->cond);
 	free(cl);
+}
+
+void wh_cluster_status_input(wh_cluster *cl, json_t **kartas, json_t **kverdicts,
+			     json_t **policies, json_t **pverdicts)
+{
+	pthread_mutex_lock(&cl->lock);
+	*kartas = json_incref(cl->kartas.objects);
+	*policies = json_incref(cl->policies.objects);
+	*kverdicts = json_incref(cl->verdict_kartas);
+	*pverdicts = json_incref(cl->verdict_policies);
+	pthread_mutex_unlock(&cl->lock);
 }
 
 /* ---- metrics ---------------------------------------------------------------------- */
@@ -605,7 +831,7 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 	FILE *f;
 	if (!cl || !(f = open_memstream(&buf, &len)))
 		return NULL;
-	const wsource *srcs[2] = { &cl->kartas, &cl->policies };
+	const wsource *srcs[3] = { &cl->kartas, &cl->policies, &cl->crds };
 	fprintf(f, "# HELP wmap_webhook_cluster_synced 1 once Kartas and WorkloadPolicies were "
 		   "listed and the sets built from them are in force.\n"
 		   "# TYPE wmap_webhook_cluster_synced gauge\nwmap_webhook_cluster_synced %d\n",
@@ -621,7 +847,7 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 		fprintf(f, "# HELP wmap_webhook_%s_total List/watch of cluster objects: %s.\n"
 			   "# TYPE wmap_webhook_%s_total counter\n",
 			names[m][0], names[m][1], names[m][0]);
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < 3; i++) {
 			const wmap_watch_stats *st = &srcs[i]->stats;
 			unsigned v = m == 0   ? atomic_load(&st->lists)
 				     : m == 1 ? atomic_load(&st->list_errors)
@@ -646,8 +872,10 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 	fprintf(f, "# HELP wmap_webhook_cluster_objects Cluster objects in force.\n"
 		   "# TYPE wmap_webhook_cluster_objects gauge\n"
 		   "wmap_webhook_cluster_objects{resource=\"kartas\"} %u\n"
-		   "wmap_webhook_cluster_objects{resource=\"workloadpolicies\"} %u\n",
-		atomic_load(&cl->cluster_kartas), atomic_load(&cl->cluster_policies));
+		   "wmap_webhook_cluster_objects{resource=\"workloadpolicies\"} %u\n"
+		   "wmap_webhook_cluster_objects{resource=\"customresourcedefinitions\"} %u\n",
+		atomic_load(&cl->cluster_kartas), atomic_load(&cl->cluster_policies),
+		atomic_load(&cl->cluster_crds));
 	fprintf(f, "# HELP wmap_webhook_invalid_objects Cluster objects skipped as invalid "
 		   "(kartas: also a second Karta claiming a kind).\n"
 		   "# TYPE wmap_webhook_invalid_objects gauge\n"
@@ -657,6 +885,13 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 		   "%u\n",
 		atomic_load(&cl->invalid_kartas), atomic_load(&cl->conflicts),
 		atomic_load(&cl->invalid_policies));
+	char *more[2] = { wh_reconcile_metrics(atomic_load(&cl->reconciler)),
+			  wh_leader_metrics(cl->leader) };
+	for (int i = 0; i < 2; i++) {
+		if (more[i])
+			fputs(more[i], f);
+		free(more[i]);
+	}
 	fprintf(f, "# HELP wmap_webhook_last_build_seconds Time the last build of the sets "
 		   "took (off the request path).\n# TYPE wmap_webhook_last_build_seconds gauge\n"
 		   "wmap_webhook_last_build_seconds %.6f\n",

@@ -1,18 +1,28 @@
-/* wmap-webhook: the rules of the `wmap-webhook` MutatingWebhookConfiguration kept equal to
- * the group/version/resources of the definitions in force whose CRD is served.
+/* wmap-webhook: the rules of the two `wmap-webhook` webhook configurations kept in step
+ * with what is in force.
  *
- * A thread computes the rules after every definition swap and every RESYNC_S seconds
- * (so it converges from any starting state, including a hand edit): the root kind of every
- * definition in force, looked up in discovery (plurals as the server names them, never
- * guessed; a kind the server does not serve gets no rule), grouped by group, version and
- * scope, sorted, CREATE only. It reads the configuration and writes it back only when the
- * rules of its `pod-templates.wmap.io` webhook differ: a PUT of the object it read, with that
+ * - MutatingWebhookConfiguration, webhook `pod-templates.wmap.io`: the group/version/
+ *   resources of the definitions in force whose CRD is served, CREATE.
+ * - ValidatingWebhookConfiguration, webhook `policies.wmap.io`: of those, the kinds that a
+ *   policy needing /validate (wmap_policy_needs_validation) can match (its match.kinds
+ *   patterns on Kind.group; none = every kind), with the operations of those policies. No
+ *   such policy: no rule at all, so no workload waits for /validate. The webhook
+ *   `definitions.wmap.io` (Karta and WorkloadPolicy objects) has static rules and is left
+ *   alone.
+ *
+ * A thread computes the rules after every definition or policy swap and every RESYNC_S
+ * seconds (so it converges from any starting state, including a hand edit): the root kind of
+ * every definition in force, looked up in discovery (plurals as the server names them, never
+ * guessed; a kind the server does not serve gets no rule), grouped by group, version, scope
+ * and operations, sorted. For each configuration one helper (sync_rules) reads it and writes
+ * it back only when the rules of its webhook differ: a PUT of the object it read, with that
  * object's resourceVersion (a concurrent change gives 409 and the next round reads again),
  * with only `rules` and one annotation changed, so `caBundle` and everything else stay as
  * they are. The annotation `wmap.io/rules-written-by` records the writer's version; a
  * webhook never overwrites rules written by a newer version, so during a rolling update the
  * old and the new replicas cannot flap (the new one's rules stay). Replicas of one version
  * compute the same rules, so whichever writes first, the others find nothing to change. */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +33,10 @@
 #include "wmap/kube/discovery.h"
 
 #define MWC_PATH "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/wmap-webhook"
-#define WEBHOOK_NAME "pod-templates.wmap.io"
+#define VWC_PATH "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/wmap-webhook"
 #define WRITER_ANNOTATION "wmap.io/rules-written-by"
 #define RESYNC_S 10
+#define STATUS_MIN_MS 1000
 
 /* 1 when version a is newer than b ("0.2.0" > "0.1.9"); non-numbers compare as 0. */
 static int newer(const char *a, const char *b)
@@ -51,8 +62,14 @@ static int cmp_rule(const void *pa, const void *pb)
 		if (c)
 			return c;
 	}
-	return strcmp(json_string_value(json_object_get(a, "scope")),
-		      json_string_value(json_object_get(b, "scope")));
+	int c = strcmp(json_string_value(json_object_get(a, "scope")),
+		       json_string_value(json_object_get(b, "scope")));
+	if (c)
+		return c;
+	/* ["CREATE"] < ["CREATE", "UPDATE"] < ["UPDATE"] */
+	json_t *oa = json_object_get(a, "operations"), *ob = json_object_get(b, "operations");
+	c = strcmp(json_string_value(json_array_get(oa, 0)), json_string_value(json_array_get(ob, 0)));
+	return c ? c : (int)json_array_size(oa) - (int)json_array_size(ob);
 }
 
 static int cmp_json_str(const void *pa, const void *pb)
@@ -76,8 +93,14 @@ static void sort_array(json_t *arr, int (*cmp)(const void *, const void *))
 	free(v);
 }
 
-/* The rules for the definitions of reg that disc serves; a new array, NULL on ENOMEM. */
-json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc)
+/* The operations (WMAP_POLICY_OP_* bits) a rule for kind ("Kind.group", "Kind" for core)
+ * gets; 0: no rule. */
+typedef unsigned (*ops_fn)(const void *ctx, const char *kind);
+
+/* The rules for the definitions of reg that disc serves, with the operations ops gives each
+ * kind; a new array, NULL on ENOMEM. */
+static json_t *rules_for(const wmap_registry *reg, const wmap_discovery *disc, ops_fn ops,
+			 const void *ctx)
 {
 	json_t *byk = json_object(), *rules = json_array();
 	const char *k;
@@ -89,14 +112,26 @@ json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc)
 		const wmap_api_resource *res = g ? wmap_discovery_find_kind(disc, g->group, g->version,
 									    g->kind)
 						 : NULL;
-		char key[400];
+		char key[400], kind[300];
 		if (!res)
 			continue; /* not served: a rule would never match */
+		if (g->group[0])
+			snprintf(kind, sizeof(kind), "%s.%s", g->kind, g->group);
+		else
+			snprintf(kind, sizeof(kind), "%s", g->kind);
+		unsigned op = ops(ctx, kind);
+		if (!op)
+			continue;
 		const char *scope = res->namespaced ? "Namespaced" : "Cluster";
-		snprintf(key, sizeof(key), "%s\n%s\n%s", res->group, res->version, scope);
+		snprintf(key, sizeof(key), "%s\n%s\n%s\n%u", res->group, res->version, scope, op);
 		json_t *rule = json_object_get(byk, key);
 		if (!rule) {
-			rule = json_pack("{s:[s], s:[s], s:[s], s:[], s:s}", "operations", "CREATE",
+			json_t *opl = json_array();
+			if (opl && (op & WMAP_POLICY_OP_CREATE))
+				json_array_append_new(opl, json_string("CREATE"));
+			if (opl && (op & WMAP_POLICY_OP_UPDATE))
+				json_array_append_new(opl, json_string("UPDATE"));
+			rule = json_pack("{s:o, s:[s], s:[s], s:[], s:s}", "operations", opl,
 					 "apiGroups", res->group, "apiVersions", res->version,
 					 "resources", "scope", scope);
 			if (!rule || json_object_set_new(byk, key, rule) != 0)
@@ -125,29 +160,77 @@ fail:
 	return NULL;
 }
 
-typedef struct reconciler {
+static unsigned create_only(const void *ctx, const char *kind)
+{
+	(void)ctx;
+	(void)kind;
+	return WMAP_POLICY_OP_CREATE;
+}
+
+/* The operations of the policies needing /validate whose match.kinds cover kind. */
+static unsigned validated_ops(const void *ctx, const char *kind)
+{
+	const wmap_policy_set *ps = ctx;
+	unsigned op = 0;
+	for (size_t i = 0; ps && i < ps->n; i++) {
+		const wmap_policy *p = &ps->policies[i];
+		int match = p->n_kinds == 0;
+		for (size_t j = 0; j < p->n_kinds && !match; j++)
+			match = fnmatch(p->kinds[j], kind, 0) == 0;
+		if (match && wmap_policy_needs_validation(p))
+			op |= p->operations;
+	}
+	return op & (WMAP_POLICY_OP_CREATE | WMAP_POLICY_OP_UPDATE);
+}
+
+json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc)
+{
+	return rules_for(reg, disc, create_only, NULL);
+}
+
+json_t *wh_validating_rules(const wmap_registry *reg, const wmap_discovery *disc,
+			    const wmap_policy_set *policies)
+{
+	return rules_for(reg, disc, validated_ops, policies);
+}
+
+/* One configuration whose webhook's rules the leader keeps in step. */
+typedef struct cfg_target {
+	const char *what;    /* metrics label: "mutating", "validating" */
+	const char *kind;    /* for log lines */
+	const char *path;    /* the object */
+	const char *webhook; /* the webhook whose rules are ours */
+	atomic_uint writes, conflicts, errors, skipped_newer, rules;
+	int last_error_logged;
+} cfg_target;
+
+#define KICK_RULES 1
+#define KICK_STATUS 2
+
+struct wh_reconciler {
 	wh_server *srv;
+	wh_cluster *cluster;
+	const wh_leader *leader; /* only while it leads does a round read or write anything */
 	wmap_kube_client *client;
 	wmap_discovery *disc;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int kick, started;
+	int kick, started; /* kick: KICK_* bits */
 	atomic_int stop;
-	atomic_uint writes, conflicts, errors, skipped_newer, rules;
-	int last_error_logged;
-} reconciler;
+	cfg_target mwc, vwc;
+	wh_status_writer status;
+};
 
-static reconciler R = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-
-static void log_error(const char *what, const wmap_error *err)
+static void log_error(cfg_target *t, const char *what, const wmap_error *err)
 {
-	atomic_fetch_add(&R.errors, 1);
-	if (R.last_error_logged)
+	atomic_fetch_add(&t->errors, 1);
+	if (t->last_error_logged)
 		return; /* once until a round succeeds */
-	R.last_error_logged = 1;
-	json_t *f = json_pack("{s:s, s:s}", "step", what, "error", err->message);
-	wh_log("warn", "cannot keep the MutatingWebhookConfiguration's rules in step; retrying", f);
+	t->last_error_logged = 1;
+	json_t *f = json_pack("{s:s, s:s, s:s}", "configuration", t->kind, "step", what, "error",
+			      err->message);
+	wh_log("warn", "cannot keep a webhook configuration's rules in step; retrying", f);
 	json_decref(f);
 }
 
@@ -162,46 +245,33 @@ static int all_found(const wmap_registry *reg, const wmap_discovery *disc)
 	return 1;
 }
 
-/* One round: compute, compare, write when different. Discovery is read again on the
- * periodic rounds (a CRD may have gone), and on a definition change only when a kind of it
- * is not in the discovery at hand (a full walk costs a request per group). */
-static void reconcile_once(int resync)
+/* Reads t's configuration and, when the rules of its webhook differ from rules (borrowed),
+ * writes them back with the resourceVersion it read; only `rules` and the writer annotation
+ * change. Rules written by a newer version are left alone. */
+static void sync_rules(wh_reconciler *R, cfg_target *t, json_t *rules)
 {
 	wmap_error err;
-	json_t *cfg = NULL, *rules = NULL;
+	json_t *cfg = NULL;
 	char *body = NULL;
-	if (!wh_leader_is())
-		return; /* only the leader reads discovery and writes */
-	wh_defs *d = wh_defs_ref(R.srv);
-	if (!d)
-		return;
-	if (!R.disc ? wmap_discovery_load(&R.disc, R.client, 1, &err) != 0
-		    : (resync || !all_found(d->reg, R.disc)) &&
-			      wmap_discovery_refresh(R.disc, R.client, &err) != 0) {
-		log_error("discovery", &err);
-		goto done;
-	}
-	if (!(rules = wh_mutating_rules(d->reg, R.disc)))
-		goto done;
-	atomic_store(&R.rules, (unsigned)json_array_size(rules));
 	long status = 0;
-	if (wmap_kube_request(&cfg, &status, R.client, "GET", MWC_PATH, NULL, NULL, &err) != 0) {
-		log_error("read", &err);
+	atomic_store(&t->rules, (unsigned)json_array_size(rules));
+	if (wmap_kube_request(&cfg, &status, R->client, "GET", t->path, NULL, NULL, &err) != 0) {
+		log_error(t, "read", &err);
 		goto done;
 	}
 	json_t *hooks = json_object_get(cfg, "webhooks"), *hook = NULL, *h;
 	size_t i;
 	json_array_foreach(hooks, i, h)
 		if (json_is_string(json_object_get(h, "name")) &&
-		    strcmp(json_string_value(json_object_get(h, "name")), WEBHOOK_NAME) == 0)
+		    strcmp(json_string_value(json_object_get(h, "name")), t->webhook) == 0)
 			hook = h;
 	if (!hook) {
 		wmap_error_set(&err, WMAP_ENOTFOUND, "wmap-webhook has no webhook named %s",
-			       WEBHOOK_NAME);
-		log_error("read", &err);
+			       t->webhook);
+		log_error(t, "read", &err);
 		goto done;
 	}
-	R.last_error_logged = 0;
+	t->last_error_logged = 0;
 	/* deploy/ ships the hook without rules (absent, so that kubectl apply leaves them
 	 * alone): absent means none. */
 	json_t *cur = json_object_get(hook, "rules");
@@ -211,7 +281,7 @@ static void reconcile_once(int resync)
 	json_t *ann = json_object_get(md, "annotations");
 	const char *by = json_string_value(json_object_get(ann, WRITER_ANNOTATION));
 	if (by && newer(by, WMAP_VERSION)) {
-		atomic_fetch_add(&R.skipped_newer, 1);
+		atomic_fetch_add(&t->skipped_newer, 1);
 		goto done; /* a newer version keeps these rules */
 	}
 	if (!json_is_object(ann)) {
@@ -220,113 +290,224 @@ static void reconcile_once(int resync)
 	}
 	json_object_set_new(ann, WRITER_ANNOTATION, json_string(WMAP_VERSION));
 	json_object_set(hook, "rules", rules);
-	if (!(body = wmap_json_text(cfg, NULL)) || !wh_leader_is())
+	if (!(body = wmap_json_text(cfg, NULL)) || !wh_leader_is(R->leader))
 		goto done; /* lost the Lease meanwhile: write nothing */
-	if (wmap_kube_request(NULL, &status, R.client, "PUT", MWC_PATH, "application/json", body,
+	if (wmap_kube_request(NULL, &status, R->client, "PUT", t->path, "application/json", body,
 			      &err) != 0) {
 		if (status == 409) {
-			atomic_fetch_add(&R.conflicts, 1);
-			pthread_mutex_lock(&R.lock);
-			R.kick = 1; /* changed under us: read it again at once */
-			pthread_mutex_unlock(&R.lock);
+			atomic_fetch_add(&t->conflicts, 1);
+			pthread_mutex_lock(&R->lock);
+			R->kick |= KICK_RULES; /* changed under us: read it again at once */
+			pthread_mutex_unlock(&R->lock);
 		} else {
-			log_error("write", &err);
+			log_error(t, "write", &err);
 		}
 		goto done;
 	}
-	atomic_fetch_add(&R.writes, 1);
-	json_t *f = json_pack("{s:i}", "rules", (int)json_array_size(rules));
-	wh_log("info", "MutatingWebhookConfiguration wmap-webhook: rules updated", f);
+	atomic_fetch_add(&t->writes, 1);
+	json_t *f = json_pack("{s:s, s:i}", "configuration", t->kind, "rules",
+			      (int)json_array_size(rules));
+	wh_log("info", "wmap-webhook configuration: rules updated", f);
 	json_decref(f);
 done:
 	free(body);
 	json_decref(cfg);
-	json_decref(rules);
+}
+
+/* One round: compute, compare, write when different (the rules with KICK_RULES in what,
+ * the statuses with KICK_STATUS). Discovery is read again on the periodic rounds (a CRD may
+ * have gone), and on a definition change only when a kind of it is not in the discovery at
+ * hand (a full walk costs a request per group). */
+static void reconcile_once(wh_reconciler *R, int what, int resync)
+{
+	wmap_error err;
+	json_t *mrules = NULL, *vrules = NULL;
+	if (!wh_leader_is(R->leader))
+		return; /* only the leader reads discovery and writes */
+	wh_defs *d = wh_defs_ref(R->srv);
+	wh_policy_ref *pol = wh_policy_acquire(R->srv);
+	if (!d)
+		goto done;
+	if (!R->disc ? wmap_discovery_load(&R->disc, R->client, 1, &err) != 0
+		     : (what & KICK_RULES) && (resync || !all_found(d->reg, R->disc)) &&
+			       wmap_discovery_refresh(R->disc, R->client, &err) != 0) {
+		log_error(&R->mwc, "discovery", &err);
+		goto done;
+	}
+	if (what & KICK_RULES) {
+		if (!(mrules = wh_mutating_rules(d->reg, R->disc)) ||
+		    !(vrules = wh_validating_rules(d->reg, R->disc, pol ? pol->set : NULL)))
+			goto done;
+		sync_rules(R, &R->mwc, mrules);
+		sync_rules(R, &R->vwc, vrules);
+	}
+	if (what & KICK_STATUS)
+		wh_status_sync(&R->status, R->client, R->disc, R->cluster, R->leader);
+done:
+	json_decref(mrules);
+	json_decref(vrules);
+	wh_policy_release(R->srv, pol);
 	wh_defs_release(d);
 }
 
+static long long mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Waits on R->cond (R->lock held) for at most ms milliseconds. */
+static void wait_ms(wh_reconciler *R, long long ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += (time_t)(ms / 1000);
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&R->cond, &R->lock, &t);
+}
+
+/* Rounds run on a kick, and every RESYNC_S seconds for everything. A kick for statuses
+ * alone (the watch saw objects change, the leader's own status writes among them) is taken
+ * at most every STATUS_MIN_MS, so a burst of status events costs one pass over the objects
+ * rather than one per event; a definition or policy swap is taken at once. */
 static void *reconcile_main(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&R.lock);
-	while (!atomic_load(&R.stop)) {
-		if (!R.kick) {
-			struct timespec t;
-			clock_gettime(CLOCK_REALTIME, &t);
-			t.tv_sec += RESYNC_S;
-			pthread_cond_timedwait(&R.cond, &R.lock, &t);
-			if (atomic_load(&R.stop))
-				break;
+	wh_reconciler *R = arg;
+	long long next_resync = mono_ms() + RESYNC_S * 1000LL, last_status = 0;
+	pthread_mutex_lock(&R->lock);
+	while (!atomic_load(&R->stop)) {
+		long long now = mono_ms();
+		int rules = R->kick & KICK_RULES;
+		int status = (R->kick & KICK_STATUS) && now - last_status >= STATUS_MIN_MS;
+		int resync = now >= next_resync;
+		if (!rules && !status && !resync) {
+			long long until = next_resync;
+			if ((R->kick & KICK_STATUS) && last_status + STATUS_MIN_MS < until)
+				until = last_status + STATUS_MIN_MS;
+			wait_ms(R, until > now ? until - now : 1);
+			continue;
 		}
-		int resync = !R.kick; /* woken by the clock, not by a change */
-		R.kick = 0;
-		pthread_mutex_unlock(&R.lock);
-		reconcile_once(resync);
-		pthread_mutex_lock(&R.lock);
+		int what = resync ? KICK_RULES | KICK_STATUS
+				  : rules | (R->kick & KICK_STATUS ? KICK_STATUS : 0);
+		R->kick &= ~what;
+		if (resync)
+			next_resync = now + RESYNC_S * 1000LL;
+		if (what & KICK_STATUS)
+			last_status = now;
+		pthread_mutex_unlock(&R->lock);
+		reconcile_once(R, what, resync);
+		pthread_mutex_lock(&R->lock);
 	}
-	pthread_mutex_unlock(&R.lock);
+	pthread_mutex_unlock(&R->lock);
 	return NULL;
 }
 
-int wh_reconcile_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err)
+int wh_reconcile_start(wh_reconciler **out, wh_server *s, wh_cluster *cl,
+		       const wh_leader *leader, const wmap_kube_config *cfg, wmap_error *err)
 {
 	wmap_kube_opts ko = { .timeout_ms = 10000, .max_retries = 2, .user_agent = "wmap-webhook/" WMAP_VERSION };
-	R.srv = s;
-	int rc = wmap_kube_client_new(&R.client, cfg, &ko, err);
-	if (rc)
-		return rc;
-	R.kick = 1;
-	if (pthread_create(&R.thread, NULL, reconcile_main, NULL) != 0)
-		return wmap_error_set(err, WMAP_ENOMEM, "cannot start the reconciler thread");
-	R.started = 1;
+	wh_reconciler *R = calloc(1, sizeof(*R));
+	int rc;
+	*out = NULL;
+	if (!R)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	pthread_mutex_init(&R->lock, NULL);
+	pthread_cond_init(&R->cond, NULL);
+	R->srv = s;
+	R->cluster = cl;
+	R->leader = leader;
+	R->mwc = (cfg_target){ .what = "mutating", .kind = "MutatingWebhookConfiguration", .path = MWC_PATH, .webhook = "pod-templates.wmap.io" };
+	R->vwc = (cfg_target){ .what = "validating", .kind = "ValidatingWebhookConfiguration", .path = VWC_PATH, .webhook = "policies.wmap.io" };
+	if ((rc = wmap_kube_client_new(&R->client, cfg, &ko, err)) != 0)
+		goto fail;
+	R->kick = KICK_RULES | KICK_STATUS;
+	if (pthread_create(&R->thread, NULL, reconcile_main, R) != 0) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "cannot start the reconciler thread");
+		goto fail;
+	}
+	R->started = 1;
+	*out = R;
 	return 0;
+fail:
+	wh_reconcile_stop(R);
+	return rc;
 }
 
-void wh_reconcile_kick(void)
+static void kick(wh_reconciler *R, int what)
 {
-	pthread_mutex_lock(&R.lock);
-	R.kick = 1;
-	pthread_cond_signal(&R.cond);
-	pthread_mutex_unlock(&R.lock);
+	if (!R)
+		return;
+	pthread_mutex_lock(&R->lock);
+	R->kick |= what;
+	pthread_cond_signal(&R->cond);
+	pthread_mutex_unlock(&R->lock);
 }
 
-void wh_reconcile_stop(void)
+void wh_reconcile_kick(wh_reconciler *R)
 {
-	atomic_store(&R.stop, 1);
-	wh_reconcile_kick();
-	if (R.started)
-		pthread_join(R.thread, NULL);
-	R.started = 0;
-	wmap_discovery_free(R.disc);
-	R.disc = NULL;
-	wmap_kube_client_free(R.client);
-	R.client = NULL;
+	kick(R, KICK_RULES | KICK_STATUS);
 }
 
-char *wh_reconcile_metrics(void)
+void wh_reconcile_kick_status(wh_reconciler *R)
+{
+	kick(R, KICK_STATUS);
+}
+
+void wh_reconcile_stop(wh_reconciler *R)
+{
+	if (!R)
+		return;
+	atomic_store(&R->stop, 1);
+	wh_reconcile_kick(R);
+	if (R->started)
+		pthread_join(R->thread, NULL);
+	wmap_discovery_free(R->disc);
+	wh_status_writer_clear(&R->status);
+	wmap_kube_client_free(R->client);
+	pthread_mutex_destroy(&R->lock);
+	pthread_cond_destroy(&R->cond);
+	free(R);
+}
+
+char *wh_reconcile_metrics(const wh_reconciler *R)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	static const char *const help[][3] = {
+		{ "writes_total", "counter", "Updates of a webhook configuration's rules." },
+		{ "conflicts_total", "counter", "Updates refused with 409 (read again)." },
+		{ "errors_total", "counter", "Rounds that could not read or write." },
+		{ "newer_writer_total", "counter",
+		  "Rounds that left rules written by a newer version alone." },
+		{ "rules", "gauge", "Rules computed from what is in force." },
+	};
 	if (!f)
 		return NULL;
-	fprintf(f, "# HELP wmap_webhook_config_writes_total Updates of the "
-		   "MutatingWebhookConfiguration's rules.\n# TYPE wmap_webhook_config_writes_total "
-		   "counter\nwmap_webhook_config_writes_total{configuration=\"mutating\"} %u\n"
-		   "# HELP wmap_webhook_config_conflicts_total Updates refused with 409 (read again).\n"
-		   "# TYPE wmap_webhook_config_conflicts_total counter\n"
-		   "wmap_webhook_config_conflicts_total{configuration=\"mutating\"} %u\n"
-		   "# HELP wmap_webhook_config_errors_total Rounds that could not read or write.\n"
-		   "# TYPE wmap_webhook_config_errors_total counter\n"
-		   "wmap_webhook_config_errors_total{configuration=\"mutating\"} %u\n"
-		   "# HELP wmap_webhook_config_newer_writer_total Rounds that left rules written by "
-		   "a newer version alone.\n# TYPE wmap_webhook_config_newer_writer_total counter\n"
-		   "wmap_webhook_config_newer_writer_total{configuration=\"mutating\"} %u\n"
-		   "# HELP wmap_webhook_config_rules Rules computed for the definitions in force.\n"
-		   "# TYPE wmap_webhook_config_rules gauge\n"
-		   "wmap_webhook_config_rules{configuration=\"mutating\"} %u\n",
-		atomic_load(&R.writes), atomic_load(&R.conflicts), atomic_load(&R.errors),
-		atomic_load(&R.skipped_newer), atomic_load(&R.rules));
+	for (size_t m = 0; m < sizeof(help) / sizeof(help[0]); m++) {
+		fprintf(f, "# HELP wmap_webhook_config_%s %s\n# TYPE wmap_webhook_config_%s %s\n",
+			help[m][0], help[m][2], help[m][0], help[m][1]);
+		const cfg_target *ts[2] = { &R->mwc, &R->vwc };
+		for (int i = 0; i < 2; i++) {
+			const cfg_target *t = ts[i];
+			unsigned v = m == 0   ? atomic_load(&t->writes)
+				     : m == 1 ? atomic_load(&t->conflicts)
+				     : m == 2 ? atomic_load(&t->errors)
+				     : m == 3 ? atomic_load(&t->skipped_newer)
+					      : atomic_load(&t->rules);
+			fprintf(f, "wmap_webhook_config_%s{configuration=\"%s\"} %u\n", help[m][0],
+				t->what, v);
+		}
+	}
+	char *st = wh_status_metrics(&R->status);
+	if (st)
+		fputs(st, f);
+	free(st);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

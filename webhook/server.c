@@ -36,7 +36,7 @@ static double since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static wh_policy_ref *policy_acquire(wh_server *s)
+wh_policy_ref *wh_policy_acquire(wh_server *s)
 {
 	pthread_mutex_lock(&s->lock);
 	wh_policy_ref *p = s->policy;
@@ -46,7 +46,7 @@ static wh_policy_ref *policy_acquire(wh_server *s)
 	return p;
 }
 
-static void policy_release(wh_server *s, wh_policy_ref *p)
+void wh_policy_release(wh_server *s, wh_policy_ref *p)
 {
 	if (!p)
 		return;
@@ -72,7 +72,7 @@ void wh_policy_swap(wh_server *s, wmap_policy_set *set)
 	wh_policy_ref *old = s->policy;
 	s->policy = p;
 	pthread_mutex_unlock(&s->lock);
-	policy_release(s, old);
+	wh_policy_release(s, old);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, request *r, unsigned status,
@@ -256,11 +256,12 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	if (!review)
 		return ret;
 
-	wh_policy_ref *pol = policy_acquire(s);
+	wh_policy_ref *pol = wh_policy_acquire(s);
 	cfg.scheduler = s->opt.scheduler;
 	cfg.queue = s->opt.queue;
 	cfg.policies = pol ? pol->set : NULL;
 	cfg.cut = &cut;
+	cfg.crds = atomic_load(&s->crds);
 
 	wmap_admission_info info;
 	wmap_error err;
@@ -273,7 +274,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
 	wh_defs_release(defs);
-	policy_release(s, pol);
+	wh_policy_release(s, pol);
 	json_decref(review);
 	if (rc == WMAP_EINVAL)
 		return refuse(c, r, MHD_HTTP_BAD_REQUEST, err.message, 1, NULL);
@@ -308,17 +309,13 @@ static void append_taken(char **text, char *more)
 	free(more);
 }
 
-/* GET /metrics: the server's metrics, then the cluster watch's, the reconciler's and the
- * leader election's. */
+/* GET /metrics: the server's metrics, then the cluster's (watches, builds, the reconciler,
+ * statuses and the leader election). */
 static enum MHD_Result reply_metrics(struct MHD_Connection *c, request *r)
 {
 	wh_server *s = r->srv;
 	char *text = wh_metrics_render(atomic_load(&s->inflight));
 	char *more = wh_cluster_metrics(s->cluster);
-	char *rec = s->cluster ? wh_reconcile_metrics() : NULL;
-	char *lead = s->cluster ? wh_leader_metrics() : NULL;
-	append_taken(&rec, lead);
-	append_taken(&more, rec);
 	append_taken(&text, more);
 	if (!text)
 		return MHD_NO;

@@ -11,9 +11,11 @@
 #include <time.h>
 #include "wmap/admission.h"
 #include "wmap/gang.h"
+#include "wmap/kube/client.h"
 #include "wmap/kube/kubeconfig.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
+#include "wmap/schema.h"
 
 typedef struct wh_options {
 	const char *cert, *key;  /* PEM files, reloaded when they change */
@@ -120,25 +122,61 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 void wh_cluster_stop(wh_cluster *cl);
 /* The --policy file changed (and parses): merge it with the cluster's policies again. */
 void wh_cluster_policy_file_changed(wh_cluster *cl);
-/* The cluster metrics in Prometheus text, a new string owned by the caller (NULL: none). */
+/* For the status writer: the latest Karta and WorkloadPolicy objects (name -> object, with
+ * their status and resourceVersion) and the verdicts of the last builds (name ->
+ * {generation, ready, reason, message, kind: {group, version, kind} for Kartas in force});
+ * new references for the caller, each NULL when there is none yet. */
+void wh_cluster_status_input(wh_cluster *cl, json_t **kartas, json_t **kverdicts,
+			     json_t **policies, json_t **pverdicts);
+/* The cluster metrics in Prometheus text (watches, builds, Lease, configurations, statuses),
+ * a new string owned by the caller (NULL: none). */
 char *wh_cluster_metrics(const wh_cluster *cl);
 
-/* ---- reconcile.c: the MutatingWebhookConfiguration's rules follow the definitions ---- */
+/* ---- leader.c: a coordination.k8s.io/v1 Lease; only the leader writes ---- */
+typedef struct wh_leader wh_leader;
+/* Starts the election thread with its own client for cfg (borrowed), Lease wmap-webhook in
+ * ns; on_lead(ctx) runs (on that thread) each time this replica becomes the leader. The
+ * caller owns *out (wh_leader_stop). */
+int wh_leader_start(wh_leader **out, const wmap_kube_config *cfg, const char *ns,
+		    void (*on_lead)(void *ctx), void *ctx, wmap_error *err);
+int wh_leader_is(const wh_leader *l);        /* 1 while l holds the Lease within its deadline */
+void wh_leader_stop(wh_leader *l);           /* gives the Lease up when held, frees l (NULL is fine) */
+char *wh_leader_metrics(const wh_leader *l); /* Prometheus text, owned by the caller */
+
+/* ---- reconcile.c: the webhook configurations' rules follow what is in force ---- */
 typedef struct wmap_discovery wmap_discovery;
+typedef struct wh_reconciler wh_reconciler;
 /* The CREATE rules for the root kinds of reg that disc serves, sorted; a new array. */
 json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc);
-/* Starts the reconciler thread with its own client for cfg (borrowed; outlives it). */
-int wh_reconcile_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err);
-void wh_reconcile_kick(void); /* the definitions changed: reconcile now */
-void wh_reconcile_stop(void);
-char *wh_reconcile_metrics(void); /* Prometheus text, owned by the caller */
+/* The rules of the validating webhook: the root kinds of reg that disc serves and that a
+ * policy of policies (may be NULL) needing /validate matches, with those policies'
+ * operations, sorted; a new array (empty when no such policy). */
+json_t *wh_validating_rules(const wmap_registry *reg, const wmap_discovery *disc,
+			    const wmap_policy_set *policies);
+/* Starts the reconciler thread with its own client for cfg (borrowed); while leader (borrowed,
+ * outlives it) leads, it writes the rules of both configurations and the statuses of cl's
+ * objects. The caller owns *out (wh_reconcile_stop). */
+int wh_reconcile_start(wh_reconciler **out, wh_server *s, wh_cluster *cl,
+		       const wh_leader *leader, const wmap_kube_config *cfg, wmap_error *err);
+/* The definitions or policies changed: reconcile now (NULL is fine: not started yet). */
+void wh_reconcile_kick(wh_reconciler *r);
+void wh_reconcile_kick_status(wh_reconciler *r);    /* only objects changed: statuses now */
+void wh_reconcile_stop(wh_reconciler *r);           /* joins the thread, frees r (NULL is fine) */
+char *wh_reconcile_metrics(const wh_reconciler *r); /* Prometheus text, owned by the caller */
 
-/* ---- leader.c: a coordination.k8s.io/v1 Lease; only the leader writes ---- */
-/* Starts the election thread with its own client for cfg (borrowed), Lease wmap-webhook in ns. */
-int wh_leader_start(const wmap_kube_config *cfg, const char *ns, wmap_error *err);
-int wh_leader_is(void);    /* 1 while this replica holds the Lease within its deadline */
-void wh_leader_stop(void); /* gives the Lease up when held */
-char *wh_leader_metrics(void);
+/* ---- status.c: the Ready condition of every Karta and WorkloadPolicy ---- */
+typedef struct wh_status_writer {
+	json_t *pending; /* "resource/name" -> resourceVersion a write was based on */
+	atomic_uint writes, conflicts, errors;
+	int error_logged;
+} wh_status_writer;
+/* Writes, through the status subresource, the Ready condition of every object of cl whose
+ * condition differs from what the last build made of it (kinds looked up in disc, may be
+ * NULL). Only while leader leads; c, disc and leader are borrowed. */
+void wh_status_sync(wh_status_writer *w, wmap_kube_client *c, const wmap_discovery *disc,
+		    wh_cluster *cl, const wh_leader *leader);
+void wh_status_writer_clear(wh_status_writer *w);   /* frees what w holds; NULL is fine */
+char *wh_status_metrics(const wh_status_writer *w); /* Prometheus text, owned by the caller */
 
 /* ---- server.c ---- */
 typedef struct wh_policy_ref {
@@ -157,6 +195,9 @@ struct wh_server {
 	atomic_size_t inflight_bytes;
 	struct MHD_Daemon *daemon;
 	wh_cluster *cluster; /* NULL without a cluster */
+	/* The cluster's CRDs for the schema path check at /validate (NULL: no check); set by
+	 * wh_cluster_start, read by every review. */
+	_Atomic(const wmap_crd_lookup *) crds;
 };
 
 /* Starts MHD on s->opt.port; 0 or -1 (logged). */
@@ -167,6 +208,10 @@ void wh_server_unready(wh_server *s);
 /* Stops accepting, waits for in-flight requests (up to drain_s), stops MHD. */
 void wh_server_drain(wh_server *s);
 
+/* The policies in force with a reference for the caller (NULL when none); give it back
+ * with wh_policy_release. */
+wh_policy_ref *wh_policy_acquire(wh_server *s);
+void wh_policy_release(wh_server *s, wh_policy_ref *p); /* NULL is fine */
 /* Replaces the policy set (NULL allowed); the old one is freed when its last user is done. */
 void wh_policy_swap(wh_server *s, wmap_policy_set *set);
 

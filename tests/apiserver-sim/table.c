@@ -1,9 +1,10 @@
 /* Server-side printing: the meta.k8s.io/v1 Table kubectl asks for with
  * `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`. Columns are NAME and AGE plus a
- * CRD's additionalPrinterColumns whose jsonPath is a plain dotted path. */
+ * CRD's additionalPrinterColumns (dotted paths, indices and `[?(@.field=="value")]` filters). */
 #include "table.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -44,15 +45,64 @@ static void human_age(long long s, char *out, size_t n)
         snprintf(out, n, "%lldd", s / 86400);
 }
 
-static json_t *simple_jsonpath(json_t *obj, const char *path)
+/* The value a printer column's jsonPath names: `.a.b`, `.a[2].b` and the filter kubectl's
+ * columns use for conditions, `.a[?(@.type=="Ready")].b` (the first element whose string
+ * field equals the value). Anything else is NULL (an empty cell). */
+static json_t *printer_jsonpath(json_t *obj, const char *path)
 {
-    char buf[256], *save = NULL, *tok;
+    const char *p = path;
     json_t *cur = obj;
-    if (!path || path[0] != '.' || strpbrk(path, "[]?@*") || strlen(path) >= sizeof(buf))
+    if (!p || *p != '.' || strlen(p) >= 512)
         return NULL;
-    snprintf(buf, sizeof(buf), "%s", path + 1);
-    for (tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
-        cur = json_object_get(cur, tok);
+    while (*p && cur) {
+        if (*p == '.') {
+            size_t n = strcspn(++p, ".[");
+            char key[256];
+            if (n == 0 || n >= sizeof(key))
+                return NULL;
+            memcpy(key, p, n);
+            key[n] = 0;
+            p += n;
+            cur = json_object_get(cur, key);
+        } else if (*p == '[') {
+            const char *end = strchr(p, ']');
+            if (!end || !json_is_array(cur))
+                return NULL;
+            if (!strncmp(p, "[?(@.", 5)) {
+                char field[128], val[256];
+                const char *f = p + 5, *eq = strstr(f, "==");
+                if (!eq || eq > end || (size_t)(eq - f) >= sizeof(field) || (eq[2] != '"' && eq[2] != '\''))
+                    return NULL;
+                const char *v = eq + 3, *q = strchr(v, eq[2]);
+                if (!q || q > end || (size_t)(q - v) >= sizeof(val) || strncmp(q + 1, ")]", 2))
+                    return NULL;
+                memcpy(field, f, (size_t)(eq - f));
+                field[eq - f] = 0;
+                memcpy(val, v, (size_t)(q - v));
+                val[q - v] = 0;
+                json_t *found = NULL, *e;
+                size_t i;
+                json_array_foreach(cur, i, e) {
+                    const char *have = json_string_value(json_object_get(e, field));
+                    if (have && !strcmp(have, val)) {
+                        found = e;
+                        break;
+                    }
+                }
+                cur = found;
+                p = q + 3;
+            } else {
+                char *num_end;
+                long idx = strtol(p + 1, &num_end, 10);
+                if (num_end != end || idx < 0)
+                    return NULL;
+                cur = json_array_get(cur, (size_t)idx);
+                p = end + 1;
+            }
+        } else {
+            return NULL;
+        }
+    }
     return cur;
 }
 
@@ -101,7 +151,7 @@ json_t *sim_table(struct sim *s, const struct sim_resource *res, json_t *items, 
         json_array_append_new(cells, json_string(sim_jstr(meta, "name") ? sim_jstr(meta, "name") : ""));
         json_array_foreach(extra, j, c) {
             const char *type = sim_jstr(c, "type");
-            json_t *v = simple_jsonpath(item, sim_jstr(c, "jsonPath"));
+            json_t *v = printer_jsonpath(item, sim_jstr(c, "jsonPath"));
             if (type && !strcmp(type, "date") && json_is_string(v)) {
                 char a[32];
                 human_age(age_seconds(json_string_value(v)), a, sizeof(a));

@@ -6,8 +6,8 @@
 # rules cover widgets soon after their Karta (the time is printed); a Widget created with kubectl is stamped;
 # the writes are counted and bounded; when the leader stops, the other takes over. With no
 # enforced policy nothing goes through /validate, so with both webhooks stopped a pod is
-# created all the same. (Status conditions and the validating rules that follow enforced
-# policies are not built yet.)
+# created all the same (an enforced policy's kind enters the validating rules and leaves
+# with it; webhook-cluster-validating covers them in detail).
 source "$E2E_DIR/cluster-helpers.sh"
 
 run_ok sh "$REPO_ROOT/certs/gen-certs.sh" --service wmap-webhook --namespace wmap-system --out "$E2E_TMP/certs-out"
@@ -69,6 +69,27 @@ run_ok kc create -f "$CLUSTER_DATA/widget.yaml"
 assert_eq role "$(kc get widget w1 -o json | jq -r '.spec.roles[1].template.metadata.labels["wmap.io/component"]')" "Widget stamped"
 sleep 3   # a few more reconcile rounds of both replicas
 assert_eq 1 "$(($(writes) - w0))" "configuration writes for one Karta, over both replicas"
+
+# An enforced policy: the leader (as the service account, which may update the validating
+# configuration by name) puts its kind into the validating rules; deleting it empties them.
+vwc_pods() { kc get validatingwebhookconfiguration wmap-webhook -o json | jq -r '[.webhooks[0] | (.rules // [])[] | .resources[]] | join(",")'; }
+cat >"$E2E_TMP/enforced.yaml" <<'Y'
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: pods-need-priority}
+spec:
+  match: {kinds: [Pod]}
+  validationActions: [Deny]
+  podTemplate: {priorityClassName: batch-high}
+Y
+run_ok kc create -f "$E2E_TMP/enforced.yaml"
+vwc_is() { [[ "$(vwc_pods)" == "$1" ]]; }
+wait_until 10 vwc_is pods ||
+    fail "the enforced policy's kind is not in the validating rules: $(vwc_pods)"
+assert_eq "$CA" "$(kc get validatingwebhookconfiguration wmap-webhook -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" "validating caBundle kept"
+run_ok kc delete workloadpolicy pods-need-priority
+wait_until 10 vwc_is "" ||
+    fail "the validating rules were not emptied: $(vwc_pods)"
 
 # The leader stops: it gives the Lease up and the other takes over.
 if [[ $(metric_at "$WH_PORT" wmap_webhook_leader) == 1 ]]; then lpid=$wh_a_PID other=$WH2_PORT; else lpid=$wh_b_PID other=$WH_PORT; fi
