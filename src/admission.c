@@ -8,6 +8,7 @@
 #include "wmap/apiversion.h"
 #include "wmap/base64.h"
 #include "wmap/admission.h"
+#include "audit_int.h"
 #include "wmap/json_text.h"
 #include "wmap/patch.h"
 #include "wmap/pod_target.h"
@@ -122,28 +123,81 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 typedef struct writer {
 	wmap_patch *patch;
 	json_t *warnings;
-	json_t *violations; /* validation: collect what would change instead */
-	const char *policy; /* the policy being checked, for messages */
-	int failed;         /* a write failed (not an object where one was expected) */
+	wmap_audit_result *check;  /* validation: record what would change instead */
+	const wmap_policy *policy; /* the policy being checked */
+	const json_t *object;      /* the object being checked, for the values found */
+	int failed;                /* a write failed (not an object where one was expected) */
 	wmap_error *err;
 } writer;
 
-static void violation(writer *wr, const target *t, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void violation(writer *wr, const target *t, const char *fmt, ...)
+static void out_of_memory(writer *wr);
+
+/* The value at the pointer ptr (then its member key, when key) as text: a string as it
+ * is, anything else as compact JSON; NULL when absent. *oom set when a copy failed. */
+static char *found_text(const json_t *object, const char *ptr, const char *key, int *oom)
 {
-	char field[512], msg[800];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(field, sizeof(field), fmt, ap);
-	va_end(ap);
-	if (t->instance[0])
-		snprintf(msg, sizeof(msg), "policy %s: component %s (instance %s): %s",
-			 wr->policy, t->component, t->instance, field);
+	const json_t *v = ptr ? wmap_pointer_lookup(object, ptr) : NULL;
+	char *txt;
+	if (v && key)
+		v = json_object_get(v, key);
+	if (!v)
+		return NULL;
+	txt = json_is_string(v) ? strdup(json_string_value(v)) : wmap_json_text(v, NULL);
+	*oom |= txt == NULL;
+	return txt;
+}
+
+/* One violation of wr->policy at t: field (for scripts), what (for people: "label team"),
+ * want, and the value found at ptr/key. */
+static void violation(writer *wr, const target *t, const char *field, const char *what,
+		      const char *want, const char *ptr, const char *key)
+{
+	wmap_audit_result *r = wr->check;
+	const wmap_policy *p = wr->policy;
+	char msg[800], found[300];
+	int oom = 0;
+	wmap_violation *nv = realloc(r->violations, (r->n + 1) * sizeof(*nv));
+	if (!nv) {
+		out_of_memory(wr);
+		return;
+	}
+	r->violations = nv;
+	wmap_violation *v = &nv[r->n];
+	memset(v, 0, sizeof(*v));
+	v->have = found_text(wr->object, ptr, key, &oom);
+	if (p->mode == WMAP_POLICY_OVERRIDE && v->have)
+		snprintf(found, sizeof(found), " (found \"%.250s\")", v->have);
+	else if (p->mode == WMAP_POLICY_OVERRIDE && strcmp(field, "tolerations") != 0)
+		snprintf(found, sizeof(found), " (not set)");
 	else
-		snprintf(msg, sizeof(msg), "policy %s: component %s: %s", wr->policy,
-			 t->component, field);
-	json_array_append_new(wr->violations, json_string(msg));
+		found[0] = '\0';
+	if (strcmp(field, "tolerations") == 0)
+		snprintf(msg, sizeof(msg), "%s must include %s", what, want);
+	else if (p->mode == WMAP_POLICY_OVERRIDE)
+		snprintf(msg, sizeof(msg), "%s must be \"%s\"%s", what, want, found);
+	else
+		snprintf(msg, sizeof(msg), "%s must be set (default \"%s\")", what, want);
+	char *line = NULL;
+	size_t need = strlen(p->name) + strlen(t->component) + strlen(t->instance) + strlen(msg) + 64;
+	if ((line = malloc(need))) {
+		if (t->instance[0])
+			snprintf(line, need, "policy %s: component %s (instance %s): %s", p->name,
+				 t->component, t->instance, msg);
+		else
+			snprintf(line, need, "policy %s: component %s: %s", p->name, t->component,
+				 msg);
+	}
+	v->actions = p->actions;
+	v->policy = strdup(p->name);
+	v->component = strdup(t->component);
+	v->instance = t->instance[0] ? strdup(t->instance) : NULL;
+	v->field = strdup(field);
+	v->want = strdup(want);
+	v->message = line;
+	r->n++; /* counted even when incomplete, so that the result frees it */
+	if (oom || !v->policy || !v->component || (t->instance[0] && !v->instance) ||
+	    !v->field || !v->want || !v->message)
+		out_of_memory(wr);
 }
 
 static void out_of_memory(writer *wr)
@@ -186,7 +240,7 @@ static int rebase(char **p, const char *from, const char *to)
  * t's pointers follow it to the one it got. */
 static void ensure_entry(writer *wr, target *t)
 {
-	if (!t->create_at || wr->violations)
+	if (!t->create_at || wr->check)
 		return;
 	char *got = NULL;
 	wmap_error e;
@@ -357,75 +411,94 @@ static void stamp_gang(writer *wr, const target *t, const gang_ctx *g)
 	}
 }
 
-/* Writes (or, when wr->violations, checks) one policy's settings on one template. */
+/* Sets (or, in check mode, checks) key of the map at ptr to the string value v;
+ * field_name is "labels", "annotations" or "nodeSelector", what the words for people. */
+static void apply_map_entry(writer *wr, const target *t, const char *ptr, const char *map,
+			    const char *what, const char *key, json_t *v, wmap_patch_mode mode)
+{
+	if (!put(wr, t, ptr, key, json_incref(v), mode) || !wr->check)
+		return;
+	char field[300], words[300];
+	snprintf(field, sizeof(field), "%s[%s]", map, key);
+	snprintf(words, sizeof(words), "%s %s", what, key);
+	violation(wr, t, field, words, json_string_value(v), ptr, key);
+}
+
+/* The same for a single field at its pointer. */
+static void apply_field(writer *wr, const target *t, const char *ptr, const char *name,
+			const char *value, wmap_patch_mode mode)
+{
+	if (put_field(wr, t, ptr, value, mode) && wr->check)
+		violation(wr, t, name, name, value, ptr, NULL);
+}
+
+static void apply_tolerations(writer *wr, const target *t, const wmap_policy *p)
+{
+	/* Lists are sets: append what is missing, never replace (override acts alike). */
+	char *tp = wmap_pointer_join(t->spec, "tolerations");
+	size_t i;
+	json_t *v;
+	if (!tp) {
+		out_of_memory(wr);
+		return;
+	}
+	json_array_foreach(p->tolerations, i, v) {
+		int changed = 0;
+		wmap_error e;
+		/* A copy: the policy set is shared by every thread, and the builder may later
+		 * append into a list it created around this value. */
+		if (wmap_patch_append_unique(wr->patch, tp, json_deep_copy(v), &changed, &e)) {
+			write_failed(wr, t, &e);
+		} else if (changed && wr->check) {
+			char *txt = wmap_json_text(v, NULL);
+			if (!txt)
+				out_of_memory(wr);
+			else
+				violation(wr, t, "tolerations", "tolerations", txt, NULL, NULL);
+			free(txt);
+		}
+	}
+	free(tp);
+}
+
+/* Writes (or, when wr->check, checks) one policy's settings on one template. */
 static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 {
 	wmap_patch_mode mode = p->mode == WMAP_POLICY_OVERRIDE ? WMAP_PATCH_OVERRIDE
 							       : WMAP_PATCH_DEFAULT;
 	const char *k;
 	json_t *v;
-	int check = wr->violations != NULL;
-	const char *req = mode == WMAP_PATCH_OVERRIDE ? "must be" : "must be set (default";
-	const char *end = mode == WMAP_PATCH_OVERRIDE ? "" : ")";
-	json_object_foreach(p->labels, k, v) {
-		if (put(wr, t, t->labels, k, json_incref(v), mode) && check)
-			violation(wr, t, "label %s %s \"%s\"%s", k, req, json_string_value(v), end);
-	}
-	json_object_foreach(p->annotations, k, v) {
-		if (put(wr, t, t->annotations, k, json_incref(v), mode) && check)
-			violation(wr, t, "annotation %s %s \"%s\"%s", k, req, json_string_value(v),
-				  end);
-	}
-	if (p->priority_class_name &&
-	    put_field(wr, t, t->priority, p->priority_class_name, mode) && check)
-		violation(wr, t, "priorityClassName %s \"%s\"%s", req, p->priority_class_name, end);
-	if (p->scheduler_name && put_field(wr, t, t->scheduler, p->scheduler_name, mode) && check)
-		violation(wr, t, "schedulerName %s \"%s\"%s", req, p->scheduler_name, end);
+	json_object_foreach(p->labels, k, v)
+		apply_map_entry(wr, t, t->labels, "labels", "label", k, v, mode);
+	json_object_foreach(p->annotations, k, v)
+		apply_map_entry(wr, t, t->annotations, "annotations", "annotation", k, v, mode);
+	if (p->priority_class_name)
+		apply_field(wr, t, t->priority, "priorityClassName", p->priority_class_name, mode);
+	if (p->scheduler_name)
+		apply_field(wr, t, t->scheduler, "schedulerName", p->scheduler_name, mode);
 	if ((p->runtime_class_name || p->node_selector || p->tolerations) && !t->spec) {
 		warn(wr->warnings, "component %s: no pod spec location; policy %s's "
 				   "runtimeClassName, nodeSelector and tolerations not applied",
-		     t->component,
-		     p->name);
+		     t->component, p->name);
 		return;
 	}
 	if (p->runtime_class_name &&
-	    put_str(wr, t, t->spec, "runtimeClassName", p->runtime_class_name, mode) && check)
-		violation(wr, t, "runtimeClassName %s \"%s\"%s", req, p->runtime_class_name, end);
+	    put_str(wr, t, t->spec, "runtimeClassName", p->runtime_class_name, mode) && wr->check)
+		violation(wr, t, "runtimeClassName", "runtimeClassName", p->runtime_class_name,
+			  t->spec, "runtimeClassName");
 	if (p->node_selector) {
 		char *ns = wmap_pointer_join(t->spec, "nodeSelector");
 		if (!ns)
 			out_of_memory(wr);
 		json_object_foreach(p->node_selector, k, v) {
-			if (put(wr, t, ns, k, json_incref(v), mode) && check)
-				violation(wr, t, "nodeSelector %s %s \"%s\"%s", k, req,
-					  json_string_value(v), end);
+			if (ns)
+				apply_map_entry(wr, t, ns, "nodeSelector", "nodeSelector", k, v,
+						mode);
 		}
 		free(ns);
 	}
-	if (p->tolerations) {
-		/* Lists are sets: append what is missing, never replace (override acts alike). */
-		char *tp = wmap_pointer_join(t->spec, "tolerations");
-		size_t i;
-		if (!tp)
-			out_of_memory(wr);
-		json_array_foreach(p->tolerations, i, v) {
-			int changed = 0;
-			wmap_error e;
-			if (!tp)
-				break;
-			/* A copy: the policy set is shared by every thread, and the builder may
-			 * later append into a list it created around this value. */
-			if (wmap_patch_append_unique(wr->patch, tp, json_deep_copy(v), &changed,
-						     &e)) {
-				write_failed(wr, t, &e);
-			} else if (changed && check) {
-				char *txt = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-				violation(wr, t, "tolerations must include %s", txt ? txt : "?");
-				free(txt);
-			}
-		}
-		free(tp);
-	}
+	if (p->tolerations)
+		apply_tolerations(wr, t, p);
 }
 
 /* Every writable pod template of w, in workload order. */
@@ -637,7 +710,7 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 		why = "internal";
 		goto done;
 	}
-	writer wr = { pb, warnings, NULL, NULL, 0, err };
+	writer wr = { pb, warnings, NULL, NULL, NULL, 0, err };
 
 	g.name = w->name;
 	if (pr.op == WMAP_POLICY_OP_CREATE) {
@@ -751,63 +824,88 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	return rc;
 }
 
-int wmap_admission_validate(json_t **violations, json_t **warnings, const char **reason,
-			    wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
-			    const char *operation, const char *ns, wmap_error *err)
+/* The policies of cfg with actions that apply to pr's object, as names into res. */
+static int applying_policies(wmap_audit_result *res, const wmap_admission_config *cfg,
+			     const prepared *pr, wmap_error *err)
+{
+	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
+		const wmap_policy *p = &cfg->policies->policies[i];
+		if (!wmap_policy_needs_validation(p) || !policy_applies(p, pr))
+			continue;
+		char **nv = realloc(res->policies, (res->n_policies + 1) * sizeof(*nv));
+		if (!nv)
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		res->policies = nv;
+		if (!(nv[res->n_policies] = strdup(p->name)))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		res->n_policies++;
+	}
+	return 0;
+}
+
+/* Checks one policy on every template of pr's workload, into res. */
+static int check_policy(wmap_audit_result *res, json_t *warnings, const prepared *pr,
+			const wmap_policy *pol, const json_t *object, wmap_error *err)
+{
+	/* A fresh builder per policy: each is checked against the object alone. */
+	wmap_patch *pb = NULL;
+	int rc = wmap_patch_new(&pb, (json_t *)object, err);
+	if (rc)
+		return rc;
+	writer wr = { pb, warnings, res, pol, object, 0, err };
+	for (size_t k = 0; k < pr->w->n_nodes && !wr.failed; k++) {
+		for (size_t i = 0; i < pr->w->nodes[k].n_instances && !wr.failed; i++) {
+			target t;
+			if (!pr->w->nodes[k].instances[i].has_pod)
+				continue;
+			int ok = target_init(&t, pr->w, k, i, warnings);
+			if (ok < 0)
+				wr.failed = 1; /* out of memory: no partial answer */
+			else if (ok > 0 && wmap_policy_matches_component(pol, t.component))
+				apply_policy(&wr, &t, pol);
+			wmap_pod_target_clear(&t);
+		}
+	}
+	wmap_patch_free(pb);
+	if (wr.failed)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	return 0;
+}
+
+int wmap__audit_object(wmap_audit_result *res, json_t *warnings, const char **reason,
+		       wmap_engine *eng, const wmap_admission_config *cfg, const json_t *object,
+		       unsigned op, const char *ns, wmap_error *err)
 {
 	prepared pr = { 0 };
 	int rc = 0;
 	const char *why = NULL;
-	*violations = json_array();
-	*warnings = json_array();
+	memset(res, 0, sizeof(*res));
 	if (reason)
 		*reason = NULL;
-	if (!*violations || !*warnings)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	json_t *meta = json_object_get(object, "metadata");
-	pr.op = wmap_policy_operation(operation);
+	pr.op = op;
 	pr.ns = ns && *ns ? ns : json_string_value(json_object_get(meta, "namespace"));
 	pr.labels = json_object_get(meta, "labels");
 	wmap_admission_kind(pr.kind, sizeof(pr.kind), object);
-	if (!pr.op || !json_is_object(object) || !cfg->policies || controller_owned(object))
+	if (!pr.op || !json_is_object(object) || !cfg->policies)
 		return 0;
-	int wanted = 0;
-	for (size_t i = 0; !wanted && i < cfg->policies->n; i++)
-		wanted = cfg->policies->policies[i].enforce &&
-			 policy_applies(&cfg->policies->policies[i], &pr);
-	if (!wanted)
+	if (controller_owned(object)) {
+		res->owned = 1;
 		return 0;
-	if ((rc = prepare(&pr, &why, eng, cfg, object, WMAP_RESOLVE_NO_RESOURCES, err)))
+	}
+	if ((rc = applying_policies(res, cfg, &pr, err))) {
+		why = "internal";
+		goto done;
+	}
+	if (res->n_policies == 0)
+		return 0;
+	if ((rc = prepare(&pr, &why, eng, cfg, (json_t *)object, WMAP_RESOLVE_NO_RESOURCES, err)))
 		goto done;
 	for (size_t p = 0; p < cfg->policies->n && rc == 0; p++) {
 		const wmap_policy *pol = &cfg->policies->policies[p];
-		if (!pol->enforce || !policy_applies(pol, &pr))
-			continue;
-		/* A fresh builder per policy: each is checked against the object alone. */
-		wmap_patch *pb = NULL;
-		if ((rc = wmap_patch_new(&pb, object, err))) {
+		if (wmap_policy_needs_validation(pol) && policy_applies(pol, &pr) &&
+		    (rc = check_policy(res, warnings, &pr, pol, object, err)))
 			why = "internal";
-			break;
-		}
-		writer wr = { pb, *warnings, *violations, pol->name, 0, err };
-		for (size_t k = 0; k < pr.w->n_nodes; k++) {
-			for (size_t i = 0; i < pr.w->nodes[k].n_instances; i++) {
-				target t;
-				if (!pr.w->nodes[k].instances[i].has_pod)
-					continue;
-				int ok = target_init(&t, pr.w, k, i, *warnings);
-				if (ok < 0)
-					wr.failed = 1; /* out of memory: no partial answer */
-				else if (ok > 0 && wmap_policy_matches_component(pol, t.component))
-					apply_policy(&wr, &t, pol);
-				wmap_pod_target_clear(&t);
-			}
-		}
-		if (wr.failed) {
-			rc = WMAP_ENOMEM;
-			why = "internal";
-		}
-		wmap_patch_free(pb);
 	}
 done:
 	if (reason)
@@ -864,7 +962,7 @@ static void describe_cut(char *buf, size_t len, const wmap_json_cut *c)
 		 c->line, c->column);
 }
 
-/* The first enforced policy that matches kind, namespace and operation (its selector and
+/* The first Deny policy that matches kind, namespace and operation (its selector and
  * components are not looked at: the labels and templates may be what was left out), or
  * NULL. */
 static const wmap_policy *enforced_for(const wmap_policy_set *set, const char *kind,
@@ -873,7 +971,7 @@ static const wmap_policy *enforced_for(const wmap_policy_set *set, const char *k
 	for (size_t i = 0; set && i < set->n; i++) {
 		wmap_policy p = set->policies[i];
 		p.selector = NULL;
-		if (p.enforce && wmap_policy_matches(&p, kind, ns, NULL, op))
+		if ((p.actions & WMAP_ACTION_DENY) && wmap_policy_matches(&p, kind, ns, NULL, op))
 			return &set->policies[i];
 	}
 	return NULL;
@@ -906,6 +1004,89 @@ static int answer_cut(json_t *resp, json_t *warnings, wmap_admission_mode mode,
 	}
 	warn(warnings, "wmap: %s; allowed unchanged", why);
 	return 0;
+}
+
+/* The actions of the policies res names (those that apply to the object). */
+static unsigned applying_actions(const wmap_policy_set *set, const wmap_audit_result *res)
+{
+	unsigned acts = 0;
+	for (size_t i = 0; set && i < set->n; i++) {
+		for (size_t j = 0; j < res->n_policies; j++) {
+			if (strcmp(set->policies[i].name, res->policies[j]) == 0)
+				acts |= set->policies[i].actions;
+		}
+	}
+	return acts;
+}
+
+/* Denies with the messages of msgs (a JSON array of strings) joined by "; ", cut at 2 KiB. */
+static int deny_with(json_t *resp, const json_t *msgs)
+{
+	char msg[2048];
+	size_t n = 0, i;
+	json_t *v;
+	msg[0] = '\0';
+	json_array_foreach(msgs, i, v) {
+		int w = snprintf(msg + n, sizeof(msg) - n, "%s%s", n ? "; " : "",
+				 json_string_value(v));
+		if (w < 0 || (size_t)w >= sizeof(msg) - n)
+			break;
+		n += (size_t)w;
+	}
+	return deny(resp, msg);
+}
+
+/* Records each violated policy once in info (for the metrics). */
+static void count_hit(wmap_admission_info *info, const wmap_violation *v)
+{
+	for (size_t i = 0; i < info->n_hits; i++) {
+		if (strcmp(info->hits[i].policy, v->policy) == 0)
+			return;
+	}
+	if (info->n_hits == WMAP_ADMISSION_MAX_HITS) {
+		info->hits_dropped++;
+		return;
+	}
+	copy_str(info->hits[info->n_hits].policy, sizeof(info->hits[0].policy), v->policy);
+	info->hits[info->n_hits++].actions = v->actions;
+}
+
+/* The answer to policy violations: denied with the messages of the Deny policies; else
+ * allowed, with a warning per violation of a Warn policy ahead of the other warnings
+ * (*warnings is replaced); Audit violations only counted in info. -1 out of memory. */
+static int answer_violations(json_t *resp, json_t **warnings, const wmap_audit_result *res,
+			     wmap_admission_info *info)
+{
+	json_t *denials = json_array(), *warns = json_array();
+	int rc = -1;
+	size_t i;
+	json_t *w;
+	if (!denials || !warns)
+		goto done;
+	for (i = 0; i < res->n; i++) {
+		const wmap_violation *v = &res->violations[i];
+		count_hit(info, v);
+		if ((v->actions & WMAP_ACTION_DENY) &&
+		    json_array_append_new(denials, json_string(v->message)))
+			goto done;
+		if (v->actions & WMAP_ACTION_WARN)
+			warn(warns, "%s", v->message);
+	}
+	if (json_array_size(denials) > 0) {
+		info->result = "denied";
+		rc = deny_with(resp, denials);
+		goto done;
+	}
+	json_array_foreach(*warnings, i, w)
+		warn(warns, "%s", json_string_value(w));
+	json_decref(*warnings);
+	*warnings = warns;
+	warns = NULL;
+	rc = 0;
+done:
+	json_decref(denials);
+	json_decref(warns);
+	return rc;
 }
 
 static int bad(wmap_error *err, const char *what)
@@ -973,6 +1154,7 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	json_t *resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", 1);
 	wmap_patch *pb = NULL;
 	json_t *warnings = NULL, *violations = NULL;
+	wmap_audit_result audit = { 0 };
 	const char *reason = NULL;
 	wmap_error e;
 	wmap_error_clear(&e);
@@ -1005,17 +1187,21 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 									      cfg, object, op, &e)
 					    : 0;
 		if (rc == 0)
-			rc = wmap_admission_validate(&violations, &warnings, &reason, eng, cfg, object,
-						     op, ns, &e);
+			rc = (warnings || (warnings = json_array()))
+				     ? wmap__audit_object(&audit, warnings, &reason, eng, cfg, object,
+							  opbit, ns, &e)
+				     : wmap_error_set(&e, WMAP_ENOMEM, "out of memory");
 		else if (rc > 0)
 			rc = 0;
 	} else
 		rc = 0; /* WMAP_ADMISSION_ALLOW */
 	info->result = "allowed";
-	if (rc && mode == WMAP_ADMISSION_VALIDATE && rc != WMAP_ENODEF) {
-		/* An enforced policy matched (validation stops earlier otherwise) but the object
-		 * could not be checked: deny, or an object shaped to break evaluation would slip
-		 * past enforcement. Without a definition there is nothing to check: allowed. */
+	unsigned acts = rc ? applying_actions(cfg->policies, &audit) : 0;
+	if (rc && mode == WMAP_ADMISSION_VALIDATE && rc != WMAP_ENODEF && rc != WMAP_ENOMEM &&
+	    (acts & WMAP_ACTION_DENY)) {
+		/* A Deny policy matched but the object could not be checked: deny, or an object
+		 * shaped to break evaluation would slip past enforcement. Without a definition
+		 * there is nothing to check: allowed. */
 		char msg[WMAP_ERROR_MAX + 64];
 		snprintf(msg, sizeof(msg), "wmap could not check this %s against its enforced "
 					   "policies: %s",
@@ -1024,28 +1210,26 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 		info->reason = reason ? reason : "internal";
 		if (deny(resp, msg))
 			goto nomem;
+	} else if (rc == WMAP_ENOMEM && mode == WMAP_ADMISSION_VALIDATE) {
+		goto nomem; /* no half answer: the API server applies the failurePolicy */
 	} else if (rc) {
 		/* Fail open: allowed unchanged, and the user is told why. */
 		info->result = "failopen";
 		info->reason = reason ? reason : "internal";
 		if (rc == WMAP_ENODEF)
 			warn(warnings, "wmap: no definition for %s; allowed unchanged", info->kind);
+		else if (mode == WMAP_ADMISSION_VALIDATE)
+			warn(warnings, "wmap: could not check this %s against its policies: %s; "
+				       "allowed",
+			     info->kind, e.message);
 		else
 			warn(warnings, "wmap: %s; allowed unchanged", e.message);
 	} else if (violations && json_array_size(violations) > 0) {
-		char msg[2048];
-		size_t n = 0, i;
-		json_t *v;
-		msg[0] = '\0';
-		json_array_foreach(violations, i, v) {
-			int w = snprintf(msg + n, sizeof(msg) - n, "%s%s", i ? "; " : "",
-					 json_string_value(v));
-			if (w < 0 || (size_t)w >= sizeof(msg) - n)
-				break;
-			n += (size_t)w;
-		}
 		info->result = "denied";
-		if (deny(resp, msg))
+		if (deny_with(resp, violations))
+			goto nomem;
+	} else if (audit.n > 0) {
+		if (answer_violations(resp, &warnings, &audit, info))
 			goto nomem;
 	} else if (pb && wmap_patch_len(pb) > 0) {
 		size_t text_len = 0;
@@ -1071,6 +1255,7 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 	wmap_patch_free(pb);
 	json_decref(warnings);
 	json_decref(violations);
+	wmap_audit_result_free(&audit);
 	*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind", "AdmissionReview",
 			 "response", resp);
 	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -1081,5 +1266,6 @@ nomem:
 	wmap_patch_free(pb);
 	json_decref(warnings);
 	json_decref(violations);
+	wmap_audit_result_free(&audit);
 	return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }

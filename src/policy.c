@@ -310,11 +310,81 @@ static int parse_template(const ctx *c, wmap_policy *p, const json_t *t)
 	return 0;
 }
 
+static const char *const action_names[] = { "Deny", "Warn", "Audit" };
+
+/* spec.validationActions (Kubernetes' ValidatingAdmissionPolicy names and rules), or the
+ * older spec.enforce (true = [Deny], false = none); *at gets the field's pointer. */
+static int parse_actions(const ctx *c, wmap_policy *p, const json_t *spec, const char **at)
+{
+	json_t *enforce = json_object_get(spec, "enforce");
+	json_t *va = json_object_get(spec, "validationActions");
+	p->actions = 0;
+	if (enforce && va)
+		return fail(c, "/spec/enforce", "give validationActions or enforce, not both "
+						"(enforce: true is validationActions: [Deny])");
+	if (enforce) {
+		*at = "/spec/enforce";
+		if (!json_is_boolean(enforce))
+			return fail(c, *at, "must be true or false");
+		p->actions = json_is_true(enforce) ? WMAP_ACTION_DENY : 0;
+		return 0;
+	}
+	*at = "/spec/validationActions";
+	if (!va || json_is_null(va))
+		return 0;
+	if (!json_is_array(va) || json_array_size(va) == 0)
+		return fail(c, *at, "must be a list of Deny, Warn and Audit (leave it out for a "
+				    "policy that only mutates)");
+	size_t i;
+	json_t *e;
+	json_array_foreach(va, i, e) {
+		char sub[64];
+		const char *s = json_string_value(e);
+		unsigned bit = 0;
+		snprintf(sub, sizeof(sub), "%s/%zu", *at, i);
+		for (unsigned k = 0; s && k < 3; k++) {
+			if (strcmp(s, action_names[k]) == 0)
+				bit = 1u << k;
+		}
+		if (!bit)
+			return fail(c, sub, "\"%s\" is not an action: Deny, Warn or Audit",
+				    s ? s : "(not a string)");
+		if (p->actions & bit)
+			return fail(c, sub, "%s is given twice", s);
+		p->actions |= bit;
+		if ((p->actions & WMAP_ACTION_DENY) && (p->actions & WMAP_ACTION_WARN))
+			return fail(c, sub, "Deny and Warn may not be combined (Audit combines "
+					    "with either)");
+	}
+	return 0;
+}
+
+int wmap_policy_needs_validation(const wmap_policy *p)
+{
+	return p->actions != 0;
+}
+
+size_t wmap_policy_actions_format(char *buf, size_t len, unsigned actions)
+{
+	size_t n = 0;
+	if (len)
+		buf[0] = '\0';
+	for (unsigned k = 0; k < 3; k++) {
+		if (!(actions & (1u << k)))
+			continue;
+		int w = snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s%s",
+				 n ? "," : "", action_names[k]);
+		n += w > 0 ? (size_t)w : 0;
+	}
+	return n;
+}
+
 static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 {
 	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
-	static const char *const spec_keys[] = { "match", "mode", "enforce", "podTemplate",
-						 "gang", NULL };
+	static const char *const spec_keys[] = { "match", "mode", "enforce",
+						 "validationActions", "podTemplate", "gang",
+						 NULL };
 	int rc;
 	char where[512], key[32];
 	snprintf(key, sizeof(key), "%d", c->doc);
@@ -347,10 +417,9 @@ static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 	if (mode && !(m && (!strcmp(m, "default") || !strcmp(m, "override"))))
 		return fail(c, "/spec/mode", "must be default or override");
 	p->mode = (m && !strcmp(m, "override")) ? WMAP_POLICY_OVERRIDE : WMAP_POLICY_DEFAULT;
-	json_t *enforce = json_object_get(spec, "enforce");
-	if (enforce && !json_is_boolean(enforce))
-		return fail(c, "/spec/enforce", "must be true or false");
-	p->enforce = json_is_true(enforce);
+	const char *actions_at = NULL;
+	if ((rc = parse_actions(c, p, spec, &actions_at)))
+		return rc;
 	json_t *gang = json_object_get(spec, "gang");
 	if (gang && !json_is_null(gang)) {
 		static const char *const gkeys[] = { "scheduler", "queue", NULL };
@@ -371,11 +440,11 @@ static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 			p->has_gang = 1;
 		}
 	}
-	if (p->enforce && !p->labels && !p->annotations && !p->node_selector &&
+	if (p->actions && !p->labels && !p->annotations && !p->node_selector &&
 	    !p->tolerations && !p->priority_class_name && !p->scheduler_name &&
 	    !p->runtime_class_name)
-		return fail(c, "/spec/enforce", "an enforced policy needs podTemplate settings "
-						"to check");
+		return fail(c, actions_at, "a policy with validation actions needs podTemplate "
+					   "settings to check");
 	return 0;
 }
 

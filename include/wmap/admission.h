@@ -6,9 +6,11 @@
  * hints and the settings of matching policies. UPDATE gets nothing unless a policy lists
  * UPDATE in its operations. Anything wmap cannot process (no definition, an evaluation
  * error, the time budget) is allowed unchanged with a warning: mutation fails open.
- * Validation denies a final object that violates an enforced policy, and one that an
- * enforced policy matches but that cannot be evaluated (an evaluation error, the time
- * budget): enforcement does not fail open. It also checks the webhook's own objects: a Karta
+ * Validation evaluates the policies with validation actions (wmap/audit.h): a violation of
+ * a Deny policy is denied, of a Warn policy admitted with an admission warning per
+ * violation, of an Audit policy admitted and counted (wmap_admission_info.hits). An object
+ * that a Deny policy matches but that cannot be evaluated (an evaluation error, the time
+ * budget) is denied too: enforcement does not fail open. It also checks the webhook's own objects: a Karta
  * that upstream's rules refuse and a WorkloadPolicy that does not parse are denied. */
 #ifndef WMAP_ADMISSION_H
 #define WMAP_ADMISSION_H
@@ -68,6 +70,8 @@ typedef enum wmap_admission_mode {
 	WMAP_ADMISSION_ALLOW,
 } wmap_admission_mode;
 
+#define WMAP_ADMISSION_MAX_HITS 16
+
 /* What happened, for the log line and the metrics. Strings are truncated copies. */
 typedef struct wmap_admission_info {
 	char uid[80];
@@ -82,6 +86,14 @@ typedef struct wmap_admission_info {
 				  * the same; NULL otherwise (static) */
 	size_t patch_ops, patch_bytes;
 	int dry_run;
+	/* /validate: each policy the object violates, once (whatever was decided: a Deny
+	 * policy's violation is denied, a Warn or Audit one admitted), for the metrics;
+	 * hits_dropped counts those past WMAP_ADMISSION_MAX_HITS. */
+	size_t n_hits, hits_dropped;
+	struct {
+		char policy[254]; /* a Kubernetes object name has at most 253 characters */
+		unsigned actions; /* WMAP_ACTION_* */
+	} hits[WMAP_ADMISSION_MAX_HITS];
 } wmap_admission_info;
 
 /* Reads an AdmissionReview body of len bytes with the caps above and deadline_ns
@@ -109,13 +121,6 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason,
 			  wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
 			  const char *operation, const char *ns, wmap_error *err);
-
-/* Checks object against every enforced policy that matches it: *violations gets an array
- * of messages naming policy, component and field (empty = compliant), *warnings as above.
- * Negative when the object could not be evaluated (callers allow it with a warning). */
-int wmap_admission_validate(json_t **violations, json_t **warnings, const char **reason,
-			    wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
-			    const char *operation, const char *ns, wmap_error *err);
 
 /* The webhook's own objects at /validate: a run.ai/v1alpha1 Karta is loaded with
  * upstream's rules (wmap_definition_load, then wmap_definition_check_jq) and a

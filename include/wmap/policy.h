@@ -13,7 +13,10 @@
  *       components: ["worker"]
  *       operations: [CREATE]            # CREATE (the default) and/or UPDATE
  *     mode: default     # default: set what is absent; override: replace what differs
- *     enforce: false    # true: /validate denies a final object that violates it
+ *     validationActions: [Deny]   # what /validate does with a violation: Deny, Warn,
+ *                                 # Audit, [Deny, Audit] or [Warn, Audit]; none given =
+ *                                 # the policy only mutates. (The older enforce: true
+ *                                 # reads as [Deny], enforce: false as none.)
  *     podTemplate: {labels, annotations, priorityClassName, schedulerName,
  *                   runtimeClassName, nodeSelector, tolerations}
  *     gang: {scheduler: kai|volcano|coscheduling|yunikorn|kueue|native|none, queue: q}
@@ -29,6 +32,14 @@
 
 #define WMAP_POLICY_OP_CREATE 1u
 #define WMAP_POLICY_OP_UPDATE 2u
+
+/* A policy's validation actions (spec.validationActions), Kubernetes' ValidatingAdmission-
+ * Policy names: Deny refuses a violating object, Warn admits it with an admission warning
+ * per violation, Audit admits it silently and counts it (metrics, reports). Deny and Warn
+ * never come together. */
+#define WMAP_ACTION_DENY 1u
+#define WMAP_ACTION_WARN 2u
+#define WMAP_ACTION_AUDIT 4u
 
 typedef enum wmap_policy_mode {
 	WMAP_POLICY_DEFAULT,
@@ -46,7 +57,7 @@ typedef struct wmap_policy {
 	json_t *selector;    /* {matchLabels, matchExpressions}, NULL = all */
 	unsigned operations; /* WMAP_POLICY_OP_* bits */
 	wmap_policy_mode mode;
-	int enforce;
+	unsigned actions; /* WMAP_ACTION_* bits; 0 = the policy only mutates */
 
 	json_t *labels;            /* object of strings, NULL when unset */
 	json_t *annotations;       /* object of strings */
@@ -90,6 +101,13 @@ int wmap_policy_matches_component(const wmap_policy *p, const char *component);
 /* A Kubernetes label selector ({matchLabels, matchExpressions}; operators In, NotIn,
  * Exists, DoesNotExist) against labels (NULL = none). NULL selector matches everything. */
 int wmap_selector_matches(const json_t *selector, const json_t *labels);
+
+/* 1 when p has validation actions, i.e. /validate must see the workloads it matches. */
+int wmap_policy_needs_validation(const wmap_policy *p);
+
+/* "Deny", "Warn,Audit", ... (Kubernetes' names, comma-separated, in Deny, Warn, Audit
+ * order; "" for none) into buf as snprintf does: returns the whole length. */
+size_t wmap_policy_actions_format(char *buf, size_t len, unsigned actions);
 
 /* The operation bit for "CREATE"/"UPDATE", 0 for anything else. */
 unsigned wmap_policy_operation(const char *operation);

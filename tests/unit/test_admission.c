@@ -9,6 +9,7 @@
 #include "helpers.h"
 #include "wmap/base64.h"
 #include "wmap/admission.h"
+#include "wmap/audit.h"
 #include "wmap/patch.h"
 #include "wmap/workload.h"
 
@@ -560,13 +561,13 @@ Test(admission, policies_default_then_override_and_enforcement)
 	cr_expect_str_eq(at(out, t0, "/spec/tolerations/0/key"), "nvidia.com/gpu");
 
 	/* validation: the mutated object complies, the original does not */
-	json_t *violations = NULL, *warnings = NULL;
+	wmap_audit_result res;
 	wmap_error err = { 0 };
-	cr_assert_eq(wmap_admission_validate(&violations, &warnings, NULL, eng, &cfg, out, "CREATE",
-					     NULL, &err), 0, "%s", err.message);
-	cr_expect_eq(json_array_size(violations), 0);
-	json_decref(violations);
-	json_decref(warnings);
+	cr_assert_eq(wmap_audit_object(&res, eng, &cfg, out, WMAP_POLICY_OP_CREATE, &err), 0, "%s",
+		     err.message);
+	cr_expect_eq(res.n, 0);
+	cr_expect_eq(res.n_policies, 1, "must-be-high applies and passes");
+	wmap_audit_result_free(&res);
 
 	json_t *review = review_of(obj, "CREATE", "v1");
 	json_t *resp_review = NULL;

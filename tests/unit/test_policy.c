@@ -72,7 +72,7 @@ Test(policy, parses_every_field)
 	cr_expect_str_eq(p->name, "team-a");
 	cr_expect_eq(p->n_kinds, 2);
 	cr_expect_eq(p->mode, WMAP_POLICY_OVERRIDE);
-	cr_expect(p->enforce);
+	cr_expect_eq(p->actions, WMAP_ACTION_DENY, "enforce: true reads as [Deny]");
 	cr_expect_eq(p->operations, WMAP_POLICY_OP_CREATE | WMAP_POLICY_OP_UPDATE);
 	cr_expect_str_eq(p->priority_class_name, "high");
 	cr_expect_str_eq(json_string_value(json_object_get(p->labels, "team")), "a");
@@ -83,9 +83,40 @@ Test(policy, parses_every_field)
 	const wmap_policy *q = &set->policies[1];
 	cr_expect_eq(q->operations, WMAP_POLICY_OP_CREATE, "CREATE is the default");
 	cr_expect_eq(q->mode, WMAP_POLICY_DEFAULT);
-	cr_expect_not(q->enforce);
+	cr_expect_eq(q->actions, 0u);
 	cr_expect_str_eq(q->runtime_class_name, "nvidia");
 	wmap_policy_set_free(set);
+}
+
+Test(policy, validation_actions_in_every_allowed_combination)
+{
+	static const struct {
+		const char *actions;
+		unsigned want;
+		const char *text;
+	} cases[] = {
+		{ "[Deny]", WMAP_ACTION_DENY, "Deny" },
+		{ "[Warn]", WMAP_ACTION_WARN, "Warn" },
+		{ "[Audit]", WMAP_ACTION_AUDIT, "Audit" },
+		{ "[Audit, Deny]", WMAP_ACTION_DENY | WMAP_ACTION_AUDIT, "Deny,Audit" },
+		{ "[Warn, Audit]", WMAP_ACTION_WARN | WMAP_ACTION_AUDIT, "Warn,Audit" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[512], got[32];
+		wmap_error err = { 0 };
+		int rc;
+		snprintf(text, sizeof(text),
+			 "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+			 "spec:\n  validationActions: %s\n  podTemplate: {labels: {a: b}}\n",
+			 cases[i].actions);
+		wmap_policy_set *set = load_text(text, &err, &rc);
+		cr_assert_eq(rc, 0, "%s: %s", cases[i].actions, err.message);
+		cr_expect_eq(set->policies[0].actions, cases[i].want, "%s", cases[i].actions);
+		cr_expect(wmap_policy_needs_validation(&set->policies[0]));
+		wmap_policy_actions_format(got, sizeof(got), set->policies[0].actions);
+		cr_expect_str_eq(got, cases[i].text);
+		wmap_policy_set_free(set);
+	}
 }
 
 Test(policy, errors_name_file_line_and_column)
@@ -110,7 +141,27 @@ Test(policy, errors_name_file_line_and_column)
 		  "spec:\n  match:\n    selector:\n      matchExpressions: [{key: a, operator: Near}]\n",
 		  "operator must be In, NotIn, Exists or DoesNotExist" },
 		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
-		  "spec:\n  enforce: true\n", "an enforced policy needs podTemplate settings" },
+		  "spec:\n  enforce: true\n", ":5:3: document 1: .spec.enforce: a policy with "
+		  "validation actions needs podTemplate settings" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny, Warn]\n  podTemplate: {labels: {a: b}}\n",
+		  ":5:29: document 1: .spec.validationActions.1: Deny and Warn may not be combined" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Audit, Audit]\n  podTemplate: {labels: {a: b}}\n",
+		  ":5:30: document 1: .spec.validationActions.1: Audit is given twice" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions:\n  - deny\n  podTemplate: {labels: {a: b}}\n",
+		  ":6:5: document 1: .spec.validationActions.0: \"deny\" is not an action: Deny, Warn "
+		  "or Audit" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: []\n  podTemplate: {labels: {a: b}}\n",
+		  ":5:3: document 1: .spec.validationActions: must be a list of Deny, Warn and Audit" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Warn]\n  enforce: true\n  podTemplate: {labels: {a: b}}\n",
+		  ":6:3: document 1: .spec.enforce: give validationActions or enforce, not both" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: Deny\n  podTemplate: {labels: {a: b}}\n",
+		  ".spec.validationActions: must be a list of Deny, Warn and Audit" },
 		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
 		  "spec: {}\n---\napiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\n"
 		  "metadata: {name: x}\nspec: {}\n", "defined twice" },
