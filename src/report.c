@@ -177,11 +177,15 @@ static int entry_rows(rows *out, const json_t *e, size_t i, wmap_error *err)
 		size_t m;
 		if (!json_is_array(acts) || json_array_size(acts) == 0)
 			return wmap_error_set(err, WMAP_EINVAL, ".[%zu]%s.actions: not a non-empty array", i, where);
-		json_array_foreach(acts, m, a) if (!action_bit(json_string_value(a))) return wmap_error_set(
-			err, WMAP_EINVAL, ".[%zu]%s.actions[%zu]: not Deny, Warn or Audit", i, where, m);
+		json_array_foreach(acts, m, a)
+			if (!action_bit(json_string_value(a)))
+				return wmap_error_set(
+					err, WMAP_EINVAL, ".[%zu]%s.actions[%zu]: not Deny, Warn or Audit", i, where, m);
 	}
-	json_array_foreach(pass, j, v) if (!json_string_value(v) || !*json_string_value(v)) return wmap_error_set(
-		err, WMAP_EINVAL, ".[%zu].pass[%zu]: not a non-empty string", i, j);
+	json_array_foreach(pass, j, v)
+		if (!json_string_value(v) || !*json_string_value(v))
+			return wmap_error_set(
+				err, WMAP_EINVAL, ".[%zu].pass[%zu]: not a non-empty string", i, j);
 	if (json_array_size(fail) && !(msgs = calloc(json_array_size(fail), sizeof(*msgs))))
 		return WMAP_ENOMEM;
 	/* Each policy's failures once, at its first appearance. */
@@ -287,7 +291,8 @@ static json_t *old_stamps(const json_t *previous)
 
 static const char *severity(unsigned actions)
 {
-	return actions & ACT_DENY ? "high" : actions & ACT_WARN ? "medium" : "low";
+	return actions & ACT_DENY ? "high" : actions & ACT_WARN ? "medium"
+								: "low";
 }
 
 /* "Deny,Warn,Audit" in that order, for the bits set. */

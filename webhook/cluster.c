@@ -38,7 +38,7 @@ struct wh_cluster {
 	wmap_kube_config *cfg;
 	wsource kartas, policies;
 	pthread_t builder;
-	int builder_started, reconciler_started, leader_started;
+	int builder_started, reconciler_started, leader_started, auditor_started;
 	atomic_int stop;
 	pthread_mutex_t lock; /* snapshots, dirty flags */
 	pthread_cond_t cond;
@@ -400,6 +400,7 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			wh_defs_swap(s, d);
 			atomic_fetch_add(&cl->swaps, 1);
 			wh_reconcile_kick();
+			wh_audit_kick();
 			json_t *f = json_pack("{s:i, s:i, s:i, s:f}", "definitions", (int)count,
 					      "clusterKartas", (int)atomic_load(&cl->cluster_kartas),
 					      "invalidKartas", (int)atomic_load(&cl->invalid_kartas),
@@ -417,6 +418,7 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 		} else {
 			size_t np = set->n;
 			wh_policy_swap(s, set);
+			wh_audit_kick();
 			atomic_fetch_add(&cl->policy_swaps, 1);
 			json_t *f = json_pack("{s:i, s:i, s:i}", "policies", (int)np, "clusterPolicies",
 					      (int)atomic_load(&cl->cluster_policies), "invalidPolicies",
@@ -554,6 +556,9 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 				  err)) != 0)
 		goto fail;
 	cl->leader_started = 1;
+	if ((rc = wh_audit_start(s, cfg, err)) != 0)
+		goto fail;
+	cl->auditor_started = 1;
 	json_t *f = json_pack("{s:s, s:s, s:i}", "server", cfg->server, "source", cfg->source,
 			      "syncTimeoutS", (int)s->opt.sync_timeout_s);
 	wh_log("info", "watching Kartas and WorkloadPolicies", f);
@@ -579,6 +584,8 @@ void wh_cluster_stop(wh_cluster *cl)
 			pthread_join(srcs[i]->thread, NULL);
 	if (cl->builder_started)
 		pthread_join(cl->builder, NULL);
+	if (cl->auditor_started)
+		wh_audit_stop();
 	if (cl->reconciler_started)
 		wh_reconcile_stop();
 	if (cl->leader_started)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "webhook.h"
+#include "wmap/kube/client.h"
 
 static void usage(FILE *f)
 {
@@ -46,6 +47,12 @@ static void usage(FILE *f)
 		"  --no-cluster               files only, even in a pod\n"
 		"  --sync-timeout SEC         ready after this even when the API server cannot\n"
 		"                             be reached, with what is at hand (10)\n"
+		"  --audit-interval DURATION  how often the leader audits every workload and\n"
+		"                             rewrites the policy reports (1h; 30s, 5m, 1h30m)\n"
+		"  --audit-qps N              the audit's API request budget per second (20)\n"
+		"  --report-api NAME          openreports (openreports.io/v1alpha1 Report, the\n"
+		"                             default) or wgpolicyk8s (wgpolicyk8s.io/v1alpha2\n"
+		"                             PolicyReport)\n"
 		"  --null-admission           for benchmarks only: allow every review unchanged after\n"
 		"                             parsing and checking it (the floor wmap's work is\n"
 		"                             measured against); refused with --policy\n"
@@ -178,6 +185,9 @@ int main(int argc, char **argv)
 	o->reload_ms = 1000;
 	o->drain_s = 25;
 	o->sync_timeout_s = 10;
+	o->audit_interval_ms = 3600000;
+	o->audit_qps = 20;
+	o->report_api = WMAP_REPORT_OPENREPORTS;
 	/* TLS 1.3, and TLS 1.2 with forward-secret key exchange and AEAD ciphers only (no CBC,
 	 * no static RSA): what the API server's Go client offers first anyway. */
 	o->tls_priorities = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:"
@@ -206,7 +216,10 @@ int main(int argc, char **argv)
 	       O_NULL,
 	       O_KUBECONFIG,
 	       O_NO_CLUSTER,
-	       O_SYNC_TIMEOUT };
+	       O_SYNC_TIMEOUT,
+	       O_AUDIT_INTERVAL,
+	       O_AUDIT_QPS,
+	       O_REPORT_API };
 	static const struct option longopts[] = {
 		{ "tls-cert", required_argument, NULL, O_CERT },
 		{ "tls-key", required_argument, NULL, O_KEY },
@@ -231,6 +244,9 @@ int main(int argc, char **argv)
 		{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
 		{ "no-cluster", no_argument, NULL, O_NO_CLUSTER },
 		{ "sync-timeout", required_argument, NULL, O_SYNC_TIMEOUT },
+		{ "audit-interval", required_argument, NULL, O_AUDIT_INTERVAL },
+		{ "audit-qps", required_argument, NULL, O_AUDIT_QPS },
+		{ "report-api", required_argument, NULL, O_REPORT_API },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -255,6 +271,20 @@ int main(int argc, char **argv)
 		case O_SYNC_TIMEOUT:
 			bad = parse_num(optarg, 3600, &v);
 			o->sync_timeout_s = (unsigned)v;
+			break;
+		case O_AUDIT_INTERVAL: {
+			/* Go durations; at least a second, at most a week. */
+			long ms = wmap_kube_parse_duration(optarg);
+			bad = ms < 1000 || ms > 7L * 24 * 3600 * 1000;
+			o->audit_interval_ms = (unsigned long long)ms;
+			break;
+		}
+		case O_AUDIT_QPS:
+			bad = parse_num(optarg, 10000, &v) || v == 0;
+			o->audit_qps = (double)v;
+			break;
+		case O_REPORT_API:
+			bad = wmap_report_api_parse(&o->report_api, optarg, &err) != 0;
 			break;
 		case O_GANG:
 			if (wmap_gang_scheduler_parse(&o->scheduler, optarg, &err)) {

@@ -36,7 +36,7 @@ static double since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static wh_policy_ref *policy_acquire(wh_server *s)
+wh_policy_ref *wh_policy_acquire(wh_server *s)
 {
 	pthread_mutex_lock(&s->lock);
 	wh_policy_ref *p = s->policy;
@@ -46,7 +46,7 @@ static wh_policy_ref *policy_acquire(wh_server *s)
 	return p;
 }
 
-static void policy_release(wh_server *s, wh_policy_ref *p)
+void wh_policy_release(wh_server *s, wh_policy_ref *p)
 {
 	if (!p)
 		return;
@@ -72,7 +72,7 @@ void wh_policy_swap(wh_server *s, wmap_policy_set *set)
 	wh_policy_ref *old = s->policy;
 	s->policy = p;
 	pthread_mutex_unlock(&s->lock);
-	policy_release(s, old);
+	wh_policy_release(s, old);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, request *r, unsigned status,
@@ -235,7 +235,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	/* The parse owns the body from here; free it early to bound memory. */
 	wmap_buf_free(&r->body);
 
-	wh_policy_ref *pol = policy_acquire(s);
+	wh_policy_ref *pol = wh_policy_acquire(s);
 	cfg.scheduler = s->opt.scheduler;
 	cfg.queue = s->opt.queue;
 	cfg.policies = pol ? pol->set : NULL;
@@ -253,7 +253,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
 	wh_defs_release(defs);
-	policy_release(s, pol);
+	wh_policy_release(s, pol);
 	json_decref(review);
 	if (rc == WMAP_EINVAL) {
 		ret = reply_status(c, r, MHD_HTTP_BAD_REQUEST, err.message);
@@ -330,6 +330,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			char *more = wh_cluster_metrics(s->cluster);
 			char *rec = s->cluster ? wh_reconcile_metrics() : NULL;
 			char *lead = s->cluster ? wh_leader_metrics() : NULL;
+			char *aud = s->cluster ? wh_audit_metrics() : NULL;
+			if (lead && aud) {
+				size_t a = strlen(lead), b = strlen(aud);
+				char *all = realloc(lead, a + b + 1);
+				if (all) {
+					memcpy(all + a, aud, b + 1);
+					lead = all;
+				}
+			}
+			free(aud);
 			if (rec && lead) {
 				size_t a = strlen(rec), b = strlen(lead);
 				char *all = realloc(rec, a + b + 1);

@@ -14,6 +14,7 @@
 #include "wmap/kube/kubeconfig.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
+#include "wmap/report.h"
 
 typedef struct wh_options {
 	const char *cert, *key;  /* PEM files, reloaded when they change */
@@ -31,10 +32,13 @@ typedef struct wh_options {
 	unsigned reload_ms;          /* how often files are checked */
 	unsigned drain_s;            /* longest wait for in-flight requests on SIGTERM */
 	const char *tls_priorities;
-	int null_admission;      /* benchmarks: allow every review after parsing it */
-	const char *kubeconfig;  /* --kubeconfig: watch this cluster */
-	int no_cluster;          /* --no-cluster: files only, even in a pod */
-	unsigned sync_timeout_s; /* ready after this even when not synced */
+	int null_admission;                   /* benchmarks: allow every review after parsing it */
+	const char *kubeconfig;               /* --kubeconfig: watch this cluster */
+	int no_cluster;                       /* --no-cluster: files only, even in a pod */
+	unsigned sync_timeout_s;              /* ready after this even when not synced */
+	unsigned long long audit_interval_ms; /* --audit-interval: the leader's audit rounds */
+	double audit_qps;                     /* --audit-qps: the audit's request budget */
+	wmap_report_api report_api;           /* --report-api: the reports' format */
 } wh_options;
 
 /* ---- log.c: one JSON object per line on stderr ---- */
@@ -129,6 +133,13 @@ void wh_reconcile_kick(void); /* the definitions changed: reconcile now */
 void wh_reconcile_stop(void);
 char *wh_reconcile_metrics(void); /* Prometheus text, owned by the caller */
 
+/* ---- audit.c: the leader audits every workload and writes policy reports ---- */
+/* Starts the audit thread with its own client for cfg (borrowed; outlives it). */
+int wh_audit_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err);
+void wh_audit_kick(void); /* definitions or policies changed: audit again now */
+void wh_audit_stop(void);
+char *wh_audit_metrics(void); /* Prometheus text, owned by the caller */
+
 /* ---- leader.c: a coordination.k8s.io/v1 Lease; only the leader writes ---- */
 /* Starts the election thread with its own client for cfg (borrowed), Lease wmap-webhook in ns. */
 int wh_leader_start(const wmap_kube_config *cfg, const char *ns, wmap_error *err);
@@ -160,6 +171,10 @@ int wh_server_start(wh_server *s);
 /* Stops accepting, waits for in-flight requests (up to drain_s), stops MHD. */
 void wh_server_drain(wh_server *s);
 
+/* The policy set in force with a reference for the caller (NULL when none); give it back
+ * with wh_policy_release. */
+wh_policy_ref *wh_policy_acquire(wh_server *s);
+void wh_policy_release(wh_server *s, wh_policy_ref *p);
 /* Replaces the policy set (NULL allowed); the old one is freed when its last user is done. */
 void wh_policy_swap(wh_server *s, wmap_policy_set *set);
 

@@ -37,9 +37,9 @@ typedef struct wmap_audit_result {
 			  * order: each passes unless it has a violation below */
 	size_t n;
 	wmap_violation *violations; /* by policy, then workload order of the templates */
-	int owned; /* 1: not evaluated, a controller owns the object (a JobSet's Job, a
+	int owned;                  /* 1: not evaluated, a controller owns the object (a JobSet's Job, a
 		    * Deployment's ReplicaSet): it is checked through its owner */
-	char **warnings; /* what could not be checked (a component without a pod-spec
+	char **warnings;            /* what could not be checked (a component without a pod-spec
 			  * location for nodeSelector, ...), at most 8; n_warnings of them */
 	size_t n_warnings;
 } wmap_audit_result;
