@@ -128,7 +128,7 @@ static int add_result(json_t *byns, const json_t *obj, const wmap_audit_result *
 {
 	const json_t *md = json_object_get(obj, "metadata");
 	const char *ns = json_string_value(json_object_get(md, "namespace"));
-	if (!ns || !*ns)
+	if (!ns || !*ns || !json_is_string(json_object_get(md, "name")))
 		return 0; /* cluster-scoped: no namespace report to put it in */
 	json_t *w = json_pack("{s:O, s:O, s:O}", "apiVersion", json_object_get(obj, "apiVersion"),
 			      "kind", json_object_get(obj, "kind"), "name", json_object_get(md, "name"));
@@ -377,7 +377,7 @@ static json_t *count_violations(const json_t *byns)
 	return g;
 }
 
-/* One round: 0 done (or nothing to do), 1 stopped by a swap, -1 failed. */
+/* One round: 0 done (or nothing to do), 1 stopped by a swap or not synced yet, -1 failed. */
 static int round_once(void)
 {
 	wmap_error err;
@@ -388,6 +388,10 @@ static int round_once(void)
 	int rc = 0;
 	if (!wh_leader_is())
 		return 0;
+	/* Before the first sync the policies in force may be only part of them: a round now
+	 * would delete the reports of the rest. Wait (the round stays due). */
+	if (!atomic_load(&A.srv->ready))
+		return 1;
 	double t0 = now_s(CLOCK_MONOTONIC);
 	/* Every request of the client counts: discovery, retries, lists and writes. */
 	unsigned req0 = wmap_kube_requests(A.client);
@@ -494,8 +498,9 @@ static void *audit_main(void *arg)
 			if (rc < 0 && wait > RETRY_S)
 				wait = RETRY_S; /* failed: try again sooner than the interval */
 			next = now_s(CLOCK_MONOTONIC) + wait;
-			due = rc > 0; /* stopped by a swap: start over on the new set */
-			continue;
+			due = rc > 0; /* stopped by a swap, or not synced yet: again soon */
+			if (A.kick)
+				continue;
 		}
 		struct timespec t;
 		clock_gettime(CLOCK_REALTIME, &t);

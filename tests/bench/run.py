@@ -28,6 +28,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wide  # noqa: E402  (tests/bench/wide.py)
+import audit  # noqa: E402  (tests/bench/audit.py)
 
 ROOT = os.getcwd()
 JOBSET_FIXTURE = "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml"
@@ -1070,7 +1071,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
                     help="run every benchmark process at nice N (negative: ahead of other "
@@ -1100,7 +1101,9 @@ def main():
              ("hostile", lambda: bench_hostile(a, R, files, crt, key)),
              ("instructions", lambda: bench_instructions(a, R)),
              ("swap", lambda: bench_swap(a, R, crt, key)),
-             ("wide", lambda: wide.bench_wide(a, R, hyperfine, peak_rss, run, log, JOBSET_CRD))]
+             ("wide", lambda: wide.bench_wide(a, R, hyperfine, peak_rss, run, log, JOBSET_CRD)),
+             ("audit", lambda: audit.bench_audit(a, R, Webhook, https_get, proc_status, log, REPO,
+                                                 JOBSET_CRD, crt, key))]
 
     for name, fn in steps:
         if name not in only:
