@@ -61,8 +61,8 @@ static void complete_definitions(const char *prefix)
 	wmap_registry_free(reg);
 }
 
-/* The value of a flag: -o has three (get: four); file flags go to the shell; the rest has
- * none yet. */
+/* The value of a flag: -o has three (get: four), audit's --fail-on three; file flags go to
+ * the shell; the rest has none yet. */
 static int complete_value(const cli_flag *f, const char *prefix, const cli_command *cmd)
 {
 	if (strcmp(f->name, "output") == 0) {
@@ -73,7 +73,14 @@ static int complete_value(const cli_flag *f, const char *prefix, const cli_comma
 		candidate("yaml", prefix, NULL);
 		return DIRECTIVE_NO_FILES;
 	}
-	if (f->arg && (strstr(f->arg, "FILE") || strstr(f->arg, "DIR")))
+	if (strcmp(f->name, "fail-on") == 0) {
+		candidate("deny", prefix, NULL);
+		candidate("warn", prefix, NULL);
+		candidate("audit", prefix, NULL);
+		return DIRECTIVE_NO_FILES;
+	}
+	if (f->arg && (strstr(f->arg, "FILE") || strstr(f->arg, "DIR") ||
+		       strstr(f->arg, "PATH")))
 		return DIRECTIVE_FILES;
 	return DIRECTIVE_NO_FILES;
 }

@@ -18,6 +18,20 @@ static const double buckets[N_BUCKETS] = { 0.0001, 0.00025, 0.0005, 0.001, 0.002
 					   0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5 };
 static const char *const endpoints[WH_EP_COUNT] = { "mutate", "validate", "other" };
 
+/* wmap_policy_violations: series by policy, action and namespace. Policies are the
+ * operator's own (tens); namespaces are many in a big cluster, so past MAX_VIOLATION_SERIES
+ * a new namespace is counted as namespace="other", and a new policy past that as
+ * policy="other" too: the exposition never grows with what users create. */
+#define MAX_VIOLATION_SERIES 512
+static const char *const action_labels[3] = { "deny", "warn", "audit" };
+
+typedef struct vseries {
+	char policy[254];
+	char ns[64];
+	int action; /* index into action_labels */
+	unsigned long long count;
+} vseries;
+
 typedef struct series {
 	char key[4][128]; /* endpoint, kind, operation, result */
 	unsigned long long count;
@@ -38,6 +52,8 @@ static struct {
 	double last_reload_fail[2];
 	double cert_expiry;
 	int ready;
+	vseries viol[MAX_VIOLATION_SERIES];
+	size_t n_viol;
 } m = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void wh_metrics_init(void)
@@ -89,6 +105,49 @@ void wh_metrics_request(wh_endpoint ep, const char *kind, const char *operation,
 		m.patches++;
 		m.patch_ops += patch_ops;
 		m.patch_bytes += patch_bytes;
+	}
+	pthread_mutex_unlock(&m.lock);
+}
+
+/* The series of (policy, ns, action), created when there is room (the last two slots are
+ * kept for the "other" folds); NULL when full. Called with the lock held. */
+static vseries *vfind(const char *policy, const char *ns, int action, size_t cap)
+{
+	for (size_t i = 0; i < m.n_viol; i++) {
+		vseries *v = &m.viol[i];
+		if (v->action == action && !strcmp(v->policy, policy) && !strcmp(v->ns, ns))
+			return v;
+	}
+	if (m.n_viol >= cap)
+		return NULL;
+	vseries *v = &m.viol[m.n_viol++];
+	snprintf(v->policy, sizeof(v->policy), "%s", policy);
+	snprintf(v->ns, sizeof(v->ns), "%s", ns);
+	v->action = action;
+	v->count = 0;
+	return v;
+}
+
+void wh_metrics_violations(const wmap_admission_info *info)
+{
+	if (info->dry_run || (!info->n_hits && !info->hits_dropped))
+		return;
+	pthread_mutex_lock(&m.lock);
+	for (size_t i = 0; i <= info->n_hits; i++) {
+		const char *policy = i < info->n_hits ? info->hits[i].policy : "other";
+		unsigned actions = i < info->n_hits ? info->hits[i].actions : WMAP_ACTION_AUDIT;
+		unsigned long long n = i < info->n_hits ? 1 : info->hits_dropped;
+		for (int a = 0; a < 3 && n; a++) {
+			if (!(actions & (1u << a)))
+				continue;
+			vseries *v = vfind(policy, info->namespace_, a, MAX_VIOLATION_SERIES - 6);
+			if (!v)
+				v = vfind(policy, "other", a, MAX_VIOLATION_SERIES - 3);
+			if (!v)
+				v = vfind("other", "other", a, MAX_VIOLATION_SERIES);
+			if (v)
+				v->count += n;
+		}
 	}
 	pthread_mutex_unlock(&m.lock);
 }
@@ -239,6 +298,15 @@ char *wh_metrics_render(long inflight)
 	wmap_buf_addf(&o, "# HELP wmap_webhook_ready 1 once every definition is compiled and the server "
 			  "accepts reviews.\n# TYPE wmap_webhook_ready gauge\nwmap_webhook_ready %d\n",
 		      m.ready);
+	wmap_buf_addf(&o, "# HELP wmap_policy_violations Workloads admitted or denied at /validate "
+			  "that violated a policy, by policy, action (deny, warn, audit: each of the "
+			  "policy's validationActions) and namespace; dry runs not counted.\n"
+			  "# TYPE wmap_policy_violations counter\n");
+	for (size_t i = 0; i < m.n_viol; i++)
+		wmap_buf_addf(&o, "wmap_policy_violations{policy=\"%s\",action=\"%s\",namespace=\"%s\"} "
+				  "%llu\n",
+			      esc(a, sizeof(a), m.viol[i].policy), action_labels[m.viol[i].action],
+			      esc(b, sizeof(b), m.viol[i].ns), m.viol[i].count);
 	pthread_mutex_unlock(&m.lock);
 	wmap_buf_addf(&o, "# HELP wmap_webhook_in_flight_requests Requests being read or answered.\n"
 			  "# TYPE wmap_webhook_in_flight_requests gauge\nwmap_webhook_in_flight_requests %ld\n",

@@ -277,6 +277,7 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	ret = reply(c, r, MHD_HTTP_OK, "application/json", body, body_len);
 	wh_metrics_request(r->ep, info.kind, info.operation, info.result, info.reason,
 			   info.patch_ops, info.patch_bytes);
+	wh_metrics_violations(&info);
 	log_review(r, &info, &cut, NULL);
 	return ret;
 }

@@ -57,6 +57,9 @@ void wh_metrics_init(void);
 void wh_metrics_request(wh_endpoint ep, const char *kind, const char *operation,
 			const char *result, const char *reason, size_t patch_ops,
 			size_t patch_bytes);
+/* The policies a /validate review violated (info->hits), counted once per action of each
+ * in wmap_policy_violations{policy,action,namespace}; dry runs are not counted. */
+void wh_metrics_violations(const wmap_admission_info *info);
 /* One HTTP exchange finished with status after seconds (latency histogram). */
 void wh_metrics_http(wh_endpoint ep, unsigned status, double seconds);
 void wh_metrics_reload(const char *what, int ok);

@@ -448,6 +448,72 @@ def check_semantics(srv):
            "validate allows the object the mutation produced")
 
 
+def violation_count(srv, policy, action, ns):
+    _, body = curl(srv, "GET", "/metrics")
+    want = 'wmap_policy_violations{policy="%s",action="%s",namespace="%s"} ' % (policy, action, ns)
+    for line in body.decode().splitlines():
+        if line.startswith(want):
+            return int(line.split()[-1])
+    return 0
+
+
+def check_actions(srv):
+    """validationActions at /validate: Deny refuses, Warn admits with a warning per
+    violation, Audit admits silently and counts it in wmap_policy_violations."""
+    js = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                   "created.yaml"))
+    # Warn: allowed, one warning per violation (2 fields x 2 replicated jobs), no status
+    code, resp = post_review(srv, review(js, namespace="staging"), "/validate")
+    r = resp.get("response", {})
+    warns = r.get("warnings", [])
+    want = ['policy warn-team: component replicatedjob (instance leader): label team must be '
+            '"ml" (not set)',
+            'policy warn-team: component replicatedjob (instance workers): priorityClassName '
+            'must be "batch" (not set)']
+    mine = [w for w in warns if w.startswith("policy warn-team:")]
+    result(code == 200 and r.get("allowed") is True and "status" not in r and
+           all(w in warns for w in want) and len(mine) == 4 and
+           all(len(w) <= 256 for w in warns),
+           "Warn: /validate allows a violating JobSet with one warning per violation "
+           "(policy, component, instance, field, wanted, found)", json.dumps(r)[:600])
+    before = violation_count(srv, "warn-team", "warn", "staging")
+    result(before >= 1, "Warn: counted in wmap_policy_violations{action=\"warn\"}", str(before))
+    # judged after wmap's own mutation: the mutated object violates nothing
+    _, m = post_review(srv, review(js, namespace="staging"))
+    fixed = jsonpatch.apply(js, patch_of(m))
+    code, resp = post_review(srv, review(fixed, namespace="staging"), "/validate")
+    r = resp.get("response", {})
+    result(code == 200 and r.get("allowed") is True and
+           not [w for w in r.get("warnings", []) if "warn-team" in w],
+           "Warn: the object as wmap's mutation admits it has no warning", json.dumps(r)[:400])
+    # Audit: allowed silently, counted once per review; dry runs are not counted
+    before = violation_count(srv, "audit-runtime", "audit", "research")
+    code, resp = post_review(srv, review(js, namespace="research"), "/validate")
+    r = resp.get("response", {})
+    after = violation_count(srv, "audit-runtime", "audit", "research")
+    result(code == 200 and r.get("allowed") is True and "status" not in r and
+           not [w for w in r.get("warnings", []) if "audit-runtime" in w] and
+           after == before + 1,
+           "Audit: /validate allows silently and wmap_policy_violations{policy=\"audit-runtime\","
+           "action=\"audit\",namespace=\"research\"} goes up by one",
+           "%s -> %s %s" % (before, after, json.dumps(r)[:300]))
+    post_review(srv, review(js, namespace="research", dry=True), "/validate")
+    result(violation_count(srv, "audit-runtime", "audit", "research") == after,
+           "Audit: a dry run is not counted")
+    # Deny + Audit: denied, and counted under both actions
+    d0 = violation_count(srv, "deny-audit", "deny", "secure")
+    a0 = violation_count(srv, "deny-audit", "audit", "secure")
+    code, resp = post_review(srv, review(js, namespace="secure"), "/validate")
+    r = resp.get("response", {})
+    msg = (r.get("status") or {}).get("message", "")
+    result(code == 200 and r.get("allowed") is False and
+           'policy deny-audit: component replicatedjob (instance leader): priorityClassName '
+           'must be "high" (not set)' in msg and
+           violation_count(srv, "deny-audit", "deny", "secure") == d0 + 1 and
+           violation_count(srv, "deny-audit", "audit", "secure") == a0 + 1,
+           "Deny+Audit: denied with the message, counted as deny and as audit", msg[:300])
+
+
 def check_own_objects(srv):
     """Karta and WorkloadPolicy objects at /validate, as the API server sends them for the
     static rules of deploy/09 (definitions.wmap.io): the catalog's Kartas pass, an invalid
@@ -928,6 +994,32 @@ spec:
   mode: override
   enforce: true
   podTemplate: {priorityClassName: high}
+---
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: warn-team}
+spec:
+  match: {namespaces: [staging]}
+  mode: override
+  validationActions: [Warn]
+  podTemplate: {labels: {team: ml}, priorityClassName: batch}
+---
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: audit-runtime}
+spec:
+  match: {namespaces: [research]}
+  validationActions: [Audit]
+  podTemplate: {runtimeClassName: nvidia}
+---
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: deny-audit}
+spec:
+  match: {namespaces: [secure]}
+  mode: override
+  validationActions: [Deny, Audit]
+  podTemplate: {priorityClassName: high}
 """
 
 
@@ -973,6 +1065,7 @@ def main():
             print("SKIP kubectl wmap mutate comparison (no --plugin)")
         check_schedulers(srv)
         check_semantics(srv)
+        check_actions(srv)
         check_own_objects(srv)
         check_malformed(srv)
         check_limits(srv, binary, workdir)

@@ -109,7 +109,7 @@ run_ok kc apply --validate=strict -f "$E2E_TMP/policies.yaml"
 assert_contains "$OUT" "workloadpolicy.wmap.io/gpu-training-defaults created"
 run_ok kc get workloadpolicy prod-serving-priority -o json
 assert_eq serving-high "$(jq -r .spec.podTemplate.priorityClassName <<<"$OUT")"
-assert_eq true "$(jq -r .spec.enforce <<<"$OUT")"
+assert_eq Deny "$(jq -r '.spec.validationActions | join(",")' <<<"$OUT")"
 run_ok kc get wpol
 assert_contains "$(head -n1 <<<"$OUT")" "READY"
 assert_fails kc apply -f - <<'Y'
