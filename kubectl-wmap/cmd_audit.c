@@ -28,7 +28,7 @@ static const cli_flag flags[] = {
 	{ "selector", NULL, 'l', "SELECTOR", "live: label selector of the workloads" },
 	{ "kind", NULL, 0, "KIND[,KIND]", "only these kinds (Kind or Kind.group)" },
 	{ "fail-on", NULL, 0, "ACTION", "deny, warn (default) or audit: the least action whose "
-					 "violation exits 1" },
+					"violation exits 1" },
 	{ "as-written", NULL, 0, NULL, "offline: judge objects as written, without wmap's mutation" },
 	{ "chunk-size", NULL, 0, "N", "live: list in pages of N (default 500; 0 = one request)" },
 	{ NULL, NULL, 0, NULL, NULL },
@@ -40,12 +40,12 @@ typedef struct audit_ctx {
 	const cli_options *o;
 	wmap_engine *eng;
 	wmap_admission_config cfg;
-	unsigned fail_mask;  /* actions whose violation fails the run */
-	int as_written;      /* offline: no mutation */
-	json_t *violations;  /* the -o json model's entries */
-	json_t *errors;      /* strings */
+	unsigned fail_mask; /* actions whose violation fails the run */
+	int as_written;     /* offline: no mutation */
+	json_t *violations; /* the -o json model's entries */
+	json_t *errors;     /* strings */
 	size_t checked, skipped;
-	unsigned seen;       /* actions of every violation */
+	unsigned seen; /* actions of every violation */
 	int oom;
 } audit_ctx;
 
@@ -441,7 +441,7 @@ static int audit_live(audit_ctx *a, live_ctx *lc, long chunk)
 static int print_table(const audit_ctx *a)
 {
 	static const char *const head[7] = { "WORKLOAD", "COMPONENT", "POLICY", "ACTIONS",
-					     "FIELD",    "WANT",      "HAVE" };
+					     "FIELD", "WANT", "HAVE" };
 	render_table *t = NULL;
 	wmap_error err = { 0 };
 	size_t i;
@@ -464,9 +464,9 @@ static int print_table(const audit_ctx *a)
 		json_array_foreach(json_object_get(v, "actions"), k, x)
 			n += (size_t)snprintf(acts + n, n < sizeof(acts) ? sizeof(acts) - n : 0, "%s%s",
 					      k ? "," : "", json_string_value(x));
-		const char *cells[7] = { wl,			 comp,
-					 jstr(v, "policy", ""),	 acts,
-					 jstr(v, "field", ""),	 jstr(v, "want", ""),
+		const char *cells[7] = { wl, comp,
+					 jstr(v, "policy", ""), acts,
+					 jstr(v, "field", ""), jstr(v, "want", ""),
 					 jstr(v, "have", "<none>") };
 		if (rc == 0)
 			rc = render_table_add(t, cells, &err);

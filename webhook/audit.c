@@ -349,29 +349,49 @@ static void delete_report(const char *ns)
 	}
 }
 
+/* Series of the gauge at most; past it a new namespace is folded into namespace="other"
+ * (policies are the operator's own, namespaces grow with the cluster). */
+#define MAX_GAUGE_SERIES 512
+
 /* The gauge of the round: violating workloads per policy, action and namespace. */
 static json_t *count_violations(const json_t *byns)
 {
+	static const char *const names[] = { "deny", "warn", "audit" };
 	json_t *g = json_object(), *entries, *e, *f, *a;
 	const char *ns;
 	size_t i, j, k;
+	if (!g)
+		return NULL;
 	json_object_foreach((json_t *)byns, ns, entries) {
 		json_array_foreach(entries, i, e) {
-			json_t *seen = json_object();
+			unsigned seen[64] = { 0 }; /* actions counted per policy of this workload */
 			json_array_foreach(json_object_get(e, "fail"), j, f) {
+				const char *pol = json_string_value(json_object_get(f, "policy"));
+				size_t first = j; /* the policy's first failure on this workload */
+				for (size_t x = 0; x < j; x++)
+					if (strcmp(pol, json_string_value(json_object_get(json_array_get(json_object_get(e, "fail"), x), "policy"))) == 0) {
+						first = x;
+						break;
+					}
 				json_array_foreach(json_object_get(f, "actions"), k, a) {
+					const char *an = json_string_value(a);
+					unsigned bit = strcmp(an, "Deny") == 0 ? 1u : strcmp(an, "Warn") == 0 ? 2u
+													      : 4u;
+					if (first < 64 && (seen[first] & bit))
+						continue; /* one workload counts once per policy and action */
+					if (first < 64)
+						seen[first] |= bit;
 					char key[1024];
-					snprintf(key, sizeof(key), "%s\n%s\n%s",
-						 json_string_value(json_object_get(f, "policy")),
-						 json_string_value(a), ns);
-					if (json_object_get(seen, key))
-						continue; /* one workload counts once per policy */
-					json_object_set_new(seen, key, json_true());
+					snprintf(key, sizeof(key), "%s\n%s\n%s", pol, names[bit == 1u ? 0 : bit == 2u ? 1
+														      : 2],
+						 ns);
+					if (!json_object_get(g, key) && json_object_size(g) >= MAX_GAUGE_SERIES - 8)
+						snprintf(key, sizeof(key), "%s\n%s\nother", pol, names[bit == 1u ? 0 : bit == 2u ? 1
+																 : 2]);
 					json_t *c = json_object_get(g, key);
 					json_object_set_new(g, key, json_integer(json_integer_value(c) + 1));
 				}
 			}
-			json_decref(seen);
 		}
 	}
 	return g;
@@ -446,8 +466,11 @@ static int round_once(void)
 		const char *ns;
 		json_t *v;
 		A.report_noted = 0;
-		json_object_foreach(byns, ns, v) write_report(ns, v, json_object_get(stored, ns));
-		json_object_foreach(stored, ns, v) if (!json_object_get(byns, ns)) delete_report(ns);
+		json_object_foreach(byns, ns, v)
+			write_report(ns, v, json_object_get(stored, ns));
+		json_object_foreach(stored, ns, v)
+			if (!json_object_get(byns, ns))
+				delete_report(ns);
 	}
 	json_t *g = count_violations(byns);
 	pthread_mutex_lock(&A.lock);
@@ -576,9 +599,10 @@ char *wh_audit_metrics(void)
 	if (!f)
 		return NULL;
 	fprintf(f,
-		"# HELP wmap_policy_violations Workloads in the cluster that violate a policy, by "
-		"policy, action and namespace, as of the last audit round.\n"
-		"# TYPE wmap_policy_violations gauge\n");
+		"# HELP wmap_audit_violations Workloads in the cluster that violate a policy as of "
+		"the last audit round, by policy, action (deny, warn, audit: each of the policy's "
+		"validationActions) and namespace.\n"
+		"# TYPE wmap_audit_violations gauge\n");
 	pthread_mutex_lock(&A.lock);
 	const char *key;
 	json_t *v;
@@ -590,7 +614,7 @@ char *wh_audit_metrics(void)
 			continue;
 		*a++ = '\0';
 		*n++ = '\0';
-		fputs("wmap_policy_violations{policy=\"", f);
+		fputs("wmap_audit_violations{policy=\"", f);
 		put_label(f, tmp);
 		fputs("\",action=\"", f);
 		put_label(f, a);

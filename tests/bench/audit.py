@@ -138,7 +138,7 @@ def bench_audit(a, R, Webhook, https_get, proc_status, log, repo, jobset_crd, cr
         secs = metric(text, "wmap_audit_last_duration_seconds")
         n = metric(text, "wmap_audit_last_workloads")
         reqs = metric(text, "wmap_audit_last_requests")
-        viol = sum(float(x) for x in re.findall(r"^wmap_policy_violations\{[^}]*\} (\S+)$", text, re.M))
+        viol = sum(float(x) for x in re.findall(r"^wmap_audit_violations\{[^}]*\} (\S+)$", text, re.M))
         cmd = "%s --kubeconfig KC (leader, --audit-interval 1h, --audit-qps 20); metrics after the round" % wh.cmd[0]
         if not n or n < N_WORKLOADS:
             R.add("audit", "live audit of 10,000 workloads", "not measurable", "", None, False, cmd,
@@ -162,7 +162,7 @@ def bench_audit(a, R, Webhook, https_get, proc_status, log, repo, jobset_crd, cr
               reqs is not None and reqs < 200, cmd, note="discovery, 500-item pages, the report list, one write per namespace")
         R.add("audit", "reports written / results in them / failures", "%d / %d / %d" % (len(items), results, fails), "",
               "%d reports" % NAMESPACES, len(items) == NAMESPACES and fails > 0,
-              note="sum of wmap_policy_violations: %d" % viol)
+              note="sum of wmap_audit_violations: %d" % viol)
     finally:
         if wh:
             wh.stop()

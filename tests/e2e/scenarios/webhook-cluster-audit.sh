@@ -3,7 +3,7 @@
 # missing rule shows as a 403): two JobSets exist before an Audit-only WorkloadPolicy is
 # created; within one audit round (--audit-interval 2s) the namespace's openreports.io Report
 # lists the violating one as fail and the other as pass, with the summary, the workload's uid
-# and the wmap_policy_violations gauge; an unchanged namespace is not rewritten; fixing the
+# and the wmap_audit_violations gauge; an unchanged namespace is not rewritten; fixing the
 # JobSet (kubectl patch) turns its result to pass; deleting the JobSets removes their results
 # and then the Report. Then the same with --report-api wgpolicyk8s, and bad flag values.
 source "$E2E_DIR/cluster-helpers.sh"
@@ -67,7 +67,13 @@ assert_contains "$(jq -r .message <<<"$bad")" '"high"'
 assert_eq "$(kc get jobset bad -n ml-a -o jsonpath='{.metadata.uid}')" "$(jq -r '.resources[0].uid' <<<"$bad")" "the workload's uid"
 assert_eq "jobset.x-k8s.io/v1alpha2 JobSet ml-a" "$(jq -r '.resources[0] | "\(.apiVersion) \(.kind) \(.namespace)"' <<<"$bad")"
 assert_eq "$POLICY pass null" "$(jq -r '"\(.policy) \(.result) \(.message)"' <<<"$good")"
-assert_eq 1 "$(wh_metric "wmap_policy_violations{policy=\"$POLICY\",action=\"Audit\",namespace=\"ml-a\"}")" "violations gauge"
+assert_eq 1 "$(wh_metric "wmap_audit_violations{policy=\"$POLICY\",action=\"audit\",namespace=\"ml-a\"}")" "violations gauge"
+# kubectl wmap audit -A (the same check, run by hand) lists what the report lists.
+plugin_on_path || fail "plugin not built: $PLUGIN"
+out=$(kubectl wmap audit -A -o json 2>"$E2E_TMP/audit.err") || fail "kubectl wmap audit -A: $(cat "$E2E_TMP/audit.err")"
+assert_eq "$(jq -r '[.results[] | select(.result == "fail") | "\(.resources[0].namespace)/\(.resources[0].name) \(.policy)"] | unique | join(",")' <<<"$r")" \
+    "$(jq -r '[.violations[] | "\(.workload.namespace)/\(.workload.name) \(.policy)"] | unique | join(",")' <<<"$out")" \
+    "kubectl wmap audit -A and the report"
 metric_gt wmap_audit_last_requests 0 || fail "the audit made no requests?"
 assert_eq 0 "$(wh_metric wmap_audit_skipped_kinds_total)" "every listed kind was allowed by deploy/02-rbac.yaml"
 if grep -E ' 403 ' "$E2E_TMP/requests.log" | grep -E 'reports|jobsets'; then fail "a request of the audit was refused"; fi
@@ -84,7 +90,7 @@ run_ok kc patch jobset bad -n ml-a --type=json -p '[
     {"op":"replace","path":"/spec/replicatedJobs/1/template/spec/template/spec/priorityClassName","value":"high"}]'
 wait_until 15 report_has '.summary.fail == 0 and .summary.pass == 2' || fail "the fix was not reported: $(report 2>&1)"
 assert_eq "pass" "$(report | jq -r '.results[] | select(.resources[0].name == "bad") | .result')"
-wait_until 10 bash -c "[[ -z \$(curl -sk --noproxy '*' https://127.0.0.1:$WH_PORT/metrics | grep '^wmap_policy_violations{') ]]" ||
+wait_until 10 bash -c "[[ -z \$(curl -sk --noproxy '*' https://127.0.0.1:$WH_PORT/metrics | grep '^wmap_audit_violations{') ]]" ||
     fail "the gauge still counts the fixed JobSet"
 
 # Deleted: its result goes; the last one gone, the Report goes.
