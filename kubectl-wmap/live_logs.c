@@ -7,7 +7,8 @@
  * read in turn, pods in name order. With -f every container is followed at once, one
  * streaming request each on one curl multi handle (kube.h "streams"), each line written
  * whole; a pod watch (from the resourceVersion of a list) notices pods that appear or whose
- * containers start, and their logs are followed too. More pods than --max-pods is refused
+ * containers start, and their logs are followed too; so is a container that runs again
+ * after its log ended (its restartCount grew): its new log from the start. More pods than --max-pods is refused
  * before any log is read (exit 5), so a 2,000-pod JobSet never floods the terminal. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@ typedef struct source {
 	int color;
 	int show_container;
 	int done;
+	long long restarts; /* the container's restartCount when its log was opened */
+	int reopen;         /* restarted while followed: open its new log */
 } source;
 
 typedef struct logs {
@@ -135,15 +138,35 @@ static int color_of(logs *g, const char *pod)
 	return (int)(g->n_pods++ % N_COLORS);
 }
 
-static int known(const logs *g, const char *pod, const char *container)
+static source *find_source(logs *g, const char *pod, const char *container)
 {
 	for (size_t i = 0; i < g->n_src; i++)
 		if (strcmp(g->src[i].pod, pod) == 0 && strcmp(g->src[i].container, container) == 0)
-			return 1;
-	return 0;
+			return &g->src[i];
+	return NULL;
 }
 
-static int add_source(logs *g, const char *pod, const char *container, int show_container)
+static long long restart_count(const json_t *pod, const char *container)
+{
+	return json_integer_value(json_object_get(container_status(pod, container), "restartCount"));
+}
+
+/* While following, a container whose log ended and that has run again since (its
+ * restartCount grew) is marked to be read again: its new log, from the start. */
+static void mark_restarted(const logs *g, source *s, const json_t *pod)
+{
+	const char *why;
+	long long n = restart_count(pod, s->container);
+
+	if (!g->follow || !s->done || n <= s->restarts || !started(g, pod, s->container, &why))
+		return;
+	s->restarts = n;
+	s->done = 0;
+	s->reopen = 1;
+}
+
+static int add_source(logs *g, const char *pod, const char *container, int show_container,
+		      long long restarts)
 {
 	source *s;
 
@@ -161,6 +184,7 @@ static int add_source(logs *g, const char *pod, const char *container, int show_
 	snprintf(s->pod, sizeof(s->pod), "%s", pod);
 	snprintf(s->container, sizeof(s->container), "%s", container);
 	s->show_container = show_container;
+	s->restarts = restarts;
 	s->color = color_of(g, pod);
 	return 0;
 }
@@ -228,6 +252,7 @@ static void on_end(void *arg, int id, long status, const wmap_error *err)
 		source *s = &g->src[id - LOG_BASE];
 
 		s->done = 1;
+		g->pods_dirty = g->follow; /* it may have restarted already: read the pods again */
 		if (err) {
 			fflush(stdout);
 			fprintf(stderr, "error: %s/%s: %s\n", s->pod, s->container, err->message);
@@ -253,7 +278,7 @@ static int open_log(logs *g, size_t i)
 	free(c);
 	if (g->follow)
 		used += (size_t)snprintf(path + used, sizeof(path) - used, "&follow=true");
-	if (g->tail >= 0)
+	if (g->tail >= 0 && !s->reopen)
 		snprintf(extra, sizeof(extra), "&tailLines=%ld", g->tail);
 	used += (size_t)snprintf(path + used, sizeof(path) - used, "%s", extra);
 	if (g->since_s > 0)
@@ -295,18 +320,22 @@ static int collect(logs *g, live_pods *set, size_t *n_selected, int report)
 		json_array_foreach(cs, j, c) {
 			const char *name = json_string_value(json_object_get(c, "name"));
 			const char *why;
+			source *known;
 
 			if (!name || (g->container && strcmp(name, g->container) != 0))
 				continue;
 			found++;
-			if (known(g, p->name, name))
+			if ((known = find_source(g, p->name, name)) != NULL) {
+				mark_restarted(g, known, p->pod);
 				continue;
+			}
 			if (!started(g, p->pod, name, &why)) {
 				if (report)
 					fprintf(stderr, "%s/%s: no log yet (%s)\n", p->name, name, why);
 				continue;
 			}
-			if ((rc = add_source(g, p->name, name, !g->container && n_c > 1)) != 0)
+			if ((rc = add_source(g, p->name, name, !g->container && n_c > 1,
+					     restart_count(p->pod, name))) != 0)
 				break;
 		}
 		g->with_container += found > 0;
@@ -348,8 +377,12 @@ static int reload(logs *g)
 	}
 	rc = collect(g, &set, &n, 0);
 	live_pods_free(&set);
-	for (size_t i = before; i < g->n_src && rc == 0; i++)
+	for (size_t i = 0; i < g->n_src && rc == 0; i++) {
+		if (i < before && !g->src[i].reopen)
+			continue;
 		rc = open_log(g, i);
+		g->src[i].reopen = 0;
+	}
 	return rc;
 }
 

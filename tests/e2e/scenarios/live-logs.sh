@@ -120,6 +120,20 @@ assert_eq 1 "$(grep -c 'worker 0-1 ready' "$E2E_TMP/f.out")" "lines are not repe
 reqs=$(tail -n +"$((start + 1))" "$LOG")
 assert_eq 6 "$(grep -c '/log?.*follow=true' <<<"$reqs")" "one follow request per container (5 + the late pod)"
 assert_contains "$reqs" "/api/v1/namespaces/default/pods?watch=true&allowWatchBookmarks=true"
+# A container that restarts while followed: its log ends when it terminates, and the log of
+# its next run (restartCount 1) is followed from the start. The sim keeps the current run's
+# text in the annotation; the shorter new text is not mistaken for an append.
+cstatus() { # POD JSON-OF-ONE-CONTAINER-STATUS
+    local r
+    r=$(sim_curl PATCH "/api/v1/namespaces/default/pods/$1/status" \
+        -H 'Content-Type: application/merge-patch+json' --data-binary "{\"status\":{\"containerStatuses\":[$2]}}")
+    [[ $(tail -n1 <<<"$r") == 200 ]] || fail "container status of $1: $r"
+}
+setlog train-workers-0-0-b5n8q main 'w0 again'
+cstatus train-workers-0-0-b5n8q '{"name":"main","restartCount":0,"state":{"terminated":{"exitCode":1,"reason":"Error"}}}'
+cstatus train-workers-0-0-b5n8q '{"name":"main","restartCount":1,"state":{"running":{}}}'
+wait_until 30 grep -q '^train-workers-0-0-b5n8q w0 again$' "$E2E_TMP/f.out" || fail "the restarted container was not followed again: $(cat "$E2E_TMP/f.out")"
+assert_eq 1 "$(grep -c 'worker 0-0 ready' "$E2E_TMP/f.out")" "the first run's lines are not repeated"
 kill -INT "$fpid"
 rc=0; wait "$fpid" || rc=$?
 assert_eq 130 "$rc" "Ctrl-C"
