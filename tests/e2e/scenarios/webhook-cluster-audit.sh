@@ -84,6 +84,12 @@ n=$(wh_metric wmap_audit_rounds_total)
 wait_until 15 rounds_gt $((n + 2)) || fail "the audit stopped running"
 assert_eq "$rv" "$(report | jq -r .metadata.resourceVersion)" "an unchanged report is not rewritten"
 
+# A hand edit is put right in the next round, and so is a deleted report.
+run_ok kc patch reports.openreports.io wmap-policy -n ml-a --type=merge -p '{"summary":{"fail":0,"pass":7}}'
+wait_until 15 report_has '.summary.fail == 1 and .summary.pass == 1' || fail "the edited report was not rewritten: $(report 2>&1)"
+run_ok kc delete reports.openreports.io wmap-policy -n ml-a
+wait_until 15 report_has '.summary.fail == 1' || fail "the deleted report was not written again"
+
 # Fixed with kubectl patch: the result turns to pass.
 run_ok kc patch jobset bad -n ml-a --type=json -p '[
     {"op":"replace","path":"/spec/replicatedJobs/0/template/spec/template/spec/priorityClassName","value":"high"},
