@@ -42,6 +42,7 @@ typedef struct auditor {
 	json_t *gauge;    /* "policy\naction\nnamespace" -> violating workloads, last round */
 	json_t *skipped;  /* "group/resource" -> 1 for kinds already logged as not listable */
 	int report_noted; /* the report API was found not served (logged once) */
+	int reports_seen; /* the last round found or wrote a report */
 	atomic_uint rounds, round_failures, aborted, writes, deletes, conflicts, write_errors;
 	atomic_uint skipped_kinds, eval_errors;
 	atomic_ullong requests, workloads, last_workloads, last_requests, last_us;
@@ -435,6 +436,15 @@ static int round_once(void)
 		return 0;
 	p = wh_policy_acquire(A.srv);
 	const wmap_policy_set *set = p ? p->set : NULL;
+	int validating = 0;
+	for (size_t i = 0; set && i < set->n; i++)
+		validating |= wmap_policy_needs_validation(&set->policies[i]);
+	if (!validating && !A.reports_seen && atomic_load(&A.rounds) > 0) {
+		/* Nothing to check and nothing written that could be stale: no request at all
+		 * (a cluster whose Kartas change often, without such policies, costs nothing). */
+		rc = 0;
+		goto done;
+	}
 	wmap_admission_config cfg = { .scheduler = A.srv->opt.scheduler, .queue = A.srv->opt.queue, .policies = set };
 	if (!(byns = json_object()))
 		goto nomem;
@@ -502,6 +512,7 @@ static int round_once(void)
 	json_object_foreach(stored, ns, v)
 		if (!json_object_get(byns, ns))
 			delete_report(ns);
+	A.reports_seen = json_object_size(byns) > 0 || json_object_size(stored) > 0;
 	pthread_mutex_lock(&A.lock);
 	json_decref(A.gauge);
 	A.gauge = g;

@@ -114,8 +114,8 @@ wait "$wmap_webhook_PID" || true
 run_ok kc apply -f "$AUDIT/jobsets.yaml"
 start_audit_webhook --report-api wgpolicyk8s
 polr() { kc get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json; }
-wait_until 15 bash -c "kubectl --kubeconfig '$KUBECONFIG' get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json 2>/dev/null | jq -e '.summary.fail == 1' >/dev/null" ||
-    fail "no PolicyReport: $(polr 2>&1)"
+wait_until 30 bash -c "kubectl --kubeconfig '$KUBECONFIG' get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json 2>/dev/null | jq -e '.summary.fail == 1' >/dev/null" ||
+    fail "no PolicyReport: $(polr 2>&1); the webhook said: $(grep -E 'audit|leader|swapped' "$E2E_TMP/wmap-webhook.log" | tail -n 12)"
 r=$(polr)
 assert_eq "wgpolicyk8s.io/v1alpha2 PolicyReport 1 1" "$(jq -r '"\(.apiVersion) \(.kind) \(.summary.pass) \(.summary.fail)"' <<<"$r")"
 assert_eq "fail" "$(jq -r '.results[] | select(.resources[0].name == "bad") | .result' <<<"$r")"
