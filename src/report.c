@@ -187,7 +187,7 @@ static int entry_rows(rows *out, const json_t *e, size_t i, wmap_error *err)
 			return wmap_error_set(
 				err, WMAP_EINVAL, ".[%zu].pass[%zu]: not a non-empty string", i, j);
 	if (json_array_size(fail) && !(msgs = calloc(json_array_size(fail), sizeof(*msgs))))
-		return WMAP_ENOMEM;
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory building a policy report");
 	/* Each policy's failures once, at its first appearance. */
 	json_array_foreach(fail, j, v) {
 		const char *pol = json_string_value(json_object_get(v, "policy"));
@@ -319,7 +319,11 @@ static json_t *result_json(const row *r, const char *ns, const json_t *stamps, l
 		return NULL;
 	}
 	char *k = result_key(r->api_version, r->kind, r->name, r->policy, result, r->message);
-	json_t *ts = k ? json_object_get(stamps, k) : NULL;
+	if (!k) {
+		json_decref(res);
+		return NULL; /* not "no previous timestamp": that would change the bytes */
+	}
+	json_t *ts = json_object_get(stamps, k);
 	free(k);
 	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:O?, s:[o]}", "source", "wmap", "policy",
 			      r->policy, "category", "WorkloadPolicy", "result", result, "scored", 1,
