@@ -19,7 +19,7 @@ typedef struct row {
 	const json_t *ref; /* the entry's workload (borrowed) */
 	const char *api_version, *kind, *name, *uid;
 	const char *policy;
-	int fail;
+	int fail; /* 0 pass, 1 fail, 2 error (could not be evaluated) */
 	unsigned actions;
 	char *message; /* owned; NULL for pass */
 } row;
@@ -163,6 +163,31 @@ static int entry_rows(rows *out, const json_t *e, size_t i, wmap_error *err)
 	    !(base.name = need_str(w, "name", i, ".workload", err)))
 		return WMAP_EINVAL;
 	base.uid = json_string_value(json_object_get(w, "uid"));
+	const json_t *errs = json_object_get(e, "error");
+	if (errs) {
+		/* Not evaluated: one error result per policy that applies; passes and failures
+		 * of the entry, if any, are not believed. */
+		if (!json_is_array(errs))
+			return wmap_error_set(err, WMAP_EINVAL, ".[%zu].error: not an array", i);
+		json_array_foreach(errs, j, v) {
+			char where[48];
+			snprintf(where, sizeof(where), ".error[%zu]", j);
+			if (!json_is_object(v))
+				return wmap_error_set(err, WMAP_EINVAL, ".[%zu]%s: not an object", i, where);
+			if (!need_str(v, "policy", i, where, err) || !need_str(v, "message", i, where, err))
+				return WMAP_EINVAL;
+		}
+		json_array_foreach(errs, j, v) {
+			row r = base;
+			r.policy = json_string_value(json_object_get(v, "policy"));
+			r.fail = 2;
+			if (!(r.message = strdup(json_string_value(json_object_get(v, "message")))) || push(out, &r) != 0) {
+				free(r.message);
+				return wmap_error_set(err, WMAP_ENOMEM, "out of memory building a policy report");
+			}
+		}
+		return 0;
+	}
 	if ((fail && !json_is_array(fail)) || (pass && !json_is_array(pass)))
 		return wmap_error_set(err, WMAP_EINVAL, ".[%zu].%s: not an array", i,
 				      fail && !json_is_array(fail) ? "fail" : "pass");
@@ -311,7 +336,8 @@ static void actions_text(char *buf, size_t len, unsigned actions)
 
 static json_t *result_json(const row *r, const char *ns, const json_t *stamps, long long now_s)
 {
-	const char *result = r->fail ? "fail" : "pass";
+	const char *result = r->fail == 2 ? "error" : r->fail ? "fail"
+							      : "pass";
 	json_t *res = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", r->api_version, "kind",
 				r->kind, "namespace", ns, "name", r->name);
 	if (res && r->uid && json_object_set_new(res, "uid", json_string(r->uid)) != 0) {
@@ -330,7 +356,9 @@ static json_t *result_json(const row *r, const char *ns, const json_t *stamps, l
 			      "timestamp", ts, "resources", res);
 	if (o && !ts && json_object_set_new(o, "timestamp", json_pack("{s:I, s:i}", "seconds", (json_int_t)now_s, "nanos", 0)) != 0)
 		goto fail;
-	if (o && r->fail) {
+	if (o && r->fail == 2 && json_object_set_new(o, "message", json_string(r->message)) != 0)
+		goto fail;
+	if (o && r->fail == 1) {
 		char acts[32];
 		actions_text(acts, sizeof(acts), r->actions);
 		if (json_object_set_new(o, "severity", json_string(severity(r->actions))) != 0 ||
@@ -349,7 +377,7 @@ int wmap_report_build(json_t **out, wmap_report_api api, const char *ns, const j
 {
 	rows rs = { 0 };
 	json_t *stamps = NULL, *results = NULL, *rep = NULL, *e;
-	size_t i, fails = 0, passes = 0;
+	size_t i, fails = 0, passes = 0, errors = 0;
 	int rc;
 	*out = NULL;
 	if (!ns || !*ns)
@@ -366,9 +394,11 @@ int wmap_report_build(json_t **out, wmap_report_api api, const char *ns, const j
 	}
 	qsort(rs.v, rs.n, sizeof(*rs.v), cmp_row);
 	for (i = 0; i < rs.n; i++)
-		rs.v[i].fail ? fails++ : passes++;
-	/* Over the cap, failures are kept first, then as many passes as fit, in sort order. */
-	size_t keep_fail = fails < WMAP_REPORT_MAX_RESULTS ? fails : WMAP_REPORT_MAX_RESULTS;
+		rs.v[i].fail == 2 ? errors++ : rs.v[i].fail ? fails++
+							    : passes++;
+	/* Over the cap, failures and errors are kept first, then as many passes as fit, in
+	 * sort order. */
+	size_t keep_fail = fails + errors < WMAP_REPORT_MAX_RESULTS ? fails + errors : WMAP_REPORT_MAX_RESULTS;
 	size_t keep_pass = WMAP_REPORT_MAX_RESULTS - keep_fail;
 	if (keep_pass > passes)
 		keep_pass = passes;
@@ -383,11 +413,11 @@ int wmap_report_build(json_t **out, wmap_report_api api, const char *ns, const j
 		if (json_array_append_new(results, result_json(r, ns, stamps, now_s)) != 0)
 			goto nomem;
 	}
-	rep = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:I, s:I, s:i, s:i, s:i}, s:O}",
+	rep = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:{s:I, s:I, s:i, s:I, s:i}, s:O}",
 			"apiVersion", wmap_report_api_version(api), "kind", wmap_report_kind(api),
 			"metadata", "name", WMAP_REPORT_NAME, "namespace", ns, "labels",
 			"app.kubernetes.io/managed-by", WMAP_REPORT_MANAGED_BY, "summary", "pass",
-			(json_int_t)passes, "fail", (json_int_t)fails, "warn", 0, "error", 0, "skip", 0,
+			(json_int_t)passes, "fail", (json_int_t)fails, "warn", 0, "error", (json_int_t)errors, "skip", 0,
 			"results", results);
 	if (!rep)
 		goto nomem;

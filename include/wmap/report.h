@@ -38,8 +38,12 @@ const char *wmap_report_plural(wmap_report_api api);
  *
  *   {"workload": {"apiVersion", "kind", "name", "uid"?},
  *    "pass": ["policy", ...],                        policies that apply and hold
- *    "fail": [{"policy", "actions": ["Deny"|"Warn"|"Audit", ...], "message"}, ...]}
+ *    "fail": [{"policy", "actions": ["Deny"|"Warn"|"Audit", ...], "message"}, ...],
+ *    "error": [{"policy", "message"}, ...]}       the workload could not be evaluated
  *
+ * An entry with "error" gives one `error` result per policy listed there (its pass and fail
+ * lists are not used) and counts in summary.error; failures and errors are kept first
+ * when the cap applies.
  * One result per workload and policy: a policy with several failures on one workload is one
  * `fail` result whose message joins theirs (sorted, "; ") and whose actions are their union;
  * a policy both passed and failed is failed. Every result is `fail` or `pass`; a failure's

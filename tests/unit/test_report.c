@@ -90,6 +90,33 @@ Test(report, openreports_document_with_one_result_per_workload_and_policy)
 	json_decref(ws);
 }
 
+Test(report, a_workload_that_could_not_be_evaluated_gets_error_results)
+{
+	json_t *ws = t_yaml("- workload: {apiVersion: v1, kind: Pod, name: a}\n"
+			    "  pass: [p]\n"
+			    "- workload: {apiVersion: v1, kind: Pod, name: b}\n"
+			    "  pass: [q]\n"
+			    "  error: [{policy: p, message: '.spec.containers: not an array'}, {policy: q, message: '.spec.containers: not an array'}]\n");
+	json_t *rep = build(WMAP_REPORT_OPENREPORTS, ws, NULL, 1);
+	json_t *sum = json_object_get(rep, "summary"), *res = json_object_get(rep, "results");
+	cr_expect_eq(json_integer_value(json_object_get(sum, "error")), 2);
+	cr_expect_eq(json_integer_value(json_object_get(sum, "pass")), 1, "b's pass list is not believed");
+	cr_assert_eq(json_array_size(res), 3);
+	json_t *e = json_array_get(res, 1);
+	cr_expect_str_eq(json_string_value(json_object_get(e, "result")), "error");
+	cr_expect_str_eq(json_string_value(json_object_get(e, "policy")), "p");
+	cr_expect_str_eq(json_string_value(json_object_get(e, "message")), ".spec.containers: not an array");
+	cr_expect_null(json_object_get(e, "severity"));
+	json_decref(rep);
+	json_decref(ws);
+	ws = t_yaml("[{workload: {apiVersion: v1, kind: Pod, name: a}, error: [{policy: p}]}]");
+	wmap_error err = { 0 };
+	rep = NULL;
+	cr_expect_eq(wmap_report_build(&rep, WMAP_REPORT_OPENREPORTS, "ml", ws, NULL, 1, &err), WMAP_EINVAL);
+	cr_expect_str_eq(err.message, ".[0].error[0].message: missing");
+	json_decref(ws);
+}
+
 Test(report, wgpolicyk8s_policy_report)
 {
 	json_t *ws = t_yaml(WORKLOADS);
