@@ -4,7 +4,7 @@
 # created; within one audit round (--audit-interval 2s) the namespace's openreports.io Report
 # lists the violating one as fail and the other as pass, with the summary, the workload's uid
 # and the wmap_audit_violations gauge; an unchanged namespace is not rewritten; fixing the
-# JobSet (kubectl patch) turns its result to pass; deleting the JobSets removes their results
+# JobSet (kubectl patch) turns its result to pass; one that cannot be evaluated is an error result; deleting the JobSets removes their results
 # and then the Report. Then the same with --report-api wgpolicyk8s, and bad flag values.
 source "$E2E_DIR/cluster-helpers.sh"
 D=$REPO_ROOT/deploy
@@ -90,6 +90,16 @@ wait_until 15 report_has '.summary.fail == 1 and .summary.pass == 1' || fail "th
 run_ok kc delete reports.openreports.io wmap-policy -n ml-a
 wait_until 15 report_has '.summary.fail == 1' || fail "the deleted report was not written again"
 
+# A JobSet that cannot be evaluated: an error result for the policy, then gone with it.
+run_ok kc create --validate=false -f "$AUDIT/jobset-broken.yaml"
+wait_until 15 report_has '.summary.error == 1' || fail "no error result: $(report 2>&1)"
+e=$(report | jq -c '.results[] | select(.resources[0].name == "broken")')
+assert_eq "$POLICY error" "$(jq -r '"\(.policy) \(.result)"' <<<"$e")"
+assert_contains "$(jq -r .message <<<"$e")" "Cannot iterate over string"
+assert_eq "1 1" "$(report | jq -r '"\(.summary.pass) \(.summary.fail)"')" "the other results stay"
+run_ok kc delete jobset broken -n ml-a
+wait_until 15 report_has '.summary.error == 0' || fail "the error result stayed"
+
 # Fixed with kubectl patch: the result turns to pass.
 run_ok kc patch jobset bad -n ml-a --type=json -p '[
     {"op":"replace","path":"/spec/replicatedJobs/0/template/spec/template/spec/priorityClassName","value":"high"},
@@ -115,7 +125,7 @@ run_ok kc apply -f "$AUDIT/jobsets.yaml"
 start_audit_webhook --report-api wgpolicyk8s
 polr() { kc get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json; }
 wait_until 30 bash -c "kubectl --kubeconfig '$KUBECONFIG' get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json 2>/dev/null | jq -e '.summary.fail == 1' >/dev/null" ||
-    fail "no PolicyReport: $(polr 2>&1); the webhook said: $(grep -E 'audit|leader|swapped' "$E2E_TMP/wmap-webhook.log" | tail -n 12)"
+    { grep -E 'audit|leader|swapped|synced' "$E2E_TMP/wmap-webhook.log" | cut -c1-300 >&2; fail "no PolicyReport: $(polr 2>&1)"; }
 r=$(polr)
 assert_eq "wgpolicyk8s.io/v1alpha2 PolicyReport 1 1" "$(jq -r '"\(.apiVersion) \(.kind) \(.summary.pass) \(.summary.fail)"' <<<"$r")"
 assert_eq "fail" "$(jq -r '.results[] | select(.resources[0].name == "bad") | .result' <<<"$r")"
