@@ -47,6 +47,10 @@ typedef struct audit_ctx {
 	size_t checked, skipped;
 	unsigned seen; /* actions of every violation */
 	int oom;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} walking[MAX_DEPTH_DIRS]; /* the folders being walked, outermost first */
 } audit_ctx;
 
 static void add_error(audit_ctx *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -291,11 +295,22 @@ static void walk(audit_ctx *a, const char *path, int depth)
 		return;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		if (depth >= MAX_DEPTH_DIRS)
+		/* A symbolic link back to a folder being walked would read it again and again. */
+		for (int i = 0; i < depth && i < MAX_DEPTH_DIRS; i++) {
+			if (a->walking[i].dev == st.st_dev && a->walking[i].ino == st.st_ino) {
+				add_error(a, "%s: a link to a folder that contains it; not read again",
+					  path);
+				return;
+			}
+		}
+		if (depth >= MAX_DEPTH_DIRS) {
 			add_error(a, "%s: directories nested deeper than %d levels are not read", path,
 				  MAX_DEPTH_DIRS);
-		else
-			walk_dir(a, path, depth);
+			return;
+		}
+		a->walking[depth].dev = st.st_dev;
+		a->walking[depth].ino = st.st_ino;
+		walk_dir(a, path, depth);
 	} else if (depth == 0 || (S_ISREG(st.st_mode) && has_ext(path))) {
 		check_file(a, path); /* a file named on the command line, whatever its name */
 	}

@@ -8,6 +8,7 @@
 #include "wmap/apiversion.h"
 #include "wmap/base64.h"
 #include "wmap/admission.h"
+#include "admission_int.h"
 #include "audit_int.h"
 #include "wmap/json_text.h"
 #include "wmap/patch.h"
@@ -15,9 +16,8 @@
 #include "wmap/quantity.h"
 #include "wmap/workload.h"
 
-#define REVIEW_API "admission.k8s.io/v1"
-#define MAX_WARNINGS 8
-#define WARNING_MAX 240 /* the apiserver may cut warnings past 256 characters */
+#define MAX_WARNINGS WMAP__MAX_WARNINGS
+#define WARNING_MAX WMAP__WARNING_MAX
 
 /* wmap's own keys (architecture.md, "Label and annotation keys"). */
 #define KEY_KIND "wmap.io/workload-kind"
@@ -28,11 +28,6 @@
 #define KEY_GROUP_MIN "wmap.io/pod-group-min-member"
 
 /* ---- small helpers ----------------------------------------------------------------- */
-
-static void copy_str(char *buf, size_t len, const char *s)
-{
-	snprintf(buf, len, "%s", s ? s : "");
-}
 
 void wmap_admission_kind(char *buf, size_t len, const json_t *object)
 {
@@ -48,16 +43,13 @@ void wmap_admission_kind(char *buf, size_t len, const json_t *object)
 		snprintf(buf, len, "%s", kind);
 }
 
-static void warn(json_t *warnings, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(json_t *warnings, const char *fmt, ...)
+/* wmap__admission_warn and _checked: -1 when memory runs out. */
+static int vwarn(json_t *warnings, const char *fmt, va_list ap)
 {
 	char buf[WARNING_MAX + 1];
 	if (!warnings || json_array_size(warnings) >= MAX_WARNINGS)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
+		return 0;
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	if (n >= (int)sizeof(buf))
 		memcpy(buf + sizeof(buf) - 4, "...", 4);
 	/* Messages may carry object text: keep them one printable line. */
@@ -69,9 +61,26 @@ static void warn(json_t *warnings, const char *fmt, ...)
 	json_t *e;
 	json_array_foreach(warnings, i, e) {
 		if (strcmp(json_string_value(e), buf) == 0)
-			return;
+			return 0;
 	}
-	json_array_append_new(warnings, json_string(buf));
+	return json_array_append_new(warnings, json_string(buf)) ? -1 : 0;
+}
+
+void wmap__admission_warn(json_t *warnings, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	(void)vwarn(warnings, fmt, ap);
+	va_end(ap);
+}
+
+int wmap__admission_warn_checked(json_t *warnings, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = vwarn(warnings, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static int64_t now_ns(void)
@@ -114,7 +123,7 @@ static int target_init(target *t, const wmap_workload *w, size_t k, size_t i, js
 	int rc = wmap_pod_target_init(t, &why, w, k, i);
 
 	if (why && rc >= 0)
-		warn(warnings, "component %s: %s", t->component, why);
+		wmap__admission_warn(warnings, "component %s: %s", t->component, why);
 	return rc;
 }
 
@@ -214,7 +223,7 @@ static void write_failed(writer *wr, const target *t, const wmap_error *e)
 		wr->failed = 1;
 		wmap_error_set(wr->err, e->code, "%s", e->message);
 	} else {
-		warn(wr->warnings, "component %s: %s; left unchanged", t->component, e->message);
+		wmap__admission_warn(wr->warnings, "component %s: %s; left unchanged", t->component, e->message);
 	}
 }
 
@@ -477,9 +486,9 @@ static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 	if (p->scheduler_name)
 		apply_field(wr, t, t->scheduler, "schedulerName", p->scheduler_name, mode);
 	if ((p->runtime_class_name || p->node_selector || p->tolerations) && !t->spec) {
-		warn(wr->warnings, "component %s: no pod spec location; policy %s's "
-				   "runtimeClassName, nodeSelector and tolerations not applied",
-		     t->component, p->name);
+		wmap__admission_warn(wr->warnings, "component %s: no pod spec location; policy %s's "
+						   "runtimeClassName, nodeSelector and tolerations not applied",
+				     t->component, p->name);
 		return;
 	}
 	if (p->runtime_class_name &&
@@ -649,12 +658,116 @@ static int policy_applies(const wmap_policy *p, const prepared *pr)
 	return wmap_policy_matches(p, pr->kind, pr->ns, pr->labels, pr->op);
 }
 
+/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
+static int mutation_wanted(const wmap_admission_config *cfg, const prepared *pr)
+{
+	int wanted = pr->op == WMAP_POLICY_OP_CREATE;
+	for (size_t i = 0; !wanted && cfg->policies && i < cfg->policies->n; i++)
+		wanted = policy_applies(&cfg->policies->policies[i], pr);
+	return wanted;
+}
+
+/* Gang settings: the first matching policy that gives them wins over the flags. */
+static void gang_settings(gang_ctx *g, const wmap_admission_config *cfg, const prepared *pr)
+{
+	int have_sched = 0, have_queue = 0;
+	g->scheduler = cfg->scheduler;
+	g->queue = cfg->queue;
+	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
+		const wmap_policy *p = &cfg->policies->policies[i];
+		if (!policy_applies(p, pr))
+			continue;
+		if (p->has_gang && !have_sched) {
+			g->scheduler = p->gang;
+			have_sched = 1;
+		}
+		if (p->queue && !have_queue) {
+			g->queue = p->queue;
+			have_queue = 1;
+		}
+	}
+}
+
+/* On CREATE: the gang plan of g's scheduler into *plan (g->plan, and YuniKorn's task groups
+ * text), and the notes about the object. Negative (*why set) when it cannot be built. */
+static int plan_gang(gang_ctx *g, wmap_gang_plan **plan, const char **why, const wmap_workload *w,
+		     const char *kind, json_t *warnings, wmap_error *err)
+{
+	int rc;
+	if (!w->name)
+		wmap__admission_warn(warnings, "%s has only generateName: no workload-name label and no "
+					       "name-based gang hints",
+				     kind);
+	if (g->scheduler != WMAP_GANG_NONE) {
+		if ((rc = wmap_gang_plan_build(plan, w, w->name, err))) {
+			*why = "internal";
+			return rc;
+		}
+		g->plan = *plan;
+		for (size_t i = 0; i < (*plan)->n_notes; i++) {
+			if (w->name)
+				wmap__admission_warn(warnings, "gang: %s", (*plan)->notes[i]);
+		}
+		if (g->scheduler == WMAP_GANG_YUNIKORN) {
+			json_t *tg = yunikorn_task_groups(*plan);
+			g->task_groups = tg ? wmap_json_text(tg, NULL) : NULL;
+			json_decref(tg);
+			if (!g->task_groups) {
+				*why = "internal";
+				return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			}
+		}
+		if (g->scheduler == WMAP_GANG_NATIVE)
+			wmap__admission_warn(warnings, "gang: the native Workload API needs Workload objects "
+						       "(a side effect); only wmap.io annotations written");
+		if (g->scheduler == WMAP_GANG_KUEUE && !g->queue)
+			wmap__admission_warn(warnings, "gang: kueue selected but no queue given; no "
+						       "queue-name label written");
+	}
+	for (size_t i = 0; i < w->n_warnings; i++)
+		wmap__admission_warn(warnings, "%s", w->warnings[i]);
+	return 0;
+}
+
+/* Every template: the identity and gang hints (CREATE, the template that owns its
+ * location), then every matching policy; then the queue label schedulers read from the
+ * workload itself. */
+static void write_targets(writer *wr, target *targets, size_t n_targets, const prepared *pr,
+			  const gang_ctx *g, const wmap_admission_config *cfg)
+{
+	const wmap_workload *w = pr->w;
+	for (size_t j = 0; j < n_targets && !wr->failed; j++) {
+		target *t = &targets[j];
+		if (pr->op == WMAP_POLICY_OP_CREATE && t->mark) {
+			ensure_entry(wr, t);
+			stamp_identity(wr, t, pr->kind, w->name);
+			if (g->plan)
+				stamp_gang(wr, t, g);
+		}
+		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
+			const wmap_policy *pol = &cfg->policies->policies[p];
+			if (policy_applies(pol, pr) && wmap_policy_matches_component(pol, t->component)) {
+				ensure_entry(wr, t);
+				apply_policy(wr, t, pol);
+			}
+		}
+	}
+	if (pr->op == WMAP_POLICY_OP_CREATE && g->queue && !wr->failed) {
+		const char *key = g->scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
+				  : g->scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
+								    : NULL;
+		target top = { .component = w->definition->components[0].name, .instance = "" };
+		if (key)
+			put_str(wr, &top, "/metadata/labels", key, g->queue, WMAP_PATCH_DEFAULT);
+	}
+}
+
 /* The mutation of object as a patch builder in *out (NULL when there is nothing to write),
  * its warnings appended to warnings. Negative when wmap cannot process the object (*reason says
  * why, see wmap_admission_info). */
-static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_engine *eng,
-		  const wmap_admission_config *cfg, json_t *object, const char *operation,
-		  const char *ns, wmap_error *err)
+int wmap__admission_mutate(wmap_patch **out, json_t *warnings, const char **reason,
+			   wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
+			   const char *operation, const char *ns, wmap_error *err)
 {
 	prepared pr = { 0 };
 	wmap_patch *pb = NULL;
@@ -675,111 +788,30 @@ static int mutate(wmap_patch **out, json_t *warnings, const char **reason, wmap_
 		return 0; /* DELETE, CONNECT: nothing to write */
 	if (controller_owned(object))
 		return 0; /* stamped through its owner's template already */
-
-	/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
-	int wanted = pr.op == WMAP_POLICY_OP_CREATE;
-	for (size_t i = 0; !wanted && cfg->policies && i < cfg->policies->n; i++)
-		wanted = policy_applies(&cfg->policies->policies[i], &pr);
-	if (!wanted)
+	if (!mutation_wanted(cfg, &pr))
 		return 0;
-
-	/* Gang settings: the first matching policy that gives them wins over the flags. */
-	g.scheduler = cfg->scheduler;
-	g.queue = cfg->queue;
-	int have_sched = 0, have_queue = 0;
-	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
-		const wmap_policy *p = &cfg->policies->policies[i];
-		if (!policy_applies(p, &pr))
-			continue;
-		if (p->has_gang && !have_sched) {
-			g.scheduler = p->gang;
-			have_sched = 1;
-		}
-		if (p->queue && !have_queue) {
-			g.queue = p->queue;
-			have_queue = 1;
-		}
-	}
+	gang_settings(&g, cfg, &pr);
 	/* Only YuniKorn's task groups carry per-pod resources (minResource). */
 	int need_resources = pr.op == WMAP_POLICY_OP_CREATE && g.scheduler == WMAP_GANG_YUNIKORN;
 	if ((rc = prepare(&pr, &why, eng, cfg, object,
 			  need_resources ? 0 : WMAP_RESOLVE_NO_RESOURCES, err)))
 		goto done;
-	wmap_workload *w = pr.w;
 	if ((rc = wmap_patch_new(&pb, object, err))) {
 		why = "internal";
 		goto done;
 	}
 	writer wr = { pb, warnings, NULL, NULL, NULL, 0, err };
-
-	g.name = w->name;
-	if (pr.op == WMAP_POLICY_OP_CREATE) {
-		if (!w->name)
-			warn(warnings, "%s has only generateName: no workload-name label and no "
-				       "name-based gang hints",
-			     pr.kind);
-		if (g.scheduler != WMAP_GANG_NONE) {
-			if ((rc = wmap_gang_plan_build(&plan, w, w->name, err))) {
-				why = "internal";
-				goto done;
-			}
-			g.plan = plan;
-			for (size_t i = 0; i < plan->n_notes; i++) {
-				if (w->name)
-					warn(warnings, "gang: %s", plan->notes[i]);
-			}
-			if (g.scheduler == WMAP_GANG_YUNIKORN) {
-				json_t *tg = yunikorn_task_groups(plan);
-				g.task_groups = tg ? wmap_json_text(tg, NULL) : NULL;
-				json_decref(tg);
-				if (!g.task_groups) {
-					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-					why = "internal";
-					goto done;
-				}
-			}
-			if (g.scheduler == WMAP_GANG_NATIVE)
-				warn(warnings, "gang: the native Workload API needs Workload objects "
-					       "(a side effect); only wmap.io annotations written");
-			if (g.scheduler == WMAP_GANG_KUEUE && !g.queue)
-				warn(warnings, "gang: kueue selected but no queue given; no "
-					       "queue-name label written");
-		}
-		for (size_t i = 0; i < w->n_warnings; i++)
-			warn(warnings, "%s", w->warnings[i]);
-	}
-
-	if ((rc = collect_targets(&targets, &n_targets, w, warnings)) ||
-	    (rc = mark_owners(w, targets, n_targets))) {
+	g.name = pr.w->name;
+	if (pr.op == WMAP_POLICY_OP_CREATE &&
+	    (rc = plan_gang(&g, &plan, &why, pr.w, pr.kind, warnings, err)))
+		goto done;
+	if ((rc = collect_targets(&targets, &n_targets, pr.w, warnings)) ||
+	    (rc = mark_owners(pr.w, targets, n_targets))) {
 		why = "internal";
 		wmap_error_set(err, rc, "out of memory");
 		goto done;
 	}
-	for (size_t j = 0; j < n_targets && !wr.failed; j++) {
-		target *t = &targets[j];
-		if (pr.op == WMAP_POLICY_OP_CREATE && t->mark) {
-			ensure_entry(&wr, t);
-			stamp_identity(&wr, t, pr.kind, w->name);
-			if (g.plan)
-				stamp_gang(&wr, t, &g);
-		}
-		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
-			const wmap_policy *pol = &cfg->policies->policies[p];
-			if (policy_applies(pol, &pr) && wmap_policy_matches_component(pol, t->component)) {
-				ensure_entry(&wr, t);
-				apply_policy(&wr, t, pol);
-			}
-		}
-	}
-	/* Queue labels that schedulers read from the workload itself. */
-	if (pr.op == WMAP_POLICY_OP_CREATE && g.queue && !wr.failed) {
-		const char *key = g.scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
-				  : g.scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
-								   : NULL;
-		target top = { .component = w->definition->components[0].name, .instance = "" };
-		if (key)
-			put_str(&wr, &top, "/metadata/labels", key, g.queue, WMAP_PATCH_DEFAULT);
-	}
+	write_targets(&wr, targets, n_targets, &pr, &g, cfg);
 	if (wr.failed) {
 		rc = WMAP_ENOMEM;
 		why = "internal";
@@ -809,7 +841,7 @@ int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason
 	wmap_patch *pb = NULL;
 	const char *why = NULL;
 	*warnings = json_array();
-	int rc = *warnings ? mutate(&pb, *warnings, &why, eng, cfg, object, operation, ns, err)
+	int rc = *warnings ? wmap__admission_mutate(&pb, *warnings, &why, eng, cfg, object, operation, ns, err)
 			   : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	*patch = pb ? wmap_patch_take_ops(pb) : json_array();
 	if (!*patch && rc == 0) {
@@ -912,360 +944,4 @@ done:
 		*reason = why;
 	wmap_workload_free(pr.w);
 	return rc;
-}
-
-/* ---- the AdmissionReview envelope --------------------------------------------------- */
-
-/* allowed: false with a Forbidden status; -1 when memory runs out (resp then unchanged or
- * without its status: the caller must not send it). */
-static int deny(json_t *resp, const char *msg)
-{
-	json_t *st = json_pack("{s:i, s:s, s:s, s:s}", "code", 403, "status", "Failure", "reason",
-			       "Forbidden", "message", msg);
-	if (!st || json_object_set_new(resp, "status", st))
-		return -1;
-	return json_object_set_new(resp, "allowed", json_false()) ? -1 : 0;
-}
-
-int wmap_admission_parse(json_t **out, wmap_json_cut *cut, const char *body, size_t len,
-			 int64_t deadline_ns, json_error_t *jerr)
-{
-	wmap_json_limits lim = { 0 };
-	lim.max_depth = WMAP_REVIEW_MAX_DEPTH;
-	lim.max_members = WMAP_REVIEW_MAX_MEMBERS;
-	lim.max_nodes = WMAP_REVIEW_MAX_NODES;
-	lim.deadline_ns = deadline_ns;
-	lim.cut = 1;
-	lim.keep_depth = 3; /* request.uid, .kind, .namespace, .operation, .dryRun */
-	return wmap_json_parse_limited(out, cut, body, len, &lim, jerr);
-}
-
-/* What the parse left out, in words: "more than 16384 members in one object or array at
- * .request.object.metadata.labels (line 1, column 812)". */
-static void describe_cut(char *buf, size_t len, const wmap_json_cut *c)
-{
-	char what[96];
-	if (!strcmp(c->reason, "too-deep"))
-		snprintf(what, sizeof(what), "nesting deeper than %zu levels", c->limit);
-	else if (!strcmp(c->reason, "too-many-members"))
-		snprintf(what, sizeof(what), "more than %zu members in one object or array",
-			 c->limit);
-	else if (!strcmp(c->reason, "too-many-nodes"))
-		snprintf(what, sizeof(what), "more than %zu JSON values", c->limit);
-	else {
-		snprintf(buf, len, "the time budget ran out while reading the review, at %s "
-				   "(line %d, column %d)",
-			 c->path, c->line, c->column);
-		return;
-	}
-	snprintf(buf, len, "the review has %s at %s (line %d, column %d)", what, c->path,
-		 c->line, c->column);
-}
-
-/* The first Deny policy that matches kind, namespace and operation (its selector and
- * components are not looked at: the labels and templates may be what was left out), or
- * NULL. */
-static const wmap_policy *enforced_for(const wmap_policy_set *set, const char *kind,
-				       const char *ns, unsigned op)
-{
-	for (size_t i = 0; set && i < set->n; i++) {
-		wmap_policy p = set->policies[i];
-		p.selector = NULL;
-		if ((p.actions & WMAP_ACTION_DENY) && wmap_policy_matches(&p, kind, ns, NULL, op))
-			return &set->policies[i];
-	}
-	return NULL;
-}
-
-/* A review the parse cut (cfg->cut): no patch, no evaluation. Validation denies when an
- * enforced policy matches, so that nesting or bulk cannot carry an object past
- * enforcement; everything else is allowed with a warning. */
-static int answer_cut(json_t *resp, json_t *warnings, wmap_admission_mode mode,
-		      const wmap_admission_config *cfg, const json_t *object, const char *op,
-		      const char *ns, wmap_admission_info *info)
-{
-	char why[WARNING_MAX + 1], msg[WMAP_ERROR_MAX];
-	describe_cut(why, sizeof(why), cfg->cut);
-	info->reason = cfg->cut->reason;
-	info->result = "failopen";
-	if (mode == WMAP_ADMISSION_VALIDATE) {
-		if (!ns || !*ns)
-			ns = json_string_value(
-				json_object_get(json_object_get(object, "metadata"), "namespace"));
-		const wmap_policy *p = enforced_for(cfg->policies, info->kind, ns,
-						    wmap_policy_operation(op));
-		if (p) {
-			snprintf(msg, sizeof(msg), "wmap could not check this %s against enforced "
-						   "policy %s: %s, past what wmap reads",
-				 info->kind, p->name, why);
-			info->result = "denied";
-			return deny(resp, msg);
-		}
-	}
-	warn(warnings, "wmap: %s; allowed unchanged", why);
-	return 0;
-}
-
-/* The actions of the policies res names (those that apply to the object). */
-static unsigned applying_actions(const wmap_policy_set *set, const wmap_audit_result *res)
-{
-	unsigned acts = 0;
-	for (size_t i = 0; set && i < set->n; i++) {
-		for (size_t j = 0; j < res->n_policies; j++) {
-			if (strcmp(set->policies[i].name, res->policies[j]) == 0)
-				acts |= set->policies[i].actions;
-		}
-	}
-	return acts;
-}
-
-/* Denies with the messages of msgs (a JSON array of strings) joined by "; ", cut at 2 KiB. */
-static int deny_with(json_t *resp, const json_t *msgs)
-{
-	char msg[2048];
-	size_t n = 0, i;
-	json_t *v;
-	msg[0] = '\0';
-	json_array_foreach(msgs, i, v) {
-		int w = snprintf(msg + n, sizeof(msg) - n, "%s%s", n ? "; " : "",
-				 json_string_value(v));
-		if (w < 0 || (size_t)w >= sizeof(msg) - n)
-			break;
-		n += (size_t)w;
-	}
-	return deny(resp, msg);
-}
-
-/* Records each violated policy once in info (for the metrics). */
-static void count_hit(wmap_admission_info *info, const wmap_violation *v)
-{
-	for (size_t i = 0; i < info->n_hits; i++) {
-		if (strcmp(info->hits[i].policy, v->policy) == 0)
-			return;
-	}
-	if (info->n_hits == WMAP_ADMISSION_MAX_HITS) {
-		info->hits_dropped++;
-		return;
-	}
-	copy_str(info->hits[info->n_hits].policy, sizeof(info->hits[0].policy), v->policy);
-	info->hits[info->n_hits++].actions = v->actions;
-}
-
-/* The answer to policy violations: denied with the messages of the Deny policies; else
- * allowed, with a warning per violation of a Warn policy ahead of the other warnings
- * (*warnings is replaced); Audit violations only counted in info. -1 out of memory. */
-static int answer_violations(json_t *resp, json_t **warnings, const wmap_audit_result *res,
-			     wmap_admission_info *info)
-{
-	json_t *denials = json_array(), *warns = json_array();
-	int rc = -1;
-	size_t i;
-	json_t *w;
-	if (!denials || !warns)
-		goto done;
-	for (i = 0; i < res->n; i++) {
-		const wmap_violation *v = &res->violations[i];
-		count_hit(info, v);
-		if ((v->actions & WMAP_ACTION_DENY) &&
-		    json_array_append_new(denials, json_string(v->message)))
-			goto done;
-		if (v->actions & WMAP_ACTION_WARN)
-			warn(warns, "%s", v->message);
-	}
-	if (json_array_size(denials) > 0) {
-		info->result = "denied";
-		rc = deny_with(resp, denials);
-		goto done;
-	}
-	json_array_foreach(*warnings, i, w)
-		warn(warns, "%s", json_string_value(w));
-	json_decref(*warnings);
-	*warnings = warns;
-	warns = NULL;
-	rc = 0;
-done:
-	json_decref(denials);
-	json_decref(warns);
-	return rc;
-}
-
-static int bad(wmap_error *err, const char *what)
-{
-	return wmap_error_set(err, WMAP_EINVAL, "not an admission.k8s.io/v1 AdmissionReview: %s",
-			      what);
-}
-
-int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_config *cfg,
-			  wmap_admission_mode mode, json_t *review, wmap_admission_info *info,
-			  wmap_error *err)
-{
-	wmap_admission_info scratch;
-	if (!info)
-		info = &scratch;
-	memset(info, 0, sizeof(*info));
-	*out = NULL;
-	if (!json_is_object(review))
-		return bad(err, "the body is not a JSON object");
-	const char *api = json_string_value(json_object_get(review, "apiVersion"));
-	const char *kind = json_string_value(json_object_get(review, "kind"));
-	if (!api || strcmp(api, REVIEW_API) != 0 || !kind || strcmp(kind, "AdmissionReview") != 0)
-		return bad(err, "apiVersion must be admission.k8s.io/v1 and kind AdmissionReview");
-	json_t *req = json_object_get(review, "request");
-	if (!json_is_object(req))
-		return bad(err, "request is missing or not an object");
-	const char *uid = json_string_value(json_object_get(req, "uid"));
-	if (!uid || !*uid)
-		return bad(err, "request.uid is missing or not a string");
-	const char *op = json_string_value(json_object_get(req, "operation"));
-	if (!op)
-		return bad(err, "request.operation is missing or not a string");
-	json_t *object = json_object_get(req, "object");
-	json_t *dry = json_object_get(req, "dryRun");
-	if (dry && !json_is_boolean(dry) && !json_is_null(dry))
-		return bad(err, "request.dryRun must be a boolean");
-	json_t *nsv = json_object_get(req, "namespace");
-	if (nsv && !json_is_string(nsv) && !json_is_null(nsv))
-		return bad(err, "request.namespace must be a string");
-	unsigned opbit = wmap_policy_operation(op);
-	int cut = cfg->cut && cfg->cut->reason;
-	if (opbit && !json_is_object(object) && !(cut && !object))
-		return bad(err, "request.object must be an object for CREATE and UPDATE");
-	const char *ns = json_string_value(nsv);
-	const char *name = json_string_value(json_object_get(req, "name"));
-	if (!name || !*name)
-		name = json_string_value(json_object_get(json_object_get(object, "metadata"),
-							 "name"));
-
-	copy_str(info->uid, sizeof(info->uid), uid);
-	copy_str(info->operation, sizeof(info->operation), op);
-	copy_str(info->namespace_, sizeof(info->namespace_), ns);
-	copy_str(info->name, sizeof(info->name), name);
-	info->dry_run = json_is_true(dry);
-	if (json_is_string(json_object_get(object, "kind"))) {
-		wmap_admission_kind(info->kind, sizeof(info->kind), object);
-	} else {
-		json_t *rk = json_object_get(req, "kind");
-		const char *g = json_string_value(json_object_get(rk, "group"));
-		const char *k = json_string_value(json_object_get(rk, "kind"));
-		snprintf(info->kind, sizeof(info->kind), "%s%s%s", k ? k : "", g && *g ? "." : "",
-			 g && *g ? g : "");
-	}
-
-	json_t *resp = json_pack("{s:s, s:b}", "uid", uid, "allowed", 1);
-	wmap_patch *pb = NULL;
-	json_t *warnings = NULL, *violations = NULL;
-	wmap_audit_result audit = { 0 };
-	const char *reason = NULL;
-	wmap_error e;
-	wmap_error_clear(&e);
-	int rc;
-	if (!resp)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	/* dryRun is treated exactly as a real request: the webhook has no side effects. */
-	if (cut && mode != WMAP_ADMISSION_ALLOW) {
-		if (!(warnings = json_array()) ||
-		    answer_cut(resp, warnings, mode, cfg, object, op, ns, info)) {
-			json_decref(resp);
-			json_decref(warnings);
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		}
-		if (json_array_size(warnings) > 0)
-			json_object_set(resp, "warnings", warnings);
-		json_decref(warnings);
-		*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind",
-				 "AdmissionReview", "response", resp);
-		return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	}
-	if (mode == WMAP_ADMISSION_MUTATE)
-		rc = (warnings = json_array())
-			     ? mutate(&pb, warnings, &reason, eng, cfg, object, op, ns, &e)
-			     : wmap_error_set(&e, WMAP_ENOMEM, "out of memory");
-	else if (mode == WMAP_ADMISSION_VALIDATE) {
-		/* Karta and WorkloadPolicy objects are the webhook's own: checked as definitions
-		 * and policies, never as workloads. */
-		rc = json_is_object(object) ? wmap_admission_check_own_object(&violations, &warnings,
-									      cfg, object, op, &e)
-					    : 0;
-		if (rc == 0)
-			rc = (warnings || (warnings = json_array()))
-				     ? wmap__audit_object(&audit, warnings, &reason, eng, cfg, object,
-							  opbit, ns, &e)
-				     : wmap_error_set(&e, WMAP_ENOMEM, "out of memory");
-		else if (rc > 0)
-			rc = 0;
-	} else
-		rc = 0; /* WMAP_ADMISSION_ALLOW */
-	info->result = "allowed";
-	unsigned acts = rc ? applying_actions(cfg->policies, &audit) : 0;
-	if (rc && mode == WMAP_ADMISSION_VALIDATE && rc != WMAP_ENODEF && rc != WMAP_ENOMEM &&
-	    (acts & WMAP_ACTION_DENY)) {
-		/* A Deny policy matched but the object could not be checked: deny, or an object
-		 * shaped to break evaluation would slip past enforcement. Without a definition
-		 * there is nothing to check: allowed. */
-		char msg[WMAP_ERROR_MAX + 64];
-		snprintf(msg, sizeof(msg), "wmap could not check this %s against its enforced "
-					   "policies: %s",
-			 info->kind, e.message);
-		info->result = "denied";
-		info->reason = reason ? reason : "internal";
-		if (deny(resp, msg))
-			goto nomem;
-	} else if (rc == WMAP_ENOMEM && mode == WMAP_ADMISSION_VALIDATE) {
-		goto nomem; /* no half answer: the API server applies the failurePolicy */
-	} else if (rc) {
-		/* Fail open: allowed unchanged, and the user is told why. */
-		info->result = "failopen";
-		info->reason = reason ? reason : "internal";
-		if (rc == WMAP_ENODEF)
-			warn(warnings, "wmap: no definition for %s; allowed unchanged", info->kind);
-		else if (mode == WMAP_ADMISSION_VALIDATE)
-			warn(warnings, "wmap: could not check this %s against its policies: %s; "
-				       "allowed",
-			     info->kind, e.message);
-		else
-			warn(warnings, "wmap: %s; allowed unchanged", e.message);
-	} else if (violations && json_array_size(violations) > 0) {
-		info->result = "denied";
-		if (deny_with(resp, violations))
-			goto nomem;
-	} else if (audit.n > 0) {
-		if (answer_violations(resp, &warnings, &audit, info))
-			goto nomem;
-	} else if (pb && wmap_patch_len(pb) > 0) {
-		size_t text_len = 0;
-		char *text = NULL;
-		wmap_patch_dump(&text, &text_len, pb, &e);
-		char *b64 = text ? wmap_base64((const unsigned char *)text, text_len) : NULL;
-		/* base64 is ASCII by construction: no UTF-8 check of tens of kilobytes. */
-		if (!b64 || json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
-		    json_object_set_new(resp, "patch",
-					json_stringn_nocheck(b64, strlen(b64)))) {
-			free(b64);
-			free(text);
-			goto nomem;
-		}
-		info->result = "patched";
-		info->patch_ops = wmap_patch_len(pb);
-		info->patch_bytes = text_len;
-		free(text);
-		free(b64);
-	}
-	if (warnings && json_array_size(warnings) > 0 && json_object_set(resp, "warnings", warnings))
-		goto nomem;
-	wmap_patch_free(pb);
-	json_decref(warnings);
-	json_decref(violations);
-	wmap_audit_result_free(&audit);
-	*out = json_pack("{s:s, s:s, s:o}", "apiVersion", REVIEW_API, "kind", "AdmissionReview",
-			 "response", resp);
-	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-nomem:
-	/* Half a response (a denial without its message, an answer without its warnings) is
-	 * never sent: the webhook answers 500 and the API server applies the failurePolicy. */
-	json_decref(resp);
-	wmap_patch_free(pb);
-	json_decref(warnings);
-	json_decref(violations);
-	wmap_audit_result_free(&audit);
-	return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }

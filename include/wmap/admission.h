@@ -55,7 +55,7 @@ typedef struct wmap_admission_config {
  *   a byte: make bench measures the worst body at about 22 ms of CPU against a goal of 50
  *   (tests/bench/README.md).
  * A review over a cap is not refused: what is over is left out, the envelope is read, and
- * wmap_admission_review fails open (mutation) or denies where an enforced policy matches
+ * wmap_admission_review fails open (mutation) or denies where a Deny policy matches
  * (validation). */
 #define WMAP_REVIEW_MAX_DEPTH (WMAP_ADMISSION_MAX_DEPTH + 4)
 #define WMAP_REVIEW_MAX_MEMBERS 16384

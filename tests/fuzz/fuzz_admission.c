@@ -3,6 +3,8 @@
  * The input is the request body (JSON). Properties, beyond no crash, leak or UB:
  *   - WMAP_EINVAL comes with a message and no response; anything else is a response that
  *     echoes the uid and says allowed true/false;
+ *   - warnings (Warn policies add one per violation) stay at most 8 printable lines under
+ *     256 characters;
  *   - a mutation's patch is base64 of a JSON array that applies to request.object with an
  *     independent RFC 6902 applier (jsonpatch.c);
  *   - admitting the patched object again yields no patch (reinvocationPolicy: IfNeeded);
@@ -56,7 +58,22 @@ static const char policy_yaml[] =
 	"spec:\n"
 	"  match: {kinds: [\"*.ray.io\", \"JobSet.jobset.x-k8s.io\"], components: [worker, head]}\n"
 	"  podTemplate: {schedulerName: my-scheduler}\n"
-	"  gang: {scheduler: kai, queue: q1}\n";
+	"  gang: {scheduler: kai, queue: q1}\n"
+	"---\n"
+	"apiVersion: wmap.io/v1alpha1\n"
+	"kind: WorkloadPolicy\n"
+	"metadata: {name: warn-team}\n"
+	"spec:\n"
+	"  match: {namespaces: [\"team-*\", \"prod\"]}\n"
+	"  validationActions: [Warn, Audit]\n"
+	"  podTemplate: {labels: {team: fuzz}, annotations: {example.com/ticket: \"1\"}}\n"
+	"---\n"
+	"apiVersion: wmap.io/v1alpha1\n"
+	"kind: WorkloadPolicy\n"
+	"metadata: {name: audit-gpu}\n"
+	"spec:\n"
+	"  validationActions: [Audit]\n"
+	"  podTemplate: {tolerations: [{key: fuzz, operator: Exists}]}\n";
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -129,6 +146,19 @@ static json_t *admit(json_t *review, wmap_admission_config *cfg, wmap_admission_
 		json_object_get(json_object_get(review, "request"), "uid"));
 	FZ_CHECK(uid && want && strcmp(uid, want) == 0, "uid not echoed");
 	FZ_CHECK(json_is_boolean(json_object_get(resp, "allowed")), "allowed missing");
+	/* Warn policies add a warning per violation: still at most 8, each under the API
+	 * server's 256 characters, one printable line. */
+	json_t *warnings = json_object_get(resp, "warnings");
+	size_t wi;
+	json_t *w;
+	FZ_CHECK(json_array_size(warnings) <= 8, "%zu warnings", json_array_size(warnings));
+	json_array_foreach(warnings, wi, w) {
+		const char *t = json_string_value(w);
+		FZ_CHECK(t && strlen(t) <= 256, "warning too long or not a string");
+		for (; *t; t++)
+			FZ_CHECK((unsigned char)*t >= 32, "control character in a warning");
+	}
+	FZ_CHECK(info.n_hits <= WMAP_ADMISSION_MAX_HITS, "%zu hits", info.n_hits);
 	json_t *ops = NULL;
 	const char *b64 = json_string_value(json_object_get(resp, "patch"));
 	if (b64) {

@@ -16,6 +16,7 @@
 
 #include "helpers.h"
 #include "wmap/admission.h"
+#include "wmap/audit.h"
 #include "wmap/file.h"
 #include "wmap/pod_target.h"
 #include "wmap/definition.h"
@@ -588,6 +589,90 @@ static void admit_body(wmap_engine *eng)
 Test(allocfail, admission, .timeout = 120)
 {
 	with_engine(admit_body);
+}
+
+/* ---- policy evaluation: wmap_audit_object and /validate with Warn ---------------------- */
+
+static const char audit_policy_yaml[] =
+	"apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: warn}\n"
+	"spec:\n  mode: override\n  validationActions: [Warn, Audit]\n"
+	"  podTemplate:\n    labels: {team: ml}\n    priorityClassName: high\n"
+	"    nodeSelector: {pool: gpu}\n"
+	"    tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n";
+
+/* Every violation of the object, one line each: no half-filled violation may come out. */
+static int s_audit(void *arg, char *out, size_t len, wmap_error *err)
+{
+	admit_arg *a = arg;
+	wmap_audit_result r;
+	size_t n = 0;
+	json_t *obj = json_object_get(json_object_get(a->review, "request"), "object");
+	int rc = wmap_audit_object(&r, a->eng, &a->cfg, obj, WMAP_POLICY_OP_CREATE, err);
+	out[0] = '\0';
+	for (size_t i = 0; rc == 0 && i < r.n && n < len; i++) {
+		const wmap_violation *v = &r.violations[i];
+		n += (size_t)snprintf(out + n, len - n, "%s|%u|%s|%s|%s|%s|%s|%s\n", v->policy,
+				      v->actions, v->component, v->instance ? v->instance : "-",
+				      v->field, v->want, v->have ? v->have : "-", v->message);
+	}
+	if (rc == 0 && n < len)
+		snprintf(out + n, len - n, "policies %zu", r.n_policies);
+	wmap_audit_result_free(&r);
+	return rc;
+}
+
+/* /validate: the warnings of a Warn policy, all of them or a failure. */
+static int s_validate_warn(void *arg, char *out, size_t len, wmap_error *err)
+{
+	admit_arg *a = arg;
+	json_t *resp = NULL;
+	wmap_admission_info info;
+	int rc = wmap_admission_review(&resp, a->eng, &a->cfg, WMAP_ADMISSION_VALIDATE, a->review,
+				       &info, err);
+	if (rc == 0) {
+		json_t *r = json_object_get(resp, "response");
+		size_t n = (size_t)snprintf(out, len, "%s %zu hits;", info.result, info.n_hits), i;
+		json_t *w;
+		json_array_foreach(json_object_get(r, "warnings"), i, w) {
+			if (n < len)
+				n += (size_t)snprintf(out + n, len - n, " %s;", json_string_value(w));
+		}
+	}
+	json_decref(resp);
+	return rc;
+}
+
+static void audit_body(wmap_engine *eng)
+{
+	char msg[WMAP_ERROR_MAX];
+	json_t *obj = t_load_file(JOBSET, msg, sizeof(msg));
+	cr_assert_not_null(obj, "%s", msg);
+	json_t *docs = NULL;
+	wmap_policy_set *set = NULL;
+	wmap_error err = {0};
+	cr_assert_eq(wmap_yaml_parse(&docs, audit_policy_yaml, sizeof(audit_policy_yaml) - 1, "p",
+				     NULL, &err), 0);
+	cr_assert_eq(wmap_policy_set_parse(&set, docs, "p", NULL, &err), 0, "%s", err.message);
+	admit_arg a = {0};
+	a.eng = eng;
+	a.cfg.policies = set;
+	a.review = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:O, s:b}}",
+			     "apiVersion", "admission.k8s.io/v1", "kind", "AdmissionReview",
+			     "request", "uid", "0b9f8c1e-allocfail", "operation", "CREATE",
+			     "namespace", "ml-team", "kind", "group", "jobset.x-k8s.io", "version",
+			     "v1alpha2", "kind", "JobSet", "object", obj, "dryRun", 0);
+	cr_assert_not_null(a.review);
+	sweep("audit of a JobSet", s_audit, &a, 0);
+	sweep("validate of a JobSet (Warn)", s_validate_warn, &a, 0);
+	json_decref(a.review);
+	json_decref(obj);
+	wmap_policy_set_free(set);
+	json_decref(docs);
+}
+
+Test(allocfail, audit, .timeout = 120)
+{
+	with_engine(audit_body);
 }
 
 /* ---- the schema path check and /validate of Karta objects ------------------------------ */

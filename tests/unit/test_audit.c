@@ -224,3 +224,50 @@ Test(audit, uncovered_kinds_owned_objects_and_bad_objects)
 	json_decref(obj);
 	wmap_policy_set_free(set);
 }
+
+Test(audit, warn_violations_past_the_cap_end_with_a_count)
+{
+	/* A JobSet of 10 replicated jobs: 10 violations of one Warn policy. */
+	char text[4096];
+	size_t n = (size_t)snprintf(text, sizeof(text),
+				    "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\n"
+				    "metadata: {name: wide, namespace: a}\nspec:\n  replicatedJobs:\n");
+	for (int i = 0; i < 10; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+				      "  - {name: g%d, replicas: 1, template: {spec: {template: "
+				      "{spec: {containers: [{name: c}]}}}}}\n",
+				      i);
+	json_t *obj = t_yaml(text);
+	wmap_policy_set *set = policies(HEAD "metadata: {name: team}\n"
+					     "spec:\n"
+					     "  validationActions: [Warn]\n"
+					     "  podTemplate: {labels: {team: ml}}\n");
+	wmap_admission_config cfg = { 0 };
+	cfg.policies = set;
+	json_t *review = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:O}}", "apiVersion",
+				   "admission.k8s.io/v1", "kind", "AdmissionReview", "request", "uid",
+				   "u1", "operation", "CREATE", "namespace", "a", "object", obj);
+	json_t *out = NULL;
+	wmap_admission_info info;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_admission_review(&out, eng, &cfg, WMAP_ADMISSION_VALIDATE, review, &info,
+					   &err),
+		     0, "%s", err.message);
+	json_t *resp = json_object_get(out, "response");
+	json_t *w = json_object_get(resp, "warnings");
+	cr_expect(json_is_true(json_object_get(resp, "allowed")));
+	cr_assert_eq(json_array_size(w), 8);
+	cr_expect_str_eq(json_string_value(json_array_get(w, 0)),
+			 "policy team: component replicatedjob (instance g0): label team must be set "
+			 "(default \"ml\")");
+	cr_expect_str_eq(json_string_value(json_array_get(w, 7)),
+			 "wmap: 3 more violations of Warn policies not shown (kubectl wmap audit "
+			 "lists them all)");
+	cr_expect_eq(info.n_hits, 1, "one policy violated");
+	cr_expect_str_eq(info.hits[0].policy, "team");
+	cr_expect_eq(info.hits[0].actions, WMAP_ACTION_WARN);
+	json_decref(out);
+	json_decref(review);
+	wmap_policy_set_free(set);
+	json_decref(obj);
+}

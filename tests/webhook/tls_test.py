@@ -514,6 +514,33 @@ def check_actions(srv):
            "Deny+Audit: denied with the message, counted as deny and as audit", msg[:300])
 
 
+def check_violation_series(srv, workdir):
+    """wmap_policy_violations stays bounded: 600 namespaces' violations of one Audit policy
+    are all counted, in at most 512 series, the ones past the cap as namespace="other"."""
+    js = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                   "created.yaml"))
+    ctx = ssl.create_default_context(cafile=os.path.join(workdir, "ca.crt"))
+    ctx.check_hostname = False
+    c = http.client.HTTPSConnection("127.0.0.1", srv.port, context=ctx)
+    allowed = 0
+    for i in range(600):
+        c.request("POST", "/validate", json.dumps(review(js, namespace="load-%d" % i)).encode(),
+                  {"Content-Type": "application/json"})
+        r = c.getresponse()
+        allowed += json.loads(r.read())["response"]["allowed"] is True
+    c.close()
+    _, body = curl(srv, "GET", "/metrics")
+    lines = [l for l in body.decode().splitlines() if l.startswith("wmap_policy_violations{")]
+    mine = [l for l in lines if 'policy="audit-load"' in l]
+    total = sum(int(l.split()[-1]) for l in mine)
+    other = [l for l in mine if 'namespace="other"' in l]
+    result(allowed == 600 and len(lines) <= 512 and total == 600 and len(other) == 1,
+           "wmap_policy_violations: 600 namespaces counted in %d series (at most 512), the "
+           "rest as namespace=\"other\"" % len(lines),
+           "allowed %d, %d series, audit-load total %d, other %s" % (allowed, len(lines), total,
+                                                                   other))
+
+
 def check_own_objects(srv):
     """Karta and WorkloadPolicy objects at /validate, as the API server sends them for the
     static rules of deploy/09 (definitions.wmap.io): the catalog's Kartas pass, an invalid
@@ -1020,6 +1047,14 @@ spec:
   mode: override
   validationActions: [Deny, Audit]
   podTemplate: {priorityClassName: high}
+---
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: audit-load}
+spec:
+  match: {namespaces: ["load-*"]}
+  validationActions: [Audit]
+  podTemplate: {runtimeClassName: nvidia}
 """
 
 
@@ -1066,6 +1101,7 @@ def main():
         check_schedulers(srv)
         check_semantics(srv)
         check_actions(srv)
+        check_violation_series(srv, workdir)
         check_own_objects(srv)
         check_malformed(srv)
         check_limits(srv, binary, workdir)

@@ -1,5 +1,5 @@
 """The leader's background audit over 10,000 workloads (issue 14, point 4), for run.py's
-"audit" step.
+"audit-live" step.
 
 apiserver-sim is preloaded with 10,000 workloads in 20 namespaces (JobSets, PyTorchJobs and
 RayClusters in turn, each a fixture of tests/fixtures without its status) and 20
@@ -130,7 +130,7 @@ def bench_audit(a, R, Webhook, https_get, proc_status, log, repo, jobset_crd, cr
         while not os.path.exists(rf) and p.poll() is None and time.time() - t0 < 600:
             time.sleep(0.05)
         if not os.path.exists(rf):
-            R.add("audit", "live audit of 10,000 workloads", "not measurable", "", note="apiserver-sim did not start")
+            R.add("audit-live", "live audit of 10,000 workloads", "not measurable", "", note="apiserver-sim did not start")
             return
         log("audit: simulator loaded in %.1f s" % (time.time() - t0))
         wh = Webhook(a, crt, key, "webhook-audit.log", ["--kubeconfig", kc, "--sync-timeout", "60"])
@@ -157,7 +157,7 @@ def bench_audit(a, R, Webhook, https_get, proc_status, log, repo, jobset_crd, cr
         viol = sum(float(x) for x in re.findall(r"^wmap_audit_violations\{[^}]*\} (\S+)$", text, re.M))
         cmd = "%s --kubeconfig KC (leader, --audit-interval 1h, --audit-qps 20); metrics after the round" % wh.cmd[0]
         if not n or n < N_WORKLOADS:
-            R.add("audit", "live audit of 10,000 workloads", "not measurable", "", None, False, cmd,
+            R.add("audit-live", "live audit of 10,000 workloads", "not measurable", "", None, False, cmd,
                   note="no complete round within 300 s (see webhook-audit.log)")
             return
         reports = subprocess.run(["curl", "-sk", "--noproxy", "*", "-H", "Authorization: Bearer " +
@@ -167,20 +167,20 @@ def bench_audit(a, R, Webhook, https_get, proc_status, log, repo, jobset_crd, cr
         items = json.loads(reports.stdout).get("items", []) if reports.returncode == 0 else []
         fails = sum(r.get("summary", {}).get("fail", 0) for r in items)
         results = sum(r.get("summary", {}).get("fail", 0) + r.get("summary", {}).get("pass", 0) for r in items)
-        R.raw["audit"] = {"seconds": secs, "workloads": n, "requests": reqs, "violations_gauge_sum": viol,
+        R.raw["audit-live"] = {"seconds": secs, "workloads": n, "requests": reqs, "violations_gauge_sum": viol,
                           "reports": len(items), "report_fail": fails, "report_results": results,
                           "rss_idle": idle, "rss_after": st,
                           "webhook_cpu_s": cpu, "sim_ms": sim_ms, "loadavg": os.getloadavg()}
-        R.add("audit", "live audit round: 10,000 workloads x 20 policies", secs, "s", "<= 10",
+        R.add("audit-live", "live audit round: 10,000 workloads x 20 policies", secs, "s", "<= 10",
               secs is not None and secs <= 10, cmd,
               note="webhook CPU %.1f s (user+sys, from start to the round's end); the simulator "
                    "answering its lists and report writes %.1f s; load average %.1f" % (
                        cpu, sim_ms / 1000, os.getloadavg()[0]))
-        R.add("audit", "live audit round: peak RSS of the webhook (VmHWM)", st.get("VmHWM"), "MiB", "<= 200",
+        R.add("audit-live", "live audit round: peak RSS of the webhook (VmHWM)", st.get("VmHWM"), "MiB", "<= 200",
               st.get("VmHWM", 1e9) <= 200, "/proc/PID/status", note="before the round: %.1f MiB" % idle.get("VmHWM", 0))
-        R.add("audit", "live audit round: API requests", reqs, "", "pages, not workloads",
+        R.add("audit-live", "live audit round: API requests", reqs, "", "pages, not workloads",
               reqs is not None and reqs < 200, cmd, note="discovery, 500-item pages, the report list, one write per namespace")
-        R.add("audit", "reports written / results in them / failures", "%d / %d / %d" % (len(items), results, fails), "",
+        R.add("audit-live", "reports written / results in them / failures", "%d / %d / %d" % (len(items), results, fails), "",
               "%d reports" % NAMESPACES, len(items) == NAMESPACES and fails > 0,
               note="sum of wmap_audit_violations: %d" % viol)
     finally:
