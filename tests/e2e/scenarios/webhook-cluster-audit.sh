@@ -38,7 +38,7 @@ for bad in "--audit-interval 500ms" "--audit-interval soon" "--audit-qps 0" "--r
 done
 
 start_audit_webhook() {
-    start_bg wmap-webhook "cmd:curl -sk --noproxy '*' https://127.0.0.1:$WH_PORT/readyz | grep -qx ok" 30 \
+    start_bg "${WH_NAME:-wmap-webhook}" "cmd:curl -sk --noproxy '*' https://127.0.0.1:$WH_PORT/readyz | grep -qx ok" 30 \
         "$WEBHOOK" --tls-cert "$CERT_DIR/tls.crt" --tls-key "$CERT_DIR/tls.key" --port "$WH_PORT" \
         --kubeconfig "$E2E_TMP/sa.kubeconfig" --sync-timeout 30 --audit-interval 2s "$@"
     wait_until 10 metric_is wmap_webhook_leader 1 || fail "no Lease"
@@ -120,12 +120,12 @@ assert_eq "" "$(kc get reports -A -o name)" "no report left"
 
 # The older format: wgpolicyk8s.io/v1alpha2 PolicyReport.
 kill "$wmap_webhook_PID"
-wait "$wmap_webhook_PID" || true
+wait "$wmap_webhook_PID" || fail "the webhook did not stop cleanly: $(tail -n 5 "$E2E_TMP/wmap-webhook.log")"
 run_ok kc apply -f "$AUDIT/jobsets.yaml"
-start_audit_webhook --report-api wgpolicyk8s
+WH_NAME=wmap-webhook-wg start_audit_webhook --report-api wgpolicyk8s
 polr() { kc get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json; }
 wait_until 30 bash -c "kubectl --kubeconfig '$KUBECONFIG' get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json 2>/dev/null | jq -e '.summary.fail == 1' >/dev/null" ||
-    { grep -E 'audit|leader|swapped|synced' "$E2E_TMP/wmap-webhook.log" | cut -c1-300 >&2; fail "no PolicyReport: $(polr 2>&1)"; }
+    { grep -E 'audit|leader|swapped|synced' "$E2E_TMP/wmap-webhook-wg.log" | cut -c1-300 >&2; fail "no PolicyReport: $(polr 2>&1)"; }
 r=$(polr)
 assert_eq "wgpolicyk8s.io/v1alpha2 PolicyReport 1 1" "$(jq -r '"\(.apiVersion) \(.kind) \(.summary.pass) \(.summary.fail)"' <<<"$r")"
 assert_eq "fail" "$(jq -r '.results[] | select(.resources[0].name == "bad") | .result' <<<"$r")"
