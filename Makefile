@@ -8,6 +8,7 @@
 #   make lint       the house rules (tests/lint/README.md); part of make check
 #   make format     applies .clang-format to the sources (clang-format 14)
 #   make valgrind   unit tests and plugin commands under valgrind
+#   make image      the wmap-webhook OCI image (root, buildah); make image-test runs it from its files
 #   make install PREFIX=/usr/local
 
 BUILD    ?= build
@@ -36,7 +37,7 @@ CORE_LIBS := -ljq -lonig -ljansson -lyaml -lm -lpthread -ldl
 # Debian 12 packages the build and the tests need (checked one by one by `make deps`).
 DEB_PKGS := gcc make pkg-config libyaml-dev libjansson-dev libjq-dev libonig-dev \
             libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev libssl-dev \
-            libcriterion-dev openssl jq curl python3 python3-yaml clang-format-14 tmux
+            libcriterion-dev openssl jq curl python3 python3-yaml clang-format-14 tmux buildah
 
 # Three layers (src/README.md): the utilities (src/util/) and the resolver core (src/) make
 # libwmap.a; the Kubernetes API client (src/kube/) makes libwmap-kube.a, linked only by the
@@ -100,8 +101,21 @@ $(LIBKUBE): $(KUBE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(PLUGIN): $(PLUGIN_OBJ) $(LIBKUBE) $(LIBWMAP)
-	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS)
+# deploy/'s manifests are embedded into the plugin for `kubectl wmap install` (deploy/embed.sh).
+DEPLOY_FILES := $(sort $(wildcard deploy/base/*.yaml)) deploy/overlays/cert-manager/certificates.yaml
+$(BUILD)/deploy_data.c: $(DEPLOY_FILES) deploy/embed.sh
+	@mkdir -p $(dir $@)
+	sh deploy/embed.sh $(DEPLOY_FILES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/deploy_data.o: $(BUILD)/deploy_data.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# libcrypto: install makes the webhook's certificates with OpenSSL. make dist links some of
+# these statically (deploy/dist/dist.sh sets PLUGIN_LIBS).
+PLUGIN_LIBS ?= $(CORE_LIBS) -lcrypto
+$(PLUGIN): $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP)
+	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP) $(PLUGIN_LIBS)
 
 $(UNIT): $(UNIT_OBJ) $(LIBKUBE) $(LIBWMAP)
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(LIBKUBE) $(LIBWMAP) $(CORE_LIBS) -lcriterion
@@ -138,7 +152,7 @@ conformance: $(CONFORMANCE)
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT) $(COMPAT) $(CONFORMANCE)
-	@$(MAKE) --no-print-directory lint unit compat golden conformance e2e
+	@$(MAKE) --no-print-directory lint unit compat golden conformance e2e check-image
 
 # Symbols (nm), third-party includes, header self-test, banned functions, format.
 CLANG_FORMAT ?= clang-format-14
@@ -171,6 +185,9 @@ clean:
 -include tests/bench/bench.mk
 -include tests/fuzz/fuzz.mk
 -include tests/apiserver-sim/sim.mk
+# The container image (make image, make image-test) and the release archives (make dist).
+-include deploy/image/image.mk
+-include deploy/dist/dist.mk
 e2e::
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -12,6 +12,8 @@ extern const cli_command cli_cmd_mutate __attribute__((weak));
 /* The live-cluster commands (cmd_get.c, cmd_patch.c, cmd_suspend.c). */
 extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume, cli_cmd_logs;
 extern const cli_command cli_cmd_audit; /* cmd_audit.c */
+/* Installing the webhook (cmd_install.c). */
+extern const cli_command cli_cmd_install, cli_cmd_uninstall;
 
 const cli_command *cli_command_at(size_t i)
 {
@@ -26,6 +28,8 @@ const cli_command *cli_command_at(size_t i)
 		&cli_cmd_validate,
 		&cli_cmd_mutate,
 		&cli_cmd_audit,
+		&cli_cmd_install,
+		&cli_cmd_uninstall,
 		&cli_cmd_version,
 		&cli_cmd_help,
 	};

@@ -172,7 +172,7 @@ static json_t *deep_merge(const json_t *a, const json_t *b)
 }
 
 /* jq's string division: split a by the separator b. */
-static json_t *split_string(const json_t *a, const json_t *b)
+json_t *wmap__jn_split(const json_t *a, const json_t *b)
 {
 	const char *s = json_string_value(a), *sep = json_string_value(b);
 	size_t ls = json_string_length(a), lsep = json_string_length(b), start = 0;
@@ -186,6 +186,12 @@ static json_t *split_string(const json_t *a, const json_t *b)
 			start = i;
 		} else {
 			i++;
+		}
+	/* An empty separator splits between characters (UTF-8 code points). */
+	for (size_t i = 0; lsep == 0 && i < ls; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80 && i > start) {
+			json_array_append_new(out, json_stringn(s + start, i - start));
+			start = i;
 		}
 	json_array_append_new(out, json_stringn(s + start, ls - start));
 	return out;
@@ -243,7 +249,7 @@ int wmap__jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out)
 	} else if (op == T_STAR && json_is_object(a) && json_is_object(b)) {
 		*out = deep_merge(a, b);
 	} else if (op == T_SLASH && json_is_string(a) && json_is_string(b)) {
-		*out = split_string(a, b);
+		*out = wmap__jn_split(a, b);
 	} else if (json_is_number(a) && json_is_number(b)) {
 		double x = wmap__jn_num(a), y = wmap__jn_num(b);
 		if (op == T_MINUS)
@@ -317,37 +323,37 @@ int wmap__jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **o
 	return 0;
 }
 
+/* Runs k on one element of a container: x at index idx (key NULL) or at key, with its location
+ * below ptr when the container has one. */
+static int iterate_member(ectx *c, json_t *x, const char *ptr, const char *key, size_t idx, emit_fn k,
+			  void *ud)
+{
+	char *p = NULL;
+	if (ptr && !(p = key ? wmap_pointer_join(ptr, key) : wmap_pointer_join_index(ptr, idx)))
+		return wmap__jn_oom(c);
+	int rc = k(c, ud, x, p);
+	free(p);
+	return rc;
+}
+
 /* Runs k for each element of a container (jq's .[]). */
 int wmap__jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud)
 {
 	int rc = 0;
-	char *p = NULL;
 	if (json_is_array(in)) {
 		size_t i;
 		json_t *x;
-		json_array_foreach(in, i, x) {
-			if (ptr && !(p = wmap_pointer_join_index(ptr, i)))
-				return wmap__jn_oom(c);
-			rc = k(c, ud, x, p);
-			free(p);
-			p = NULL;
-			if (rc)
+		json_array_foreach(in, i, x)
+			if ((rc = iterate_member(c, x, ptr, NULL, i, k, ud)))
 				return rc;
-		}
 		return 0;
 	}
 	if (json_is_object(in)) {
 		const char *key;
 		json_t *x;
-		json_object_foreach(in, key, x) {
-			if (ptr && !(p = wmap_pointer_join(ptr, key)))
-				return wmap__jn_oom(c);
-			rc = k(c, ud, x, p);
-			free(p);
-			p = NULL;
-			if (rc)
+		json_object_foreach(in, key, x)
+			if ((rc = iterate_member(c, x, ptr, key, 0, k, ud)))
 				return rc;
-		}
 		return 0;
 	}
 	if (optional)

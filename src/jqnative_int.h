@@ -61,14 +61,16 @@ typedef enum {
 } node_kind;
 
 typedef struct node node;
+typedef struct jn_builtin jn_builtin; /* jqnative_builtins.c */
 struct node {
 	node_kind k;
-	tok_kind op;     /* N_BINOP */
-	node *a, *b, *c; /* operands; N_INDEX: a target, b index; N_IF: a cond, b then, c else */
-	char *name;      /* N_VAR, N_BIND, N_CALL */
-	json_t *lit;     /* N_LITERAL */
-	size_t n;        /* N_CALL args, N_OBJECT entries */
-	node **args;     /* N_CALL: args; N_OBJECT: key, value pairs (2n) */
+	tok_kind op;          /* N_BINOP */
+	node *a, *b, *c;      /* operands; N_INDEX: a target, b index; N_IF: a cond, b then, c else */
+	char *name;           /* N_VAR, N_BIND, N_CALL */
+	const jn_builtin *fn; /* N_CALL: the builtin, bound when parsed */
+	json_t *lit;          /* N_LITERAL */
+	size_t n;             /* N_CALL args, N_OBJECT entries */
+	node **args;          /* N_CALL: args; N_OBJECT: key, value pairs (2n) */
 };
 
 struct wmap_jn {
@@ -100,8 +102,10 @@ typedef struct cont {
 } cont;
 
 int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
-/* 1 when name/arity is a builtin the native evaluator implements. */
-int wmap__jn_known(const char *name, size_t arity);
+/* The builtin the native evaluator implements for name/arity, or NULL (libjq then evaluates
+ * the expression). Borrowed from a static table. */
+const jn_builtin *wmap__jn_builtin(const char *name, size_t arity);
+/* Runs an N_CALL node's builtin (x->fn, bound by the parser): no name is compared. */
 int wmap__jn_call(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
 int wmap__jn_err(ectx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int wmap__jn_oom(ectx *c);
@@ -116,5 +120,7 @@ int wmap__jn_ev_all(ectx *c, const node *x, json_t *in, const env *e, json_t **o
 int wmap__jn_iterate(ectx *c, json_t *in, const char *ptr, int optional, emit_fn k, void *ud);
 int wmap__jn_index_value(ectx *c, json_t *in, const char *ptr, json_t *idx, json_t **out, char **optr);
 int wmap__jn_arith(ectx *c, tok_kind op, json_t *a, json_t *b, json_t **out);
+/* jq's split of string a at string b (also a / b): a new array, NULL when out of memory. */
+json_t *wmap__jn_split(const json_t *a, const json_t *b);
 
 #endif

@@ -445,7 +445,7 @@ static node *parse_term(parser *ps)
 				if (!accept(ps, T_RPAREN))
 					return fail(ps, x);
 			}
-			if (!wmap__jn_known(x->name, x->n))
+			if (!(x->fn = wmap__jn_builtin(x->name, x->n)))
 				return fail(ps, x); /* libjq knows more builtins */
 		}
 		break;
@@ -587,18 +587,18 @@ wmap_jn *wmap__jn_parse(const char *text)
 	node *root;
 
 	if (lex(&lx, text) != 0)
-		goto out;
+		goto cleanup;
 	root = parse_pipe(&ps);
 	if (!root || ps.fail || peek(&ps)->k != T_EOF) {
 		node_free(root);
-		goto out;
+		goto cleanup;
 	}
 	p = calloc(1, sizeof(*p));
 	if (p)
 		p->root = root;
 	else
 		node_free(root);
-out:
+cleanup:
 	lex_free(&lx);
 	return p;
 }

@@ -159,6 +159,102 @@ wmap_path *wmap__path_parse(const char *text)
 	return wmap__path_parse_oom(text, &oom);
 }
 
+/* A path that is a literal (replicasPath: "1" needs no jq either): a JSON scalar into
+ * p->constant. 0, or -1 when s is not one (*oom set when memory ran out). */
+static int parse_constant(wmap_path *p, const char *s, int *oom)
+{
+	json_error_t je;
+	p->constant = json_loads(s, JSON_DECODE_ANY, &je);
+	/* jansson names every syntax error: no message means memory ran out. */
+	if (!p->constant && (json_error_code(&je) == json_error_out_of_memory || !je.text[0]))
+		*oom = 1;
+	if (p->constant && (json_is_object(p->constant) || json_is_array(p->constant))) {
+		json_decref(p->constant);
+		p->constant = NULL;
+	}
+	return p->constant ? 0 : -1;
+}
+
+/* A bracket step after its '[': [], ["key"] or [N]. 0, or -1 with nothing left in st. */
+static int parse_bracket(const char **pp, step *st, int *oom)
+{
+	const char *s = *pp;
+	if (*s == ']') {
+		st->kind = STEP_ITER;
+		s++;
+	} else if (*s == '"') {
+		st->kind = STEP_KEY;
+		if (!(st->key = parse_string(&s, oom)) || *s != ']') {
+			free(st->key);
+			st->key = NULL;
+			return -1;
+		}
+		s++;
+	} else {
+		char *end;
+		if (!(isdigit((unsigned char)*s) || (*s == '-' && isdigit((unsigned char)s[1]))))
+			return -1;
+		st->index = strtol(s, &end, 10);
+		if (*end != ']' || st->index > 1000000 || st->index < -1000000)
+			return -1;
+		st->kind = STEP_INDEX;
+		s = end + 1;
+	}
+	*pp = s;
+	return 0;
+}
+
+/* One step at *pp into st, *pp moved past it: .key, ."key" or a bracket step, then its `?`
+ * and, for [], its select. 0, or -1 (malformed, or *oom) with nothing left in st. */
+static int parse_step(const char **pp, step *st, int *oom)
+{
+	const char *s = *pp;
+	if (*s == '.' && s[1] == '.')
+		return -1;
+	if (*s == '.' && (isalpha((unsigned char)s[1]) || s[1] == '_')) {
+		const char *b = ++s;
+		while (isalnum((unsigned char)*s) || *s == '_')
+			s++;
+		st->kind = STEP_KEY;
+		if (!(st->key = strndup(b, (size_t)(s - b)))) {
+			*oom = 1;
+			return -1;
+		}
+	} else if (*s == '.' && s[1] == '"') {
+		s++;
+		st->kind = STEP_KEY;
+		if (!(st->key = parse_string(&s, oom)))
+			return -1;
+	} else if (*s == '[' || (*s == '.' && s[1] == '[')) {
+		s += *s == '.' ? 2 : 1;
+		if (parse_bracket(&s, st, oom))
+			return -1;
+	} else {
+		return -1;
+	}
+	if (*s == '?') {
+		st->optional = 1;
+		s++;
+	}
+	if (st->kind == STEP_ITER && parse_select(&s, &st->sel_key, &st->sel_value, oom) < 0)
+		return -1;
+	*pp = s;
+	return 0;
+}
+
+/* keyed: every [] of the path selects its entry by a key. */
+static void set_keyed(wmap_path *p)
+{
+	p->keyed = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->steps[i].kind == STEP_ITER && !p->steps[i].sel_key) {
+			p->keyed = 0;
+			break;
+		}
+		p->keyed |= p->steps[i].kind == STEP_ITER;
+	}
+}
+
 wmap_path *wmap__path_parse_oom(const char *text, int *oom)
 {
 	wmap_path *p = calloc(1, sizeof(*p));
@@ -172,94 +268,26 @@ wmap_path *wmap__path_parse_oom(const char *text, int *oom)
 	while (isspace((unsigned char)*s))
 		s++;
 	if (*s != '.') {
-		/* Literals such as replicasPath: "1" need no jq either. */
-		json_error_t je;
-		p->constant = json_loads(s, JSON_DECODE_ANY, &je);
-		/* jansson names every syntax error: no message means memory ran out. */
-		if (!p->constant && (json_error_code(&je) == json_error_out_of_memory || !je.text[0]))
-			*oom = 1;
-		if (p->constant && (json_is_object(p->constant) || json_is_array(p->constant))) {
-			json_decref(p->constant);
-			p->constant = NULL;
-		}
-		if (!p->constant)
+		if (parse_constant(p, s, oom))
 			goto fail;
 		return p;
 	}
-	if (s[1] == '\0' || isspace((unsigned char)s[1])) {
-		s++;
-		goto end;
-	}
+	if (s[1] == '\0' || isspace((unsigned char)s[1]))
+		s++; /* `.` alone: no steps */
 	while (*s && !isspace((unsigned char)*s)) {
 		step st = { 0 };
-		if (*s == '.' && s[1] == '.')
-			goto fail;
-		if (*s == '.' && (isalpha((unsigned char)s[1]) || s[1] == '_')) {
-			const char *b = ++s;
-			while (isalnum((unsigned char)*s) || *s == '_')
-				s++;
-			st.kind = STEP_KEY;
-			st.key = strndup(b, (size_t)(s - b));
-			if (!st.key) {
-				*oom = 1;
-				goto fail;
-			}
-		} else if (*s == '.' && s[1] == '"') {
-			s++;
-			st.kind = STEP_KEY;
-			if (!(st.key = parse_string(&s, oom)))
-				goto fail;
-		} else if (*s == '[' || (*s == '.' && s[1] == '[')) {
-			if (*s == '.')
-				s++;
-			s++;
-			if (*s == ']') {
-				st.kind = STEP_ITER;
-				s++;
-			} else if (*s == '"') {
-				st.kind = STEP_KEY;
-				if (!(st.key = parse_string(&s, oom)) || *s != ']') {
-					free(st.key);
-					goto fail;
-				}
-				s++;
-			} else {
-				char *end;
-				if (!(isdigit((unsigned char)*s) || (*s == '-' && isdigit((unsigned char)s[1]))))
-					goto fail;
-				st.index = strtol(s, &end, 10);
-				if (*end != ']' || st.index > 1000000 || st.index < -1000000)
-					goto fail;
-				st.kind = STEP_INDEX;
-				s = end + 1;
-			}
-		} else {
-			goto fail;
-		}
-		if (*s == '?') {
-			st.optional = 1;
-			s++;
-		}
-		if (st.kind == STEP_ITER && parse_select(&s, &st.sel_key, &st.sel_value, oom) < 0)
+		if (parse_step(&s, &st, oom))
 			goto fail;
 		if (add_step(p, st)) {
 			*oom = 1;
 			goto fail;
 		}
 	}
-end:
 	while (isspace((unsigned char)*s))
 		s++;
 	if (*s)
 		goto fail;
-	p->keyed = 0;
-	for (size_t i = 0; i < p->n; i++) {
-		if (p->steps[i].kind == STEP_ITER && !p->steps[i].sel_key) {
-			p->keyed = 0;
-			break;
-		}
-		p->keyed |= p->steps[i].kind == STEP_ITER;
-	}
+	set_keyed(p);
 	return p;
 fail:
 	wmap__path_free(p);
@@ -339,7 +367,7 @@ static json_t *seed(const wmap_path *p, size_t i, int *oom)
 	if (st->kind == STEP_KEY) {
 		v = json_object();
 		if (!v || json_object_set_new(v, st->key, below ? below : json_object()) != 0)
-			goto oom;
+			goto fail;
 		return v;
 	}
 	/* A selected entry, its key first: the list that holds it. */
@@ -349,11 +377,11 @@ static json_t *seed(const wmap_path *p, size_t i, int *oom)
 	    (below && json_object_update(entry, below) != 0) || json_array_append_new(v, entry) != 0) {
 		json_decref(entry);
 		json_decref(below);
-		goto oom;
+		goto fail;
 	}
 	json_decref(below);
 	return v;
-oom:
+fail:
 	*oom = 1;
 	json_decref(v);
 	return NULL;
@@ -410,6 +438,26 @@ static int on_missing(ev *e, size_t next_step, size_t seed_step, const char *ptr
 	return rc;
 }
 
+/* One member of an iterated array (key NULL, at index idx) or object (at key): passed over
+ * unless the step's selector picks it, else the path goes on from it. */
+static int iterate_member(ev *e, size_t i, json_t *x, const char *ptr, const char *key, size_t idx,
+			  int *found)
+{
+	const step *st = &e->p->steps[i];
+	int pick = st->sel_key ? picks(e, st, x) : 1;
+	if (pick < 0)
+		return WMAP_EEVAL;
+	if (!pick)
+		return 0;
+	*found = 1;
+	char *next = key ? wmap_pointer_join(ptr, key) : wmap_pointer_join_index(ptr, idx);
+	if (!next)
+		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+	int rc = eval_from(e, i + 1, x, next);
+	free(next);
+	return rc;
+}
+
 static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
 {
 	const step *st = &e->p->steps[i];
@@ -418,37 +466,15 @@ static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
 	if (json_is_array(v)) {
 		size_t k;
 		json_t *x;
-		json_array_foreach(v, k, x) {
-			int pick = st->sel_key ? picks(e, st, x) : 1;
-			if (pick < 0)
-				return WMAP_EEVAL;
-			if (!pick)
-				continue;
-			found = 1;
-			if (!(next = wmap_pointer_join_index(ptr, k)))
-				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
-			rc = eval_from(e, i + 1, x, next);
-			free(next);
-			if (rc)
+		json_array_foreach(v, k, x)
+			if ((rc = iterate_member(e, i, x, ptr, NULL, k, &found)))
 				return rc;
-		}
 	} else if (json_is_object(v)) {
 		const char *k;
 		json_t *x;
-		json_object_foreach(v, k, x) {
-			int pick = st->sel_key ? picks(e, st, x) : 1;
-			if (pick < 0)
-				return WMAP_EEVAL;
-			if (!pick)
-				continue;
-			found = 1;
-			if (!(next = wmap_pointer_join(ptr, k)))
-				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
-			rc = eval_from(e, i + 1, x, next);
-			free(next);
-			if (rc)
+		json_object_foreach(v, k, x)
+			if ((rc = iterate_member(e, i, x, ptr, k, 0, &found)))
 				return rc;
-		}
 	} else if (!st->optional && !(e->locate && e->missing_at != SIZE_MAX)) {
 		return wmap_error_set(e->err, WMAP_EEVAL, "Cannot iterate over %s",
 				      (!v || json_is_null(v)) ? "null" : wmap__json_type_name(v));

@@ -84,6 +84,22 @@ typedef struct walk {
 } walk;
 
 /* One step from w; 0 and w moved, or -1 with why (a short phrase) in buf. */
+/* Steps from s into the values of a map (additionalProperties), or anywhere when s keeps
+ * unknown fields; 0 when s has neither. */
+static int into_map_value(walk *w, const json_t *s)
+{
+	const json_t *ap = json_object_get(s, "additionalProperties");
+	if (json_is_object(ap)) {
+		w->s = ap;
+		return 1;
+	}
+	if (json_is_true(ap) || preserves(s)) {
+		w->at = AT_ANY;
+		return 1;
+	}
+	return 0;
+}
+
 static int step_key(walk *w, const char *key, int root, const char *at, char *why, size_t len)
 {
 	if (w->at == AT_ANY)
@@ -123,15 +139,8 @@ static int step_key(walk *w, const char *key, int root, const char *at, char *wh
 		w->at = AT_ANY;
 		return 0;
 	}
-	const json_t *ap = json_object_get(s, "additionalProperties");
-	if (json_is_object(ap)) {
-		w->s = ap;
+	if (into_map_value(w, s))
 		return 0;
-	}
-	if (json_is_true(ap) || preserves(s)) {
-		w->at = AT_ANY;
-		return 0;
-	}
 	const char *type = json_string_value(json_object_get(s, "type"));
 	if (type && strcmp(type, "object") != 0)
 		snprintf(why, len, "%s is of type %s, with no field \"%s\"", at, type, key);
@@ -162,15 +171,8 @@ static int step_iter(walk *w, const char *at, char *why, size_t len)
 			w->at = AT_ANY;
 		return 0;
 	}
-	const json_t *ap = json_object_get(s, "additionalProperties");
-	if (json_is_object(ap)) {
-		w->s = ap;
+	if (into_map_value(w, s))
 		return 0;
-	}
-	if (preserves(s) || json_is_true(ap)) {
-		w->at = AT_ANY;
-		return 0;
-	}
 	if (!type || strcmp(type, "object") == 0) {
 		/* jq iterates an object's values too; they have different schemas, so the walk
 		 * cannot follow (nothing below is checked). */

@@ -60,7 +60,7 @@ static double now_s(clockid_t c)
 /* Waits for a token of the bucket (rate --audit-qps, burst the same). */
 static void take_token(void)
 {
-	double qps = A.srv->opt.audit_qps;
+	double qps = (double)A.srv->opt.audit_qps;
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	double dt = (double)(t.tv_sec - A.refilled.tv_sec) + (double)(t.tv_nsec - A.refilled.tv_nsec) / 1e9;
@@ -624,7 +624,7 @@ int wh_audit_start(wh_server *s, const wmap_kube_config *cfg, wmap_error *err)
 {
 	wmap_kube_opts ko = { .timeout_ms = 30000, .max_retries = 3, .user_agent = "wmap-webhook/" WMAP_VERSION };
 	A.srv = s;
-	A.tokens = s->opt.audit_qps;
+	A.tokens = (double)s->opt.audit_qps;
 	clock_gettime(CLOCK_MONOTONIC, &A.refilled);
 	if (!(A.skipped = json_object()))
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");

@@ -6,6 +6,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ static void usage(FILE *f)
 		"  --request-budget-ms MS     time budget per review; past it, allow unchanged (250)\n"
 		"  --reload-interval-ms MS    how often files are checked for changes (1000)\n"
 		"  --drain-timeout SEC        longest wait for in-flight requests on SIGTERM (25)\n"
+		"  --shutdown-delay SEC       on SIGTERM, keep accepting (unready) this long before\n"
+		"                             draining, while endpoints are updated (0)\n"
 		"  --tls-priorities STRING    GnuTLS priority string (TLS 1.3; TLS 1.2 with ECDHE\n"
 		"                             and AEAD ciphers only)\n"
 		"  --kubeconfig FILE          watch Kartas and WorkloadPolicies in this cluster\n"
@@ -171,10 +174,71 @@ static int write_ready_file(const char *path, int port)
 	return bad ? -1 : rename(tmp, path);
 }
 
-int main(int argc, char **argv)
+/* What the command line holds beyond the server's options. */
+typedef struct cli {
+	wh_options opt;
+	const char *ready_file; /* --ready-file: written with the port once ready */
+} cli;
+
+/* What an option does with its argument. */
+typedef enum opt_kind {
+	OPT_TEXT,     /* a const char * field takes the argument as it is */
+	OPT_FLAG,     /* an int field is set to 1; no argument */
+	OPT_INT,      /* a number into an int field, between min and max */
+	OPT_UNSIGNED, /* a number into an unsigned field */
+	OPT_SIZE,     /* a number into a size_t field */
+	OPT_GANG,     /* a gang scheduler's name into a wmap_gang_scheduler field */
+	OPT_DURATION, /* a Go duration (30s, 5m, 1h30m) into an unsigned long long field of ms */
+	OPT_REPORT,   /* a report API's name into a wmap_report_api field */
+	OPT_HELP,
+	OPT_VERSION,
+} opt_kind;
+
+/* One long option: its name, what it does and where it writes. getopt_long's table is built
+ * from this one, so an option's name, parser and field are written once, in one line. */
+typedef struct opt_spec {
+	const char *name;
+	opt_kind kind;
+	size_t field; /* offset in cli; unused by OPT_HELP and OPT_VERSION */
+	unsigned long long min, max;
+} opt_spec;
+
+#define OPT_FIELD(f) offsetof(cli, f)
+static const opt_spec opt_specs[] = {
+	{ "tls-cert", OPT_TEXT, OPT_FIELD(opt.cert), 0, 0 },
+	{ "tls-key", OPT_TEXT, OPT_FIELD(opt.key), 0, 0 },
+	{ "port", OPT_INT, OPT_FIELD(opt.port), 0, 65535 },
+	{ "definitions", OPT_TEXT, OPT_FIELD(opt.definitions), 0, 0 },
+	{ "policy", OPT_TEXT, OPT_FIELD(opt.policy), 0, 0 },
+	{ "gang-scheduler", OPT_GANG, OPT_FIELD(opt.scheduler), 0, 0 },
+	{ "queue", OPT_TEXT, OPT_FIELD(opt.queue), 0, 0 },
+	{ "threads", OPT_UNSIGNED, OPT_FIELD(opt.threads), 1, 256 },
+	{ "max-body", OPT_SIZE, OPT_FIELD(opt.max_body), 1024, 1ull << 30 },
+	{ "max-inflight-bytes", OPT_SIZE, OPT_FIELD(opt.max_inflight_bytes), 0, 1ull << 34 },
+	{ "max-connections", OPT_UNSIGNED, OPT_FIELD(opt.max_connections), 1, 100000 },
+	{ "connection-timeout", OPT_UNSIGNED, OPT_FIELD(opt.connection_timeout), 0, 86400 },
+	{ "request-budget-ms", OPT_UNSIGNED, OPT_FIELD(opt.budget_ms), 0, 60000 },
+	{ "reload-interval-ms", OPT_UNSIGNED, OPT_FIELD(opt.reload_ms), 10, 3600000 },
+	{ "drain-timeout", OPT_UNSIGNED, OPT_FIELD(opt.drain_s), 0, 3600 },
+	{ "shutdown-delay", OPT_UNSIGNED, OPT_FIELD(opt.shutdown_delay_s), 0, 300 },
+	{ "tls-priorities", OPT_TEXT, OPT_FIELD(opt.tls_priorities), 0, 0 },
+	{ "ready-file", OPT_TEXT, OPT_FIELD(ready_file), 0, 0 },
+	{ "help", OPT_HELP, 0, 0, 0 },
+	{ "version", OPT_VERSION, 0, 0, 0 },
+	{ "null-admission", OPT_FLAG, OPT_FIELD(opt.null_admission), 0, 0 },
+	{ "kubeconfig", OPT_TEXT, OPT_FIELD(opt.kubeconfig), 0, 0 },
+	{ "no-cluster", OPT_FLAG, OPT_FIELD(opt.no_cluster), 0, 0 },
+	{ "sync-timeout", OPT_UNSIGNED, OPT_FIELD(opt.sync_timeout_s), 0, 3600 },
+	{ "audit-interval", OPT_DURATION, OPT_FIELD(opt.audit_interval_ms), 1000, 7ull * 24 * 3600 * 1000 },
+	{ "audit-qps", OPT_UNSIGNED, OPT_FIELD(opt.audit_qps), 1, 10000 },
+	{ "report-api", OPT_REPORT, OPT_FIELD(opt.report_api), 0, 0 },
+};
+#define OPT_COUNT (sizeof(opt_specs) / sizeof(opt_specs[0]))
+/* getopt_long returns OPT_BASE + the option's index in opt_specs (above any short option). */
+#define OPT_BASE 256
+
+static void set_defaults(wh_options *o)
 {
-	static wh_server srv;
-	wh_options *o = &srv.opt;
 	o->port = 8443;
 	o->threads = 2;
 	o->max_body = 7u << 20;
@@ -193,152 +257,90 @@ int main(int argc, char **argv)
 	o->tls_priorities = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:"
 			    "+AES-256-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:"
 			    "+ECDHE-RSA";
+}
 
-	enum { O_CERT = 256,
-	       O_KEY,
-	       O_PORT,
-	       O_DEFS,
-	       O_POLICY,
-	       O_GANG,
-	       O_QUEUE,
-	       O_THREADS,
-	       O_BODY,
-	       O_INFLIGHT,
-	       O_CONNS,
-	       O_CTIMEOUT,
-	       O_BUDGET,
-	       O_RELOAD,
-	       O_DRAIN,
-	       O_PRIO,
-	       O_READY,
-	       O_HELP,
-	       O_VERSION,
-	       O_NULL,
-	       O_KUBECONFIG,
-	       O_NO_CLUSTER,
-	       O_SYNC_TIMEOUT,
-	       O_AUDIT_INTERVAL,
-	       O_AUDIT_QPS,
-	       O_REPORT_API };
-	static const struct option longopts[] = {
-		{ "tls-cert", required_argument, NULL, O_CERT },
-		{ "tls-key", required_argument, NULL, O_KEY },
-		{ "port", required_argument, NULL, O_PORT },
-		{ "definitions", required_argument, NULL, O_DEFS },
-		{ "policy", required_argument, NULL, O_POLICY },
-		{ "gang-scheduler", required_argument, NULL, O_GANG },
-		{ "queue", required_argument, NULL, O_QUEUE },
-		{ "threads", required_argument, NULL, O_THREADS },
-		{ "max-body", required_argument, NULL, O_BODY },
-		{ "max-inflight-bytes", required_argument, NULL, O_INFLIGHT },
-		{ "max-connections", required_argument, NULL, O_CONNS },
-		{ "connection-timeout", required_argument, NULL, O_CTIMEOUT },
-		{ "request-budget-ms", required_argument, NULL, O_BUDGET },
-		{ "reload-interval-ms", required_argument, NULL, O_RELOAD },
-		{ "drain-timeout", required_argument, NULL, O_DRAIN },
-		{ "tls-priorities", required_argument, NULL, O_PRIO },
-		{ "ready-file", required_argument, NULL, O_READY },
-		{ "help", no_argument, NULL, O_HELP },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ "null-admission", no_argument, NULL, O_NULL },
-		{ "kubeconfig", required_argument, NULL, O_KUBECONFIG },
-		{ "no-cluster", no_argument, NULL, O_NO_CLUSTER },
-		{ "sync-timeout", required_argument, NULL, O_SYNC_TIMEOUT },
-		{ "audit-interval", required_argument, NULL, O_AUDIT_INTERVAL },
-		{ "audit-qps", required_argument, NULL, O_AUDIT_QPS },
-		{ "report-api", required_argument, NULL, O_REPORT_API },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
-	unsigned long long v;
-	const char *ready_file = NULL;
+/* Applies one option's argument to c. Returns -1 to go on, or the exit code (0 after --help
+ * or --version, 2 after a bad value, which it reports). */
+static int apply_option(cli *c, const opt_spec *s, const char *arg)
+{
+	char *field = (char *)c + s->field;
+	unsigned long long v = 0;
 	wmap_error err;
-	int li;
-	/* li names the option in messages: no dependency on the enum's order. */
-	while ((li = -1, ch = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
-		int bad = 0;
-		switch (ch) {
-		case O_CERT: o->cert = optarg; break;
-		case O_KEY: o->key = optarg; break;
-		case O_DEFS: o->definitions = optarg; break;
-		case O_POLICY: o->policy = optarg; break;
-		case O_QUEUE: o->queue = optarg; break;
-		case O_PRIO: o->tls_priorities = optarg; break;
-		case O_READY: ready_file = optarg; break;
-		case O_NULL: o->null_admission = 1; break;
-		case O_KUBECONFIG: o->kubeconfig = optarg; break;
-		case O_NO_CLUSTER: o->no_cluster = 1; break;
-		case O_SYNC_TIMEOUT:
-			bad = parse_num(optarg, 3600, &v);
-			o->sync_timeout_s = (unsigned)v;
-			break;
-		case O_AUDIT_INTERVAL: {
-			/* Go durations; at least a second, at most a week. */
-			long ms = wmap_kube_parse_duration(optarg);
-			bad = ms < 1000 || ms > 7L * 24 * 3600 * 1000;
-			o->audit_interval_ms = (unsigned long long)ms;
-			break;
-		}
-		case O_AUDIT_QPS:
-			bad = parse_num(optarg, 10000, &v) || v == 0;
-			o->audit_qps = (double)v;
-			break;
-		case O_REPORT_API:
-			bad = wmap_report_api_parse(&o->report_api, optarg, &err) != 0;
-			break;
-		case O_GANG:
-			if (wmap_gang_scheduler_parse(&o->scheduler, optarg, &err)) {
-				fprintf(stderr, "wmap-webhook: --gang-scheduler: %s\n", err.message);
-				return 2;
-			}
-			break;
-		case O_PORT:
-			bad = parse_num(optarg, 65535, &v);
-			o->port = (int)v;
-			break;
-		case O_THREADS:
-			bad = parse_num(optarg, 256, &v) || v == 0;
-			o->threads = (unsigned)v;
-			break;
-		case O_BODY:
-			bad = parse_num(optarg, 1ull << 30, &v) || v < 1024;
-			o->max_body = (size_t)v;
-			break;
-		case O_INFLIGHT:
-			bad = parse_num(optarg, 1ull << 34, &v);
-			o->max_inflight_bytes = (size_t)v;
-			break;
-		case O_CONNS:
-			bad = parse_num(optarg, 100000, &v) || v == 0;
-			o->max_connections = (unsigned)v;
-			break;
-		case O_CTIMEOUT:
-			bad = parse_num(optarg, 86400, &v);
-			o->connection_timeout = (unsigned)v;
-			break;
-		case O_BUDGET:
-			bad = parse_num(optarg, 60000, &v);
-			o->budget_ms = (unsigned)v;
-			break;
-		case O_RELOAD:
-			bad = parse_num(optarg, 3600000, &v) || v < 10;
-			o->reload_ms = (unsigned)v;
-			break;
-		case O_DRAIN:
-			bad = parse_num(optarg, 3600, &v);
-			o->drain_s = (unsigned)v;
-			break;
-		case 'h':
-		case O_HELP: usage(stdout); return 0;
-		case O_VERSION: printf("wmap-webhook %s\n", WMAP_VERSION); return 0;
-		default: usage(stderr); return 2;
-		}
-		if (bad) {
-			fprintf(stderr, "wmap-webhook: bad value for --%s: %s\n",
-				li >= 0 ? longopts[li].name : "?", optarg);
+	switch (s->kind) {
+	case OPT_TEXT: memcpy(field, &arg, sizeof(arg)); return -1;
+	case OPT_FLAG: *(int *)(void *)field = 1; return -1;
+	case OPT_HELP: usage(stdout); return 0;
+	case OPT_VERSION: printf("wmap-webhook %s\n", WMAP_VERSION); return 0;
+	case OPT_GANG:
+		if (wmap_gang_scheduler_parse((wmap_gang_scheduler *)(void *)field, arg, &err)) {
+			fprintf(stderr, "wmap-webhook: --%s: %s\n", s->name, err.message);
 			return 2;
 		}
+		return -1;
+	case OPT_REPORT:
+		if (wmap_report_api_parse((wmap_report_api *)(void *)field, arg, &err)) {
+			fprintf(stderr, "wmap-webhook: bad value for --%s: %s\n", s->name, arg);
+			return 2;
+		}
+		return -1;
+	case OPT_DURATION: {
+		long ms = wmap_kube_parse_duration(arg);
+		if (ms < 0 || (unsigned long long)ms < s->min || (unsigned long long)ms > s->max) {
+			fprintf(stderr, "wmap-webhook: bad value for --%s: %s\n", s->name, arg);
+			return 2;
+		}
+		*(unsigned long long *)(void *)field = (unsigned long long)ms;
+		return -1;
 	}
+	case OPT_INT:
+	case OPT_UNSIGNED:
+	case OPT_SIZE: break;
+	}
+	if (parse_num(arg, s->max, &v) || v < s->min) {
+		fprintf(stderr, "wmap-webhook: bad value for --%s: %s\n", s->name, arg);
+		return 2;
+	}
+	if (s->kind == OPT_INT)
+		*(int *)(void *)field = (int)v;
+	else if (s->kind == OPT_UNSIGNED)
+		*(unsigned *)(void *)field = (unsigned)v;
+	else
+		*(size_t *)(void *)field = (size_t)v;
+	return -1;
+}
+
+/* Reads the command line into c (defaults first). Returns -1 to go on, or the exit code. */
+static int parse_options(cli *c, int argc, char **argv)
+{
+	struct option longopts[OPT_COUNT + 1];
+	for (size_t i = 0; i < OPT_COUNT; i++) {
+		opt_kind k = opt_specs[i].kind;
+		int bare = k == OPT_FLAG || k == OPT_HELP || k == OPT_VERSION;
+		longopts[i] = (struct option){ opt_specs[i].name, bare ? no_argument : required_argument,
+					       NULL, OPT_BASE + (int)i };
+	}
+	longopts[OPT_COUNT] = (struct option){ NULL, 0, NULL, 0 };
+	set_defaults(&c->opt);
+	int ch;
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		int rc;
+		if (ch == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (ch < OPT_BASE || ch >= OPT_BASE + (int)OPT_COUNT) {
+			usage(stderr);
+			return 2;
+		}
+		if ((rc = apply_option(c, &opt_specs[ch - OPT_BASE], optarg)) >= 0)
+			return rc;
+	}
+	return -1;
+}
+
+/* The checks across options. Returns -1 to go on, or the exit code (2), having reported. */
+static int check_options(wh_options *o, int argc)
+{
 	if (optind < argc || !o->cert || !o->key) {
 		fprintf(stderr, "wmap-webhook: --tls-cert and --tls-key are required\n");
 		usage(stderr);
@@ -351,17 +353,202 @@ int main(int argc, char **argv)
 	}
 	if (o->max_inflight_bytes < o->max_body + 1)
 		o->max_inflight_bytes = o->max_body + 1;
+	return -1;
+}
 
-	/* Signals are taken by sigwait in this thread only: block them before any thread. */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+/* Blocks the signals main waits for (before any thread starts, so that every thread inherits
+ * the mask and only sigwait in main takes them) and fills set with them. */
+static void block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
-	struct timespec t0, t1;
+/* Loads what the server starts with: the certificate, the definitions (compiled, one engine
+ * per poll thread), the cluster's configuration (*kcfg, NULL without a cluster) and the policy
+ * file. Returns 0, or -1 having logged why. */
+static int load_inputs(wh_server *srv, reloader *rl, wmap_kube_config **kcfg)
+{
+	const wh_options *o = &srv->opt;
+	wmap_error err;
+	char msg[512];
+	if (wh_tls_load(o->cert, o->key, msg, sizeof(msg)) != 0) {
+		wh_logf("error", "%s", msg);
+		return -1;
+	}
+	rl->cert = wh_filesig_of(o->cert);
+	rl->key = wh_filesig_of(o->key);
+	wh_metrics_reload("certificate", 1);
+
+	wmap_registry *reg = NULL;
+	if (wmap_registry_new(&reg, &err) || wmap_registry_add_catalog(reg, &err) ||
+	    (o->definitions &&
+	     wmap_registry_add_path(reg, o->definitions, WMAP_ORIGIN_FILE, &err))) {
+		wh_logf("error", "definitions: %s", err.message);
+		wmap_registry_free(reg);
+		return -1;
+	}
+	if (wh_cluster_config(kcfg, o, &err) != 0) {
+		wh_logf("error", "cluster: %s", err.message);
+		wmap_registry_free(reg);
+		return -1;
+	}
+	if (o->policy) {
+		wmap_policy_set *ps = NULL;
+		if (wmap_policy_set_load(&ps, o->policy, &err)) {
+			wh_logf("error", "policy: %s", err.message);
+			return -1;
+		}
+		wh_policy_swap(srv, ps);
+		rl->policy = wh_filesig_of(o->policy);
+		wh_metrics_reload("policy", 1);
+	}
+	/* One engine per poll thread, every definition compiled now (readiness waits). */
+	if (wh_defs_prepare(&srv->defs, reg, o->threads, &err)) {
+		wh_logf("error", "compiling definitions: %s", err.message);
+		return -1;
+	}
+	return 0;
+}
+
+/* Starts serving, the cluster watch (kcfg, taken; NULL without a cluster) and the reload
+ * thread. Returns 0, or -1 having logged why. */
+static int start_serving(wh_server *srv, reloader *rl, wmap_kube_config *kcfg)
+{
+	wmap_error err;
+	if (wh_server_start(srv))
+		return -1;
+	/* With a cluster, /readyz waits for the first sync (or --sync-timeout). */
+	if (kcfg && wh_cluster_start(&srv->cluster, srv, kcfg, &err) != 0) {
+		wh_logf("error", "cluster: %s", err.message);
+		return -1;
+	}
+	if (pthread_create(&rl->thread, NULL, reload_loop, rl) != 0) {
+		wh_logf("error", "cannot start the reload thread");
+		return -1;
+	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	if (di && di->port)
+		srv->opt.port = di->port;
+	if (!srv->cluster) {
+		srv->ready = 1;
+		wh_metrics_set_ready(1);
+	}
+	return 0;
+}
+
+/* Logs that the server listens, how it is set up and how long start-up took (since t0). */
+static void log_started(const wh_server *srv, const struct timespec *t0)
+{
+	const wh_options *o = &srv->opt;
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	json_t *f = json_pack("{s:i, s:i, s:i, s:s, s:f}", "port", o->port, "threads",
+			      (int)o->threads, "definitions", (int)wmap_registry_count(srv->defs->reg),
+			      "gangScheduler", wmap_gang_scheduler_name(o->scheduler), "startMs",
+			      (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
+				      (double)(t1.tv_nsec - t0->tv_nsec) / 1e6);
+	wh_log("info", srv->cluster ? "listening; ready once synced" : "ready", f);
+	json_decref(f);
+	if (o->null_admission)
+		wh_logf("warn", "--null-admission: every review is allowed unchanged (benchmarks "
+				"only)");
+}
+
+/* Waits for signals: SIGHUP reloads the certificate and the policy file now; SIGTERM or
+ * SIGINT returns. */
+static void run_until_stopped(reloader *rl, const sigset_t *set)
+{
+	for (;;) {
+		int sig = 0;
+		if (sigwait(set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			wh_logf("info", "SIGHUP: reloading certificate and policy");
+			pthread_mutex_lock(&rl->lock);
+			reload_certs(rl, 1);
+			reload_policy(rl, 1);
+			pthread_mutex_unlock(&rl->lock);
+			continue;
+		}
+		wh_logf("info", "%s: draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+		return;
+	}
+}
+
+/* The first part of a shutdown (--shutdown-delay): unready and telling keep-alive clients to
+ * close, but still accepting, for the time a Service's endpoints take to drop this replica
+ * (kube-proxy and the API server keep sending new connections here meanwhile). A second
+ * SIGTERM or SIGINT ends the wait at once; SIGHUP is ignored by then. */
+static void shutdown_delay(wh_server *s, const sigset_t *set)
+{
+	struct timespec end, now, left;
+
+	wh_server_unready(s);
+	wh_logf("info", "not ready; still accepting for %u s (--shutdown-delay)", s->opt.shutdown_delay_s);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)s->opt.shutdown_delay_s;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			return;
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000L;
+		}
+		int sig = sigtimedwait(set, NULL, &left);
+		if (sig == SIGTERM || sig == SIGINT) {
+			wh_logf("info", "%s again: draining now", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+			return;
+		}
+		if (sig < 0 && errno != EINTR)
+			return; /* EAGAIN: the delay is over */
+	}
+}
+
+/* Drains the requests in flight (up to --drain-timeout), then stops the threads and frees
+ * what the server holds. */
+static void shut_down(wh_server *srv, reloader *rl)
+{
+	rl->stop = 1;
+	wh_server_drain(srv);
+	pthread_join(rl->thread, NULL);
+	wh_cluster_stop(srv->cluster);
+	srv->cluster = NULL;
+	wh_defs_free(srv->defs);
+	srv->defs = NULL;
+	wh_policy_swap(srv, NULL);
+	pthread_mutex_lock(&srv->lock);
+	if (srv->policy) {
+		wmap_policy_set_free(srv->policy->set);
+		free(srv->policy);
+		srv->policy = NULL;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	wh_tls_free_all();
+	wh_logf("info", "stopped");
+}
+
+int main(int argc, char **argv)
+{
+	static wh_server srv;
+	cli c = { 0 };
+	int rc = parse_options(&c, argc, argv);
+	if (rc < 0)
+		rc = check_options(&c.opt, argc);
+	if (rc >= 0)
+		return rc;
+	srv.opt = c.opt;
+
+	sigset_t set;
+	block_signals(&set);
+	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* Keep freed memory for the next review. By default glibc hands the pages of each
 	 * review's tree back to the kernel and faults them in again for the next one: measured
@@ -371,108 +558,17 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 16 << 20);
 	wh_metrics_init();
 	pthread_mutex_init(&srv.lock, NULL);
-	char msg[512];
-	if (wh_tls_load(o->cert, o->key, msg, sizeof(msg)) != 0) {
-		wh_logf("error", "%s", msg);
-		return 1;
-	}
 	reloader rl = { .srv = &srv, .lock = PTHREAD_MUTEX_INITIALIZER };
-	rl.cert = wh_filesig_of(o->cert);
-	rl.key = wh_filesig_of(o->key);
-	wh_metrics_reload("certificate", 1);
-
-	wmap_registry *reg = NULL;
-	if (wmap_registry_new(&reg, &err) || wmap_registry_add_catalog(reg, &err) ||
-	    (o->definitions &&
-	     wmap_registry_add_path(reg, o->definitions, WMAP_ORIGIN_FILE, &err))) {
-		wh_logf("error", "definitions: %s", err.message);
-		wmap_registry_free(reg);
-		return 1;
-	}
 	wmap_kube_config *kcfg = NULL;
-	if (wh_cluster_config(&kcfg, o, &err) != 0) {
-		wh_logf("error", "cluster: %s", err.message);
-		wmap_registry_free(reg);
+	if (load_inputs(&srv, &rl, &kcfg) != 0 || start_serving(&srv, &rl, kcfg) != 0)
 		return 1;
-	}
-	if (o->policy) {
-		wmap_policy_set *ps = NULL;
-		if (wmap_policy_set_load(&ps, o->policy, &err)) {
-			wh_logf("error", "policy: %s", err.message);
-			return 1;
-		}
-		wh_policy_swap(&srv, ps);
-		rl.policy = wh_filesig_of(o->policy);
-		wh_metrics_reload("policy", 1);
-	}
-	/* One engine per poll thread, every definition compiled now (readiness waits). */
-	if (wh_defs_prepare(&srv.defs, reg, o->threads, &err)) {
-		wh_logf("error", "compiling definitions: %s", err.message);
-		return 1;
-	}
-	if (wh_server_start(&srv))
-		return 1;
-	/* With a cluster, /readyz waits for the first sync (or --sync-timeout). */
-	if (kcfg && wh_cluster_start(&srv.cluster, &srv, kcfg, &err) != 0) {
-		wh_logf("error", "cluster: %s", err.message);
-		return 1;
-	}
-	if (pthread_create(&rl.thread, NULL, reload_loop, &rl) != 0) {
-		wh_logf("error", "cannot start the reload thread");
-		return 1;
-	}
-	const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv.daemon, MHD_DAEMON_INFO_BIND_PORT);
-	if (di && di->port)
-		o->port = di->port;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (!srv.cluster) {
-		srv.ready = 1;
-		wh_metrics_set_ready(1);
-	}
-	json_t *f = json_pack("{s:i, s:i, s:i, s:s, s:f}", "port", o->port, "threads",
-			      (int)o->threads, "definitions", (int)wmap_registry_count(srv.defs->reg),
-			      "gangScheduler", wmap_gang_scheduler_name(o->scheduler), "startMs",
-			      (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-				      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-	wh_log("info", srv.cluster ? "listening; ready once synced" : "ready", f);
-	json_decref(f);
-	if (o->null_admission)
-		wh_logf("warn", "--null-admission: every review is allowed unchanged (benchmarks "
-				"only)");
-	if (ready_file && write_ready_file(ready_file, o->port) != 0)
-		wh_logf("warn", "cannot write %s", ready_file);
+	log_started(&srv, &t0);
+	if (c.ready_file && write_ready_file(c.ready_file, srv.opt.port) != 0)
+		wh_logf("warn", "cannot write %s", c.ready_file);
 
-	for (;;) {
-		int sig = 0;
-		if (sigwait(&set, &sig) != 0)
-			continue;
-		if (sig == SIGHUP) {
-			wh_logf("info", "SIGHUP: reloading certificate and policy");
-			pthread_mutex_lock(&rl.lock);
-			reload_certs(&rl, 1);
-			reload_policy(&rl, 1);
-			pthread_mutex_unlock(&rl.lock);
-			continue;
-		}
-		wh_logf("info", "%s: draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-		break;
-	}
-	rl.stop = 1;
-	wh_server_drain(&srv);
-	pthread_join(rl.thread, NULL);
-	wh_cluster_stop(srv.cluster);
-	srv.cluster = NULL;
-	wh_defs_free(srv.defs);
-	srv.defs = NULL;
-	wh_policy_swap(&srv, NULL);
-	pthread_mutex_lock(&srv.lock);
-	if (srv.policy) {
-		wmap_policy_set_free(srv.policy->set);
-		free(srv.policy);
-		srv.policy = NULL;
-	}
-	pthread_mutex_unlock(&srv.lock);
-	wh_tls_free_all();
-	wh_logf("info", "stopped");
+	run_until_stopped(&rl, &set);
+	if (srv.opt.shutdown_delay_s > 0)
+		shutdown_delay(&srv, &set);
+	shut_down(&srv, &rl);
 	return 0;
 }

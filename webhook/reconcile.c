@@ -202,7 +202,10 @@ static void reconcile_once(int resync)
 		goto done;
 	}
 	R.last_error_logged = 0;
-	if (json_equal(json_object_get(hook, "rules"), rules))
+	/* deploy/ ships the hook without rules (absent, so that kubectl apply leaves them
+	 * alone): absent means none. */
+	json_t *cur = json_object_get(hook, "rules");
+	if (cur ? json_equal(cur, rules) : json_array_size(rules) == 0)
 		goto done;
 	json_t *md = json_object_get(cfg, "metadata");
 	json_t *ann = json_object_get(md, "annotations");

@@ -179,61 +179,82 @@ static void log_review(const request *r, const wmap_admission_info *info,
 	json_decref(f);
 }
 
+/* Refuses a review with a Status of code and message, counts it as invalid when asked, and
+ * logs it with log_msg (NULL: message), which never quotes the body. */
+static enum MHD_Result refuse(struct MHD_Connection *c, request *r, unsigned code,
+			      const char *message, int invalid, const char *log_msg)
+{
+	enum MHD_Result ret = reply_status(c, r, code, message);
+	if (invalid)
+		wh_metrics_request(r->ep, "", "", "invalid", NULL, 0, 0);
+	log_review(r, NULL, NULL, log_msg ? log_msg : message);
+	return ret;
+}
+
+/* When a review must be answered by (monotonic ns): --request-budget-ms after it arrived, or
+ * the API server's own timeout when that is shorter; 0 for no limit. */
+static int64_t review_deadline(struct MHD_Connection *c, const request *r)
+{
+	long budget = (long)r->srv->opt.budget_ms, tmo = query_timeout_ms(c);
+	if (tmo > 0 && (budget == 0 || tmo < budget))
+		budget = tmo;
+	if (budget <= 0)
+		return 0;
+	return (int64_t)r->start.tv_sec * 1000000000 + r->start.tv_nsec + (int64_t)budget * 1000000;
+}
+
+/* Reads the body into *review with caps: a review over one is cut, not refused, and answered
+ * from its envelope (wmap_admission_parse); the deadline is checked while reading too. NULL
+ * when the review was refused (answered in *ret). */
+static json_t *read_review(struct MHD_Connection *c, request *r, wmap_json_cut *cut,
+			   int64_t deadline_ns, enum MHD_Result *ret)
+{
+	json_error_t jerr;
+	json_t *review = NULL;
+	int prc = r->len ? wmap_admission_parse(&review, cut, r->body.data, r->len, deadline_ns, &jerr)
+			 : WMAP_EINVAL;
+	if (prc == WMAP_ENOMEM) {
+		*ret = refuse(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory", 0,
+			      "out of memory reading the review");
+		return NULL;
+	}
+	if (!review) {
+		char msg[300], log_msg[100];
+		if (!r->len)
+			snprintf(msg, sizeof(msg), "empty body: expected an AdmissionReview");
+		else
+			snprintf(msg, sizeof(msg), "body is not JSON: line %d column %d: %s",
+				 jerr.line, jerr.column, jerr.text);
+		/* The log gets the place only: jansson's text may quote the body. */
+		snprintf(log_msg, sizeof(log_msg), "body is not JSON: line %d column %d", jerr.line,
+			 jerr.column);
+		*ret = refuse(c, r, MHD_HTTP_BAD_REQUEST, msg, 1, r->len ? log_msg : NULL);
+		return NULL;
+	}
+	/* The parse owns the body from here; free it early to bound memory. */
+	wmap_buf_free(&r->body);
+	return review;
+}
+
 static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 {
 	wh_server *s = r->srv;
 	if (r->too_big) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "request body exceeds %zu bytes", s->opt.max_body);
-		enum MHD_Result ret = reply_status(c, r, 413, msg);
-		log_review(r, NULL, NULL, msg);
-		return ret;
+		return refuse(c, r, 413, msg, 0, NULL);
 	}
-	if (r->over_budget) {
-		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
-						   "too many request bytes in flight; retry");
-		log_review(r, NULL, NULL, "in-flight byte budget exceeded");
-		return ret;
-	}
+	if (r->over_budget)
+		return refuse(c, r, MHD_HTTP_SERVICE_UNAVAILABLE,
+			      "too many request bytes in flight; retry", 0,
+			      "in-flight byte budget exceeded");
 	wmap_admission_config cfg = { 0 };
-	long budget = (long)s->opt.budget_ms, tmo = query_timeout_ms(c);
-	if (tmo > 0 && (budget == 0 || tmo < budget))
-		budget = tmo;
-	if (budget > 0)
-		cfg.deadline_ns = (int64_t)r->start.tv_sec * 1000000000 + r->start.tv_nsec +
-				  (int64_t)budget * 1000000;
-	/* Read with caps: a review over one is cut, not refused, and answered from its
-	 * envelope (wmap_admission_parse); the deadline is checked while reading too. */
-	json_error_t jerr;
 	wmap_json_cut cut;
-	json_t *review = NULL;
-	int prc = r->len ? wmap_admission_parse(&review, &cut, r->body.data, r->len, cfg.deadline_ns,
-						&jerr)
-			 : WMAP_EINVAL;
-	if (prc == WMAP_ENOMEM) {
-		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-						   "out of memory");
-		log_review(r, NULL, NULL, "out of memory reading the review");
+	enum MHD_Result ret = MHD_NO;
+	cfg.deadline_ns = review_deadline(c, r);
+	json_t *review = read_review(c, r, &cut, cfg.deadline_ns, &ret);
+	if (!review)
 		return ret;
-	}
-	if (!review) {
-		char msg[300];
-		if (!r->len)
-			snprintf(msg, sizeof(msg), "empty body: expected an AdmissionReview");
-		else
-			snprintf(msg, sizeof(msg), "body is not JSON: line %d column %d: %s",
-				 jerr.line, jerr.column, jerr.text);
-		enum MHD_Result ret = reply_status(c, r, MHD_HTTP_BAD_REQUEST, msg);
-		wh_metrics_request(r->ep, "", "", "invalid", NULL, 0, 0);
-		/* The log gets the place only: jansson's text may quote the body. */
-		if (r->len)
-			snprintf(msg, sizeof(msg), "body is not JSON: line %d column %d", jerr.line,
-				 jerr.column);
-		log_review(r, NULL, NULL, msg);
-		return ret;
-	}
-	/* The parse owns the body from here; free it early to bound memory. */
-	wmap_buf_free(&r->body);
 
 	wh_policy_ref *pol = wh_policy_acquire(s);
 	cfg.scheduler = s->opt.scheduler;
@@ -244,7 +265,6 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	wmap_admission_info info;
 	wmap_error err;
 	json_t *out = NULL;
-	enum MHD_Result ret;
 	wmap_engine *eng = NULL;
 	wh_defs *defs = wh_defs_acquire(s, &eng);
 	wmap_admission_mode mode = s->opt.null_admission   ? WMAP_ADMISSION_ALLOW
@@ -255,31 +275,126 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	wh_defs_release(defs);
 	wh_policy_release(s, pol);
 	json_decref(review);
-	if (rc == WMAP_EINVAL) {
-		ret = reply_status(c, r, MHD_HTTP_BAD_REQUEST, err.message);
-		wh_metrics_request(r->ep, "", "", "invalid", NULL, 0, 0);
-		log_review(r, NULL, NULL, err.message);
-		return ret;
-	}
-	if (rc) {
-		ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, err.message);
-		log_review(r, NULL, NULL, err.message);
-		return ret;
-	}
+	if (rc == WMAP_EINVAL)
+		return refuse(c, r, MHD_HTTP_BAD_REQUEST, err.message, 1, NULL);
+	if (rc)
+		return refuse(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, err.message, 0, NULL);
 	size_t body_len = 0;
 	char *body = wmap_json_text(out, &body_len);
 	json_decref(out);
-	if (!body) {
-		ret = reply_status(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
-		log_review(r, NULL, NULL, "out of memory writing the response");
-		return ret;
-	}
+	if (!body)
+		return refuse(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory", 0,
+			      "out of memory writing the response");
 	ret = reply(c, r, MHD_HTTP_OK, "application/json", body, body_len);
 	wh_metrics_request(r->ep, info.kind, info.operation, info.result, info.reason,
 			   info.patch_ops, info.patch_bytes);
 	wh_metrics_violations(&info);
 	log_review(r, &info, &cut, NULL);
 	return ret;
+}
+
+/* Appends more (taken; NULL is nothing) to *text, which stays as it was when it is NULL or
+ * cannot grow. */
+static void append_taken(char **text, char *more)
+{
+	if (*text && more) {
+		size_t a = strlen(*text), b = strlen(more);
+		char *all = realloc(*text, a + b + 1);
+		if (all) {
+			memcpy(all + a, more, b + 1);
+			*text = all;
+		}
+	}
+	free(more);
+}
+
+/* GET /metrics: the server's metrics, then the cluster watch's, the reconciler's, the
+ * leader election's and the background audit's. */
+static enum MHD_Result reply_metrics(struct MHD_Connection *c, request *r)
+{
+	wh_server *s = r->srv;
+	char *text = wh_metrics_render(atomic_load(&s->inflight));
+	char *more = wh_cluster_metrics(s->cluster);
+	char *rec = s->cluster ? wh_reconcile_metrics() : NULL;
+	char *lead = s->cluster ? wh_leader_metrics() : NULL;
+	append_taken(&lead, s->cluster ? wh_audit_metrics() : NULL);
+	append_taken(&rec, lead);
+	append_taken(&more, rec);
+	append_taken(&text, more);
+	if (!text)
+		return MHD_NO;
+	return reply(c, r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text,
+		     strlen(text));
+}
+
+/* A request's first call: the reviews are read on (or refused at once when too large); the
+ * probes and metrics are answered now. */
+static enum MHD_Result route(struct MHD_Connection *c, request *r, const char *url,
+			     const char *method)
+{
+	wh_server *s = r->srv;
+	int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+		  strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+	if (strcmp(url, "/mutate") == 0 || strcmp(url, "/validate") == 0) {
+		r->ep = url[1] == 'm' ? WH_EP_MUTATE : WH_EP_VALIDATE;
+		if (!post)
+			return reply_text(c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+					  "POST an AdmissionReview here\n");
+		r->is_post_review = 1;
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > s->opt.max_body) {
+			/* Refuse before reading a byte of it. */
+			r->too_big = 1;
+			return answer_review(c, r);
+		}
+		return MHD_YES;
+	}
+	if (!get)
+		return reply_text(c, r, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (strcmp(url, "/healthz") == 0 || strcmp(url, "/livez") == 0)
+		return reply_text(c, r, MHD_HTTP_OK, "ok\n");
+	if (strcmp(url, "/readyz") == 0) {
+		int ok = s->ready && !s->draining;
+		return reply_text(c, r, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+				  ok ? "ok\n" : s->draining ? "draining\n"
+							    : "starting\n");
+	}
+	if (strcmp(url, "/metrics") == 0)
+		return reply_metrics(c, r);
+	return reply_text(c, r, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* A piece of a review's body: kept within --max-body and the in-flight budget (past either,
+ * the rest is drained and the review answered at the end). */
+static enum MHD_Result take_body(request *r, const char *data, size_t n)
+{
+	wh_server *s = r->srv;
+	if (r->too_big || r->over_budget)
+		return MHD_YES; /* drain what was sent, answer at the end */
+	size_t want = wmap_buf_grow_size(&r->body, n);
+	if (want == 0) {
+		r->too_big = 1;
+		wmap_buf_free(&r->body);
+		atomic_fetch_sub(&s->inflight_bytes, r->accounted);
+		r->accounted = 0;
+		return MHD_YES;
+	}
+	if (want > r->body.alloc) {
+		/* Counted before it is taken: the budget bounds memory, not just bodies. */
+		size_t grow = want - r->body.alloc;
+		if (atomic_fetch_add(&s->inflight_bytes, grow) + grow > s->opt.max_inflight_bytes) {
+			atomic_fetch_sub(&s->inflight_bytes, grow);
+			r->over_budget = 1;
+			return MHD_YES;
+		}
+		r->accounted += grow;
+	}
+	if (wmap_buf_add(&r->body, data, n))
+		return MHD_NO;
+	r->len = r->body.len;
+	return MHD_YES;
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -298,82 +413,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		clock_gettime(CLOCK_MONOTONIC, &r->start);
 		*con_cls = r;
 		atomic_fetch_add(&s->inflight, 1);
-		int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
-		int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
-			  strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-		if (strcmp(url, "/mutate") == 0 || strcmp(url, "/validate") == 0) {
-			r->ep = url[1] == 'm' ? WH_EP_MUTATE : WH_EP_VALIDATE;
-			if (!post)
-				return reply_text(c, r, MHD_HTTP_METHOD_NOT_ALLOWED,
-						  "POST an AdmissionReview here\n");
-			r->is_post_review = 1;
-			const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-								     MHD_HTTP_HEADER_CONTENT_LENGTH);
-			if (cl && strtoull(cl, NULL, 10) > s->opt.max_body) {
-				/* Refuse before reading a byte of it. */
-				r->too_big = 1;
-				return answer_review(c, r);
-			}
-			return MHD_YES;
-		}
-		if (!get)
-			return reply_text(c, r, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
-		if (strcmp(url, "/healthz") == 0 || strcmp(url, "/livez") == 0)
-			return reply_text(c, r, MHD_HTTP_OK, "ok\n");
-		if (strcmp(url, "/readyz") == 0) {
-			int ok = s->ready && !s->draining;
-			return reply_text(c, r, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
-					  ok ? "ok\n" : s->draining ? "draining\n"
-								    : "starting\n");
-		}
-		if (strcmp(url, "/metrics") == 0) {
-			char *text = wh_metrics_render(atomic_load(&s->inflight));
-			char *more = wh_cluster_metrics(s->cluster);
-			char *rec = s->cluster ? wh_reconcile_metrics() : NULL;
-			char *lead = s->cluster ? wh_leader_metrics() : NULL;
-			char *aud = s->cluster ? wh_audit_metrics() : NULL;
-			if (lead && aud) {
-				size_t a = strlen(lead), b = strlen(aud);
-				char *all = realloc(lead, a + b + 1);
-				if (all) {
-					memcpy(all + a, aud, b + 1);
-					lead = all;
-				}
-			}
-			free(aud);
-			if (rec && lead) {
-				size_t a = strlen(rec), b = strlen(lead);
-				char *all = realloc(rec, a + b + 1);
-				if (all) {
-					memcpy(all + a, lead, b + 1);
-					rec = all;
-				}
-			}
-			free(lead);
-			if (more && rec) {
-				size_t a = strlen(more), b = strlen(rec);
-				char *all = realloc(more, a + b + 1);
-				if (all) {
-					memcpy(all + a, rec, b + 1);
-					more = all;
-				}
-			}
-			free(rec);
-			if (text && more) {
-				size_t a = strlen(text), b = strlen(more);
-				char *all = realloc(text, a + b + 1);
-				if (all) {
-					memcpy(all + a, more, b + 1);
-					text = all;
-				}
-			}
-			free(more);
-			if (!text)
-				return MHD_NO;
-			return reply(c, r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-				     text, strlen(text));
-		}
-		return reply_text(c, r, MHD_HTTP_NOT_FOUND, "not found\n");
+		return route(c, r, url, method);
 	}
 	if (!r->is_post_review) {
 		*upload_data_size = 0; /* a body on a GET is read and dropped */
@@ -382,31 +422,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (*upload_data_size > 0) {
 		size_t n = *upload_data_size;
 		*upload_data_size = 0;
-		if (r->too_big || r->over_budget)
-			return MHD_YES; /* drain what was sent, answer at the end */
-		size_t want = wmap_buf_grow_size(&r->body, n);
-		if (want == 0) {
-			r->too_big = 1;
-			wmap_buf_free(&r->body);
-			atomic_fetch_sub(&s->inflight_bytes, r->accounted);
-			r->accounted = 0;
-			return MHD_YES;
-		}
-		if (want > r->body.alloc) {
-			/* Counted before it is taken: the budget bounds memory, not just bodies. */
-			size_t grow = want - r->body.alloc;
-			if (atomic_fetch_add(&s->inflight_bytes, grow) + grow >
-			    s->opt.max_inflight_bytes) {
-				atomic_fetch_sub(&s->inflight_bytes, grow);
-				r->over_budget = 1;
-				return MHD_YES;
-			}
-			r->accounted += grow;
-		}
-		if (wmap_buf_add(&r->body, upload_data, n))
-			return MHD_NO;
-		r->len = r->body.len;
-		return MHD_YES;
+		return take_body(r, upload_data, n);
 	}
 	return answer_review(c, r);
 }
@@ -464,6 +480,12 @@ int wh_server_start(wh_server *s)
 		return -1;
 	}
 	return 0;
+}
+
+void wh_server_unready(wh_server *s)
+{
+	s->draining = 1;
+	wh_metrics_set_ready(0);
 }
 
 void wh_server_drain(wh_server *s)

@@ -31,13 +31,14 @@ typedef struct wh_options {
 	unsigned budget_ms;          /* per request */
 	unsigned reload_ms;          /* how often files are checked */
 	unsigned drain_s;            /* longest wait for in-flight requests on SIGTERM */
+	unsigned shutdown_delay_s;   /* on SIGTERM, keep accepting this long (unready) first */
 	const char *tls_priorities;
 	int null_admission;                   /* benchmarks: allow every review after parsing it */
 	const char *kubeconfig;               /* --kubeconfig: watch this cluster */
 	int no_cluster;                       /* --no-cluster: files only, even in a pod */
 	unsigned sync_timeout_s;              /* ready after this even when not synced */
 	unsigned long long audit_interval_ms; /* --audit-interval: the leader's audit rounds */
-	double audit_qps;                     /* --audit-qps: the audit's request budget */
+	unsigned audit_qps;                   /* --audit-qps: the audit's requests per second */
 	wmap_report_api report_api;           /* --report-api: the reports' format */
 } wh_options;
 
@@ -171,6 +172,9 @@ struct wh_server {
 
 /* Starts MHD on s->opt.port; 0 or -1 (logged). */
 int wh_server_start(wh_server *s);
+/* Turns unready (/readyz 503) and tells keep-alive clients to close, still accepting new
+ * connections: the start of a shutdown while the Service's endpoints are being updated. */
+void wh_server_unready(wh_server *s);
 /* Stops accepting, waits for in-flight requests (up to drain_s), stops MHD. */
 void wh_server_drain(wh_server *s);
 

@@ -7,12 +7,9 @@
 #include <ctype.h>
 #include "curl_lazy.h"
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,7 +22,6 @@
 #define DEFAULT_TIMEOUT_MS 30000L
 #define DEFAULT_RETRIES 3
 #define DEFAULT_MAX_RESPONSE (64u << 20)
-#define EXEC_MAX_OUTPUT (1u << 20)
 #define RETRY_AFTER_MAX_S 10
 #define AUTH_MAX 16384 /* the Authorization header, token included */
 
@@ -222,164 +218,23 @@ char *wmap_kube_query_escape(const char *s)
 	return out;
 }
 
-/* ---- exec credential plugins ------------------------------------------------------- */
-
-/* Finds a command on PATH (commands with a slash are used as given). */
-static int find_command(char *buf, size_t len, const char *cmd)
-{
-	const char *path = getenv("PATH");
-	const char *p, *end;
-
-	if (strchr(cmd, '/')) {
-		snprintf(buf, len, "%s", cmd);
-		return access(buf, X_OK) == 0 ? 0 : -1;
-	}
-	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = *end ? end + 1 : end) {
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		snprintf(buf, len, "%.*s/%s", (int)(end - p), end == p ? "." : p, cmd);
-		if (access(buf, X_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-static char *exec_info(const wmap_kube_config *cfg)
-{
-	json_t *spec = json_pack("{s:b}", "interactive", 0), *v;
-	char *out;
-
-	if (spec && cfg->exec_provide_cluster_info) {
-		json_t *cl = json_pack("{s:s, s:b}", "server", cfg->server,
-				       "insecure-skip-tls-verify", cfg->insecure);
-		if (cl && cfg->tls_server_name)
-			json_object_set_new(cl, "tls-server-name", json_string(cfg->tls_server_name));
-		if (cl && cfg->proxy_url)
-			json_object_set_new(cl, "proxy-url", json_string(cfg->proxy_url));
-		if (cl && cfg->exec_cluster_config)
-			json_object_set(cl, "config", cfg->exec_cluster_config);
-		json_object_set_new(spec, "cluster", cl);
-	}
-	v = json_pack("{s:s, s:s, s:o}", "apiVersion", cfg->exec_api_version, "kind",
-		      "ExecCredential", "spec", spec);
-	out = v ? json_dumps(v, JSON_COMPACT) : NULL;
-	json_decref(v);
-	return out;
-}
-
-/* Runs the exec plugin and takes its ExecCredential. */
+/* Runs the exec credential plugin (kube_exec.c) and keeps what it gave. */
 static int run_exec(wmap_kube_client *c, wmap_error *err)
 {
-	const wmap_kube_config *cfg = c->cfg;
-	char path[PATH_MAX], *info = NULL;
-	wmap_buf out = WMAP_BUF_INIT(EXEC_MAX_OUTPUT, 16384);
-	int overflow = 0;
-	wmap_kube__credential cred = { 0 };
-	int fds[2] = { -1, -1 }, wstatus = 0, rc = 0;
-	pid_t pid;
+	wmap_kube__credential cred;
+	int rc = wmap_kube__run_exec(&cred, c->cfg, err);
 
-	if (find_command(path, sizeof(path), cfg->exec_command) != 0)
-		return wmap_error_set(err, WMAP_EIO,
-				      "exec credential plugin: executable %s not found%s%s",
-				      cfg->exec_command, cfg->exec_install_hint ? "\n\n" : "",
-				      cfg->exec_install_hint ? cfg->exec_install_hint : "");
-	if ((info = exec_info(cfg)) == NULL)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	if (pipe(fds) != 0) {
-		rc = wmap_error_set(err, WMAP_EIO, "exec credential plugin: pipe: %s", strerror(errno));
-		goto cleanup;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		rc = wmap_error_set(err, WMAP_EIO, "exec credential plugin: fork: %s", strerror(errno));
-		goto cleanup;
-	}
-	if (pid == 0) {
-		size_t i;
-		json_t *e;
-		char **argv = calloc(cfg->exec_n_args + 2, sizeof(char *));
-		int devnull = open("/dev/null", O_RDONLY);
-
-		if (!argv)
-			_exit(127);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		json_array_foreach(cfg->exec_env, i, e) {
-			const char *n = json_string_value(json_object_get(e, "name"));
-			const char *v = json_string_value(json_object_get(e, "value"));
-
-			if (n && v)
-				setenv(n, v, 1);
-		}
-		setenv("KUBERNETES_EXEC_INFO", info, 1);
-		argv[0] = (char *)cfg->exec_command;
-		for (i = 0; i < cfg->exec_n_args; i++)
-			argv[i + 1] = cfg->exec_args[i];
-		execv(path, argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	fds[1] = -1;
-	for (;;) {
-		char chunk[4096];
-		ssize_t n = read(fds[0], chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		/* Refused before the buffer would drop (and not wipe) the credential text. */
-		if (wmap_buf_grow_size(&out, (size_t)n) == 0) {
-			overflow = 1;
-			break;
-		}
-		if (wmap_buf_add(&out, chunk, (size_t)n))
-			break;
-	}
-	close(fds[0]);
-	fds[0] = -1;
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-		rc = wmap_error_set(err, WMAP_EIO,
-				    "exec credential plugin %s failed (exit status %d)",
-				    cfg->exec_command, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
-		goto cleanup;
-	}
-	if (overflow || out.error || !out.data) {
-		rc = wmap_error_set(err, WMAP_EINVAL,
-				    "exec credential plugin %s: its output is not an ExecCredential "
-				    "(JSON)",
-				    cfg->exec_command);
-		goto cleanup;
-	}
-	if ((rc = wmap_kube__exec_credential(&cred, out.data, out.len, cfg->exec_api_version,
-					     cfg->exec_command, err)))
-		goto cleanup;
-	free(c->token);
-	free(c->exec_cert);
-	free(c->exec_key);
-	c->token = cred.token;
-	c->exec_cert = cred.cert;
-	c->exec_key = cred.key;
-	c->token_expiry = cred.expiry;
-	memset(&cred, 0, sizeof(cred)); /* handed over */
-cleanup:
-	if (fds[0] >= 0)
-		close(fds[0]);
-	if (fds[1] >= 0)
-		close(fds[1]);
-	if (out.data) {
-		memset(out.data, 0, out.len);
-		free(out.data);
+	if (rc == 0) {
+		free(c->token);
+		free(c->exec_cert);
+		free(c->exec_key);
+		c->token = cred.token;
+		c->exec_cert = cred.cert;
+		c->exec_key = cred.key;
+		c->token_expiry = cred.expiry;
+		memset(&cred, 0, sizeof(cred)); /* handed over */
 	}
 	wmap_kube__credential_clear(&cred);
-	free(info);
 	return rc;
 }
 
@@ -767,21 +622,178 @@ int wmap_kube__configure(wmap_kube_client *c, CURL *h, const char *url, const ch
 	return 0;
 }
 
-int wmap_kube__prepare(char **url, wmap_kube_client *c, const char *path, wmap_error *err)
+/* The request's URL: the client's base and path. */
+static int url_for(char **url, const wmap_kube_client *c, const char *path, wmap_error *err)
 {
 	size_t ulen = strlen(c->url_base) + strlen(path) + 1;
+
+	if ((*url = malloc(ulen)) == NULL)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	snprintf(*url, ulen, "%s%s", c->url_base, path);
+	return 0;
+}
+
+/* A credential in force (exec plugins and token files read again when due) that fits the
+ * Authorization header. */
+static int ready_credentials(wmap_kube_client *c, wmap_error *err)
+{
 	int rc;
 
-	*url = NULL;
 	if ((rc = refresh_credentials(c, 0, err)) != 0)
 		return rc;
 	if (c->token && strlen(c->token) + 32 > AUTH_MAX)
 		return wmap_error_set(err, WMAP_ELIMIT, "the bearer token is longer than %d bytes",
 				      AUTH_MAX - 32);
-	if ((*url = malloc(ulen)) == NULL)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	snprintf(*url, ulen, "%s%s", c->url_base, path);
+	return 0;
+}
+
+int wmap_kube__prepare(char **url, wmap_kube_client *c, const char *path, wmap_error *err)
+{
+	int rc;
+
+	*url = NULL;
+	if ((rc = ready_credentials(c, err)) != 0 || (rc = url_for(url, c, path, err)) != 0)
+		return rc;
 	c->requests++;
+	return 0;
+}
+
+/* One request across its attempts: where the response goes, what the last attempt got. */
+typedef struct exchange {
+	wmap_kube_client *c;
+	const char *method, *path;
+	const wmap_kube_stream_opts *so; /* a watch, or NULL */
+	wmap_buf resp;                   /* the body (a watch: an error response's) */
+	stream st;
+	header_ctx hc;
+	int attempt, reauthed, max_retries;
+	long code; /* the last attempt's HTTP status, 0 when none */
+} exchange;
+
+/* The per-attempt settings of the handle the headers were configured on: time limits, where
+ * the body and the headers go (emptied of a previous attempt's), the size cap. */
+static void setup_transfer(exchange *x, CURL *h)
+{
+	wmap_kube_client *c = x->c;
+
+	x->hc = (header_ctx){ -1, c->warnings };
+	wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, x->so ? x->so->timeout_ms : c->timeout_ms);
+	wmap__curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+			       c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
+	if (x->so) {
+		/* A watch: lines as they come, and the caller's stop flag checked at least once
+		 * a second. */
+		wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream);
+		wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &x->st);
+		wmap__curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+		wmap__curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		wmap__curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x->st);
+	} else {
+		wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+		wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &x->resp);
+	}
+	wmap__curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	wmap__curl_easy_setopt(h, CURLOPT_HEADERDATA, &x->hc);
+	json_array_clear(c->warnings);
+	wmap__curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
+
+	if (x->resp.error)
+		wmap_buf_free(&x->resp); /* a failed attempt: start again */
+	else
+		wmap_buf_clear(&x->resp);
+	if (x->st.line.error)
+		wmap_buf_free(&x->st.line);
+	else
+		wmap_buf_clear(&x->st.line);
+	x->st.error_response = 0;
+}
+
+enum { ATTEMPT_DONE,
+       ATTEMPT_AGAIN,
+       ATTEMPT_STOPPED };
+
+/* A transfer that failed (cc): too large a response, a connection failure worth retrying
+ * (reads only: ATTEMPT_AGAIN after a pause), or the error kubectl reports. */
+static int failed_transfer(exchange *x, CURLcode cc, long *status, wmap_error *err)
+{
+	if (x->resp.error == WMAP_ELIMIT || x->st.line.error == WMAP_ELIMIT ||
+	    cc == CURLE_FILESIZE_EXCEEDED)
+		return wmap_error_set(err, WMAP_ELIMIT, "the response to %s %s is larger than %zu bytes",
+				      x->method, x->path, x->c->max_response);
+	if (strcmp(x->method, "GET") == 0 && x->attempt < x->max_retries &&
+	    cc != CURLE_OPERATION_TIMEDOUT && cc != CURLE_PEER_FAILED_VERIFICATION &&
+	    cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_SSL_CERTPROBLEM) {
+		sleep_ms(100L << x->attempt);
+		return ATTEMPT_AGAIN;
+	}
+	if (x->so && status)
+		*status = x->code; /* a stream cut after its headers: 200 */
+	return wmap_error_set(err, WMAP_EIO, "Unable to connect to the server %s: %s",
+			      x->c->cfg->server, wmap__curl_easy_strerror(cc));
+}
+
+/* What one attempt's outcome calls for: ATTEMPT_DONE (a response to hand over),
+ * ATTEMPT_AGAIN (after a fresh credential or a pause), ATTEMPT_STOPPED (the watch's caller
+ * ended it), or a negative code with err set. */
+static int judge_attempt(exchange *x, CURLcode cc, long *status, wmap_error *err)
+{
+	wmap_kube_client *c = x->c;
+	const wmap_kube_stream_opts *so = x->so;
+	long code = x->code;
+	int rc;
+
+	if (so && x->st.stopped) {
+		if (status)
+			*status = code;
+		return ATTEMPT_STOPPED; /* the caller ended it: not an error */
+	}
+	if (so && so->retry_after)
+		*so->retry_after = x->hc.retry_after;
+	if (so && x->st.error_response) {
+		/* Keep what the server said for the message. */
+		wmap_buf_free(&x->resp);
+		x->resp = x->st.line;
+		wmap_buf_init(&x->st.line, c->max_response, 16384);
+		cc = CURLE_OK;
+	}
+	if (cc != CURLE_OK)
+		return failed_transfer(x, cc, status, err);
+	if (code == 401 && !x->reauthed && (c->cfg->exec_command || c->cfg->token_file)) {
+		/* A credential may have expired: take a fresh one once. */
+		x->reauthed = 1;
+		if ((rc = refresh_credentials(c, 1, err)) != 0)
+			return rc;
+		x->attempt--;
+		return ATTEMPT_AGAIN;
+	}
+	if ((code == 429 || code == 502 || code == 503 || code == 504 ||
+	     (code >= 500 && x->hc.retry_after >= 0)) &&
+	    x->attempt < x->max_retries) {
+		long wait = x->hc.retry_after >= 0 ? x->hc.retry_after * 1000 : 200L << x->attempt;
+
+		if (wait > RETRY_AFTER_MAX_S * 1000)
+			wait = RETRY_AFTER_MAX_S * 1000;
+		sleep_ms(wait);
+		return ATTEMPT_AGAIN;
+	}
+	return ATTEMPT_DONE;
+}
+
+/* The final response: its status, kubectl's message for an error status, the body as JSON
+ * into *out (when asked for, and not a watch). */
+static int take_response(exchange *x, json_t **out, long *status, wmap_error *err)
+{
+	json_error_t je;
+
+	if (status)
+		*status = x->code;
+	if (x->code < 200 || x->code >= 300)
+		return status_error(err, x->code, &x->resp);
+	if (out && !x->so && x->resp.len > 0 &&
+	    (*out = json_loadb(x->resp.data, x->resp.len, 0, &je)) == NULL)
+		return wmap_error_set(err, WMAP_EINVAL,
+				      "the server's answer to %s %s is not JSON: %s (line %d)",
+				      x->method, x->path, je.text, je.line);
 	return 0;
 }
 
@@ -789,34 +801,22 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		   const char *path, const char *accept, const char *content_type,
 		   const char *body, const wmap_kube_stream_opts *so, wmap_error *err)
 {
-	const wmap_kube_config *cfg = c->cfg;
+	exchange x = { c, method, path, so, WMAP_BUF_INIT(c->max_response, 16384), { so, c->curl, WMAP_BUF_INIT(c->max_response, 16384), 0, 0 }, { -1, c->warnings }, 0, 0, so ? 0 : c->max_retries, 0 };
 	char *url = NULL;
 	struct curl_slist *hdrs = NULL, *connect_to = NULL;
-	wmap_buf resp = WMAP_BUF_INIT(c->max_response, 16384);
-	stream st = { so, c->curl, WMAP_BUF_INIT(c->max_response, 16384), 0, 0 };
-	int rc = 0, attempt, reauthed = 0, max_retries = so ? 0 : c->max_retries;
-	long code = 0;
-	size_t ulen;
+	int rc;
 
 	if (out)
 		*out = NULL;
 	if (status)
 		*status = 0;
-	ulen = strlen(c->url_base) + strlen(path) + 1;
-	if ((url = malloc(ulen)) == NULL)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	snprintf(url, ulen, "%s%s", c->url_base, path);
-	if ((rc = refresh_credentials(c, 0, err)) != 0)
+	if ((rc = url_for(&url, c, path, err)) != 0)
+		return rc;
+	if ((rc = ready_credentials(c, err)) != 0)
 		goto cleanup;
-	if (c->token && strlen(c->token) + 32 > AUTH_MAX) {
-		rc = wmap_error_set(err, WMAP_ELIMIT, "the bearer token is longer than %d bytes",
-				    AUTH_MAX - 32);
-		goto cleanup;
-	}
-	for (attempt = 0;; attempt++) {
+	for (;; x.attempt++) {
 		CURL *h = c->curl;
 		CURLcode cc;
-		header_ctx hc = { -1, c->warnings };
 
 		wmap__curl_easy_reset(h);
 		wmap__curl_slist_free_all(hdrs);
@@ -824,118 +824,25 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		if ((rc = wmap_kube__configure(c, h, url, method, accept, content_type, body, &hdrs,
 					       &connect_to, err)) != 0)
 			goto cleanup;
-		wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, so ? so->timeout_ms : c->timeout_ms);
-		wmap__curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-				       c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
-		if (so) {
-			/* A watch: lines as they come, and the caller's stop flag checked at
-			 * least once a second. */
-			wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream);
-			wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &st);
-			wmap__curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-			wmap__curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-			wmap__curl_easy_setopt(h, CURLOPT_XFERINFODATA, &st);
-		} else {
-			wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-			wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-		}
-		wmap__curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-		wmap__curl_easy_setopt(h, CURLOPT_HEADERDATA, &hc);
-		json_array_clear(c->warnings);
-		wmap__curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
-
-		if (resp.error)
-			wmap_buf_free(&resp); /* a failed attempt: start again */
-		else
-			wmap_buf_clear(&resp);
-		if (st.line.error)
-			wmap_buf_free(&st.line);
-		else
-			wmap_buf_clear(&st.line);
-		st.error_response = 0;
+		setup_transfer(&x, h);
 		c->requests++;
 		cc = wmap__curl_easy_perform(h);
-		c->retry_after = hc.retry_after;
-		code = 0;
+		c->retry_after = x.hc.retry_after;
+		x.code = 0;
 		if (cc == CURLE_OK || so)
-			wmap__curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-		if (so && st.stopped) {
-			if (status)
-				*status = code;
-			goto cleanup; /* the caller ended it: not an error */
-		}
-		if (so && so->retry_after)
-			*so->retry_after = hc.retry_after;
-		if (so && st.error_response) {
-			/* Keep what the server said for the message below. */
-			wmap_buf_free(&resp);
-			resp = st.line;
-			wmap_buf_init(&st.line, c->max_response, 16384);
-			cc = CURLE_OK;
-		}
-		if (cc != CURLE_OK) {
-			if (resp.error == WMAP_ELIMIT || st.line.error == WMAP_ELIMIT ||
-			    cc == CURLE_FILESIZE_EXCEEDED) {
-				rc = wmap_error_set(err, WMAP_ELIMIT,
-						    "the response to %s %s is larger than %zu bytes",
-						    method, path, c->max_response);
-				goto cleanup;
-			}
-			/* Connection failures are retried for reads only. */
-			if (strcmp(method, "GET") == 0 && attempt < max_retries &&
-			    cc != CURLE_OPERATION_TIMEDOUT && cc != CURLE_PEER_FAILED_VERIFICATION &&
-			    cc != CURLE_SSL_CACERT_BADFILE && cc != CURLE_SSL_CERTPROBLEM) {
-				sleep_ms(100L << attempt);
-				continue;
-			}
-			rc = wmap_error_set(err, WMAP_EIO,
-					    "Unable to connect to the server %s: %s", cfg->server,
-					    wmap__curl_easy_strerror(cc));
-			if (so && status)
-				*status = code; /* a stream cut after its headers: 200 */
-			goto cleanup;
-		}
-		if (code == 401 && !reauthed && (cfg->exec_command || cfg->token_file)) {
-			/* A credential may have expired: take a fresh one once. */
-			reauthed = 1;
-			if ((rc = refresh_credentials(c, 1, err)) != 0)
-				goto cleanup;
-			attempt--;
-			continue;
-		}
-		if ((code == 429 || code == 502 || code == 503 || code == 504 ||
-		     (code >= 500 && hc.retry_after >= 0)) &&
-		    attempt < max_retries) {
-			long wait = hc.retry_after >= 0 ? hc.retry_after * 1000 : 200L << attempt;
-
-			if (wait > RETRY_AFTER_MAX_S * 1000)
-				wait = RETRY_AFTER_MAX_S * 1000;
-			sleep_ms(wait);
-			continue;
-		}
-		break;
+			wmap__curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x.code);
+		if ((rc = judge_attempt(&x, cc, status, err)) != ATTEMPT_AGAIN)
+			break;
 	}
-	if (status)
-		*status = code;
-	if (code < 200 || code >= 300) {
-		rc = status_error(err, code, &resp);
-		goto cleanup;
-	}
-	if (out && !so && resp.len > 0) {
-		json_error_t je;
-
-		if ((*out = json_loadb(resp.data, resp.len, 0, &je)) == NULL) {
-			rc = wmap_error_set(err, WMAP_EINVAL,
-					    "the server's answer to %s %s is not JSON: %s (line %d)",
-					    method, path, je.text, je.line);
-			goto cleanup;
-		}
-	}
+	if (rc == ATTEMPT_DONE)
+		rc = take_response(&x, out, status, err);
+	else if (rc == ATTEMPT_STOPPED)
+		rc = 0;
 cleanup:
 	wmap__curl_slist_free_all(hdrs);
 	wmap__curl_slist_free_all(connect_to);
-	wmap_buf_free(&resp);
-	wmap_buf_free(&st.line);
+	wmap_buf_free(&x.resp);
+	wmap_buf_free(&x.st.line);
 	free(url);
 	return rc;
 }

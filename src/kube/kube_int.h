@@ -1,5 +1,5 @@
-/* wmap: internals of the API client shared between src/kube/kube.c, src/kube/kube_response.c
- * and src/kube/kube_stream.c (and the fuzz targets that read what a server or a plugin
+/* wmap: internals of the API client shared between src/kube/kube.c, kube_response.c,
+ * kube_exec.c and kube_stream.c (and the fuzz targets that read what a server or a plugin
  * sends); not part of libwmap's API. */
 #ifndef WMAP_KUBE_INT_H
 #define WMAP_KUBE_INT_H
@@ -24,6 +24,13 @@ typedef struct wmap_kube__credential {
 int wmap_kube__exec_credential(wmap_kube__credential *out, const char *text, size_t len,
 			       const char *api_version, const char *command, wmap_error *err);
 void wmap_kube__credential_clear(wmap_kube__credential *c);
+
+/* Runs cfg's exec credential plugin (kube_exec.c) and reads its ExecCredential into *cred
+ * (cleared first; the caller clears it with wmap_kube__credential_clear, on failure too).
+ * WMAP_EIO when the plugin cannot be found or run or fails, WMAP_EINVAL when what it wrote
+ * is not a credential; messages name the command, never what it wrote. */
+int wmap_kube__run_exec(wmap_kube__credential *cred, const wmap_kube_config *cfg,
+			wmap_error *err);
 
 /* The error kubectl prints for an error response with HTTP code and body (a metav1.Status,
  * or anything else; body may be NULL): WMAP_ENOTFOUND for 404, WMAP_EIO otherwise, with

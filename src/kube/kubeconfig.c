@@ -420,85 +420,83 @@ static int set_str(char **dst, const char *v)
 	return v && !*dst ? WMAP_ENOMEM : 0;
 }
 
-/* The kubeconfig's cluster and user for the context, with the flag overrides on top, in the
- * order client-go's DirectClientConfig uses (getContext, getCluster, getAuthInfo), then the
- * checks kubectl makes before any request (ConfirmUsable, tlsConfigFor). */
-int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const char *dir,
-			      const char *source, const wmap_kube_overrides *ov, wmap_error *err)
-{
-	static const wmap_kube_overrides none = { 0 };
-	const json_t *ctx_e = NULL, *ctx, *cl_e = NULL, *cl, *us_e, *us = NULL, *ex = NULL, *ap = NULL;
-	const char *ctx_name, *cl_name, *us_name, *ns, *cl_dir, *us_dir;
-	char what[300];
-	wmap_kube_config *c;
-	int rc = 0, methods = 0, has_cert;
+/* What a context picks from the kubeconfig: its entries and names, and the folders the
+ * relative paths of the cluster and the user are relative to. The pointers are borrowed
+ * from the document (and the overrides) the config is built from. */
+typedef struct picked {
+	const char *ctx_name, *cl_name, *us_name;
+	const json_t *ctx, *cl, *us;
+	const json_t *ex, *ap; /* the user's exec and auth-provider; NULL when absent or null */
+	const char *cl_dir, *us_dir;
+} picked;
 
-	*out = NULL;
-	if (!ov)
-		ov = &none;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	c->source = strdup(given(source) ? source : "kubeconfig");
-	ctx_name = given(ov->context) ? ov->context : str_of(doc, "current-context");
-	if (given(ctx_name) && (ctx_e = find_named(doc, "contexts", ctx_name)) == NULL) {
-		rc = wmap_error_set(err, WMAP_ENOTFOUND,
-				    "%s: context \"%s\" does not exist", c->source, ctx_name);
-		goto cleanup;
-	}
+/* Finds the context, its cluster and its user (or those the flags name), as clientcmd's
+ * getContext, getCluster and getAuthInfo do, and sets c's names and namespace. */
+static int pick_entries(picked *p, wmap_kube_config *c, const json_t *doc, const char *dir,
+			const wmap_kube_overrides *ov, wmap_error *err)
+{
+	const json_t *ctx_e = NULL, *cl_e = NULL, *us_e;
+	const char *ns;
+
+	p->ctx_name = given(ov->context) ? ov->context : str_of(doc, "current-context");
+	if (given(p->ctx_name) && (ctx_e = find_named(doc, "contexts", p->ctx_name)) == NULL)
+		return wmap_error_set(err, WMAP_ENOTFOUND, "%s: context \"%s\" does not exist",
+				      c->source, p->ctx_name);
 	/* Without a context, kubectl still works from --cluster and --user, or from --server. */
-	if (!ctx_e && !(given(ov->cluster) && given(ov->user)) && !given(ov->server)) {
-		rc = wmap_error_set(err, WMAP_ENOTFOUND,
-				    "%s: no current-context is set; use --context (or --server)",
-				    c->source);
-		goto cleanup;
-	}
-	ctx = json_object_get(ctx_e, "context");
-	c->context = xstrdup(given(ctx_name) ? ctx_name : "");
-	cl_name = given(ov->cluster) ? ov->cluster : str_of(ctx, "cluster");
-	us_name = given(ov->user) ? ov->user : str_of(ctx, "user");
+	if (!ctx_e && !(given(ov->cluster) && given(ov->user)) && !given(ov->server))
+		return wmap_error_set(err, WMAP_ENOTFOUND,
+				      "%s: no current-context is set; use --context (or --server)",
+				      c->source);
+	p->ctx = json_object_get(ctx_e, "context");
+	c->context = xstrdup(given(p->ctx_name) ? p->ctx_name : "");
+	p->cl_name = given(ov->cluster) ? ov->cluster : str_of(p->ctx, "cluster");
+	p->us_name = given(ov->user) ? ov->user : str_of(p->ctx, "user");
 	/* A cluster named by --cluster must exist; the context's may be missing when --server
 	 * gives the server (client-go only requires what a flag names). */
-	if ((!given(cl_name) || (cl_e = find_named(doc, "clusters", cl_name)) == NULL) &&
-	    (given(ov->cluster) || !given(ov->server))) {
-		rc = wmap_error_set(err, WMAP_ENOTFOUND,
-				    "%s: context \"%s\": cluster \"%s\" does not exist", c->source,
-				    given(ctx_name) ? ctx_name : "", cl_name ? cl_name : "");
-		goto cleanup;
+	if ((!given(p->cl_name) || (cl_e = find_named(doc, "clusters", p->cl_name)) == NULL) &&
+	    (given(ov->cluster) || !given(ov->server)))
+		return wmap_error_set(err, WMAP_ENOTFOUND,
+				      "%s: context \"%s\": cluster \"%s\" does not exist", c->source,
+				      given(p->ctx_name) ? p->ctx_name : "",
+				      p->cl_name ? p->cl_name : "");
+	p->cl = json_object_get(cl_e, "cluster");
+	p->cl_dir = str_of(cl_e, DIR_KEY) ? str_of(cl_e, DIR_KEY) : dir;
+	p->us_dir = dir;
+	if (given(p->us_name)) {
+		if ((us_e = find_named(doc, "users", p->us_name)) == NULL)
+			return wmap_error_set(err, WMAP_ENOTFOUND,
+					      "%s: context \"%s\": user \"%s\" does not exist",
+					      c->source, given(p->ctx_name) ? p->ctx_name : "",
+					      p->us_name);
+		p->us = json_object_get(us_e, "user");
+		p->us_dir = str_of(us_e, DIR_KEY) ? str_of(us_e, DIR_KEY) : dir;
 	}
-	cl = json_object_get(cl_e, "cluster");
-	cl_dir = str_of(cl_e, DIR_KEY) ? str_of(cl_e, DIR_KEY) : dir;
-	if (given(us_name)) {
-		if ((us_e = find_named(doc, "users", us_name)) == NULL) {
-			rc = wmap_error_set(err, WMAP_ENOTFOUND,
-					    "%s: context \"%s\": user \"%s\" does not exist",
-					    c->source, given(ctx_name) ? ctx_name : "", us_name);
-			goto cleanup;
-		}
-		us = json_object_get(us_e, "user");
-		us_dir = str_of(us_e, DIR_KEY) ? str_of(us_e, DIR_KEY) : dir;
-	} else {
-		us_dir = dir;
-	}
-	c->cluster_name = xstrdup(cl_name ? cl_name : "");
-	c->user_name = xstrdup(us_name ? us_name : "");
-	ns = given(ov->namespace_) ? ov->namespace_ : str_of(ctx, "namespace");
+	c->cluster_name = xstrdup(p->cl_name ? p->cl_name : "");
+	c->user_name = xstrdup(p->us_name ? p->us_name : "");
+	ns = given(ov->namespace_) ? ov->namespace_ : str_of(p->ctx, "namespace");
 	c->namespace_explicit = given(ns);
 	c->namespace_ = strdup(given(ns) ? ns : "default");
+	return 0;
+}
 
-	/* The cluster, then the flags over it (clientcmd getCluster). */
-	if (!given(ov->server) && !given(str_of(cl, "server"))) {
-		rc = wmap_error_set(err, WMAP_EINVAL, "%s: cluster \"%s\" has no server", c->source,
-				    cl_name);
-		goto cleanup;
-	}
-	c->ca_file = abs_path(str_of(cl, "certificate-authority"), cl_dir);
+/* The cluster's TLS settings, then the flags over them (clientcmd getCluster). */
+static int set_cluster_tls(wmap_kube_config *c, const picked *p, const wmap_kube_overrides *ov,
+			   wmap_error *err)
+{
+	const json_t *cl = p->cl;
+	int rc;
+
+	if (!given(ov->server) && !given(str_of(cl, "server")))
+		return wmap_error_set(err, WMAP_EINVAL, "%s: cluster \"%s\" has no server",
+				      c->source, p->cl_name);
+	c->ca_file = abs_path(str_of(cl, "certificate-authority"), p->cl_dir);
 	c->insecure = json_is_true(json_object_get(cl, "insecure-skip-tls-verify"));
 	c->tls_server_name = xstrdup(str_of(cl, "tls-server-name"));
 	c->proxy_url = xstrdup(str_of(cl, "proxy-url"));
 	c->disable_compression = json_is_true(json_object_get(cl, "disable-compression"));
 	if ((rc = decode_field(&c->ca_data, &c->ca_data_len, cl, "certificate-authority-data",
-			       cl_name, c->source, err)) != 0)
-		goto cleanup;
+			       p->cl_name, c->source, err)) != 0)
+		return rc;
 	/* --insecure-skip-tls-verify or --certificate-authority replaces the CA setting whole,
 	 * so that a kubeconfig CA does not make the insecure flag an error. */
 	if (ov->insecure || given(ov->ca_file)) {
@@ -507,176 +505,230 @@ int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const c
 		c->ca_data = NULL;
 		c->ca_data_len = 0;
 		if (set_str(&c->ca_file, given(ov->ca_file) ? ov->ca_file : NULL))
-			goto oom;
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
 	/* --server clears the kubeconfig's tls-server-name unless --tls-server-name is given:
 	 * the name belonged to the other address. */
 	if ((given(ov->tls_server_name) || given(ov->server)) &&
 	    set_str(&c->tls_server_name, given(ov->tls_server_name) ? ov->tls_server_name : NULL))
-		goto oom;
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	return 0;
+}
 
-	/* The user, then the flags over it (clientcmd getAuthInfo). */
-	if (us) {
-		ex = json_object_get(us, "exec");
-		ap = json_object_get(us, "auth-provider");
-		if (json_is_null(ex))
-			ex = NULL;
-		if (json_is_null(ap))
-			ap = NULL;
-		c->cert_file = abs_path(str_of(us, "client-certificate"), us_dir);
-		c->key_file = abs_path(str_of(us, "client-key"), us_dir);
-		if ((rc = decode_field(&c->cert_data, &c->cert_data_len, us,
-				       "client-certificate-data", us_name, c->source, err)) ||
-		    (rc = decode_field(&c->key_data, &c->key_data_len, us, "client-key-data",
-				       us_name, c->source, err)))
-			goto cleanup;
-		if (given(str_of(us, "token")))
-			c->token = xstrdup(str_of(us, "token"));
-		c->token_file = abs_path(str_of(us, "tokenFile"), us_dir);
-		methods = (c->token || c->token_file) + (ex != NULL) + (ap != NULL);
-		/* wmap refuses a user with two ways of getting a token, unless --token settles it. */
-		if (methods > 1 && !given(ov->token)) {
-			rc = wmap_error_set(err, WMAP_EINVAL,
-					    "%s: user \"%s\" sets more than one of token, exec and "
-					    "auth-provider",
-					    c->source, us_name);
-			goto cleanup;
-		}
-		c->as_user = xstrdup(str_of(us, "as"));
-		c->as_uid = xstrdup(str_of(us, "as-uid"));
-		if (json_is_array(json_object_get(us, "as-groups")))
-			c->as_groups = json_deep_copy(json_object_get(us, "as-groups"));
-		if (json_is_object(json_object_get(us, "as-user-extra")))
-			c->as_extra = json_deep_copy(json_object_get(us, "as-user-extra"));
-	}
+/* The user's credentials and impersonation as the kubeconfig gives them (clientcmd
+ * getAuthInfo); notes its exec and auth-provider in p. */
+static int set_user(wmap_kube_config *c, picked *p, const wmap_kube_overrides *ov,
+		    wmap_error *err)
+{
+	const json_t *us = p->us;
+	int rc, methods;
+
+	if (!us)
+		return 0;
+	p->ex = json_object_get(us, "exec");
+	p->ap = json_object_get(us, "auth-provider");
+	if (json_is_null(p->ex))
+		p->ex = NULL;
+	if (json_is_null(p->ap))
+		p->ap = NULL;
+	c->cert_file = abs_path(str_of(us, "client-certificate"), p->us_dir);
+	c->key_file = abs_path(str_of(us, "client-key"), p->us_dir);
+	if ((rc = decode_field(&c->cert_data, &c->cert_data_len, us, "client-certificate-data",
+			       p->us_name, c->source, err)) ||
+	    (rc = decode_field(&c->key_data, &c->key_data_len, us, "client-key-data", p->us_name,
+			       c->source, err)))
+		return rc;
+	if (given(str_of(us, "token")))
+		c->token = xstrdup(str_of(us, "token"));
+	c->token_file = abs_path(str_of(us, "tokenFile"), p->us_dir);
+	methods = (c->token || c->token_file) + (p->ex != NULL) + (p->ap != NULL);
+	/* wmap refuses a user with two ways of getting a token, unless --token settles it. */
+	if (methods > 1 && !given(ov->token))
+		return wmap_error_set(err, WMAP_EINVAL,
+				      "%s: user \"%s\" sets more than one of token, exec and "
+				      "auth-provider",
+				      c->source, p->us_name);
+	c->as_user = xstrdup(str_of(us, "as"));
+	c->as_uid = xstrdup(str_of(us, "as-uid"));
+	if (json_is_array(json_object_get(us, "as-groups")))
+		c->as_groups = json_deep_copy(json_object_get(us, "as-groups"));
+	if (json_is_object(json_object_get(us, "as-user-extra")))
+		c->as_extra = json_deep_copy(json_object_get(us, "as-user-extra"));
+	return 0;
+}
+
+/* Forgets the client key (its bytes wiped). */
+static void drop_key_data(wmap_kube_config *c)
+{
+	if (c->key_data)
+		memset(c->key_data, 0, c->key_data_len);
+	free(c->key_data);
+	c->key_data = NULL;
+	c->key_data_len = 0;
+}
+
+/* The flags over the user: --token, --client-certificate, --client-key, --as, --as-uid,
+ * --as-group. Returns 0 or WMAP_ENOMEM. */
+static int override_user(wmap_kube_config *c, const wmap_kube_overrides *ov)
+{
 	if (given(ov->token) && set_str(&c->token, ov->token))
-		goto oom;
+		return WMAP_ENOMEM;
 	if (given(ov->cert_file)) {
 		free(c->cert_data);
 		c->cert_data = NULL;
 		c->cert_data_len = 0;
 		if (set_str(&c->cert_file, ov->cert_file))
-			goto oom;
+			return WMAP_ENOMEM;
 	}
 	if (given(ov->key_file)) {
-		if (c->key_data) {
-			memset(c->key_data, 0, c->key_data_len);
-			free(c->key_data);
-		}
-		c->key_data = NULL;
-		c->key_data_len = 0;
+		drop_key_data(c);
 		if (set_str(&c->key_file, ov->key_file))
-			goto oom;
+			return WMAP_ENOMEM;
 	}
 	if (given(ov->as_user) && set_str(&c->as_user, ov->as_user))
-		goto oom;
+		return WMAP_ENOMEM;
 	if (given(ov->as_uid) && set_str(&c->as_uid, ov->as_uid))
-		goto oom;
+		return WMAP_ENOMEM;
 	if (ov->n_as_groups > 0) {
 		json_decref(c->as_groups);
 		if ((c->as_groups = json_array()) == NULL)
-			goto oom;
+			return WMAP_ENOMEM;
 		for (size_t i = 0; i < ov->n_as_groups; i++)
 			if (given(ov->as_groups[i]) &&
 			    json_array_append_new(c->as_groups, json_string(ov->as_groups[i])) != 0)
-				goto oom;
+				return WMAP_ENOMEM;
 	}
+	return 0;
+}
 
-	/* What kubectl checks before any request (validateAuthInfo, validateClusterInfo,
-	 * tlsConfigFor). */
-	if (c->cert_file && c->cert_data) {
-		rc = wmap_error_set(err, WMAP_EINVAL, "%s: user \"%s\" sets both client-certificate "
-						      "and client-certificate-data",
-				    c->source, us_name);
-		goto cleanup;
-	}
-	if (c->key_file && c->key_data) {
-		rc = wmap_error_set(err, WMAP_EINVAL, "%s: user \"%s\" sets both client-key and "
-						      "client-key-data",
-				    c->source, us_name);
-		goto cleanup;
-	}
-	if ((c->cert_file || c->cert_data) && !(c->key_file || c->key_data)) {
-		rc = given(us_name)
-			     ? wmap_error_set(err, WMAP_EINVAL,
-					      "user \"%s\" has a client certificate but no client key "
-					      "(client-key, client-key-data or --client-key)",
-					      us_name)
-			     : wmap_error_set(err, WMAP_EINVAL,
-					      "--client-certificate needs --client-key");
-		goto cleanup;
-	}
+/* What kubectl checks of the user before any request (validateAuthInfo): one form of each
+ * client credential, a key with every certificate, a user to impersonate with uid or groups. */
+static int check_user(wmap_kube_config *c, const picked *p, wmap_error *err)
+{
+	const char *us_name = p->us_name;
+
+	if (c->cert_file && c->cert_data)
+		return wmap_error_set(err, WMAP_EINVAL, "%s: user \"%s\" sets both client-certificate "
+							"and client-certificate-data",
+				      c->source, us_name);
+	if (c->key_file && c->key_data)
+		return wmap_error_set(err, WMAP_EINVAL, "%s: user \"%s\" sets both client-key and "
+							"client-key-data",
+				      c->source, us_name);
+	if ((c->cert_file || c->cert_data) && !(c->key_file || c->key_data))
+		return given(us_name)
+			       ? wmap_error_set(err, WMAP_EINVAL,
+						"user \"%s\" has a client certificate but no client key "
+						"(client-key, client-key-data or --client-key)",
+						us_name)
+			       : wmap_error_set(err, WMAP_EINVAL,
+						"--client-certificate needs --client-key");
 	if (!(c->cert_file || c->cert_data) && (c->key_file || c->key_data)) {
 		/* A key without a certificate authenticates nothing; client-go ignores it. */
 		free(c->key_file);
 		c->key_file = NULL;
-		if (c->key_data)
-			memset(c->key_data, 0, c->key_data_len);
-		free(c->key_data);
-		c->key_data = NULL;
-		c->key_data_len = 0;
+		drop_key_data(c);
 	}
 	if ((c->as_uid || json_array_size(c->as_groups) > 0 || json_object_size(c->as_extra) > 0) &&
-	    !given(c->as_user)) {
-		rc = given(us_name)
-			     ? wmap_error_set(err, WMAP_EINVAL,
-					      "user \"%s\": requesting uid, groups or user-extra without "
-					      "impersonating a user (as, or --as)",
-					      us_name)
-			     : wmap_error_set(err, WMAP_EINVAL,
-					      "requesting uid or groups without impersonating a user: "
-					      "--as-uid and --as-group need --as");
-		goto cleanup;
-	}
-	if (c->ca_file && c->ca_data) {
-		rc = wmap_error_set(err, WMAP_EINVAL, "%s: cluster \"%s\" sets both "
-						      "certificate-authority and certificate-authority-data",
-				    c->source, cl_name);
-		goto cleanup;
-	}
-	if (c->insecure && (c->ca_file || c->ca_data)) {
-		rc = wmap_error_set(err, WMAP_EINVAL,
-				    "specifying a root certificates file with the insecure flag is "
-				    "not allowed");
-		goto cleanup;
-	}
+	    !given(c->as_user))
+		return given(us_name)
+			       ? wmap_error_set(err, WMAP_EINVAL,
+						"user \"%s\": requesting uid, groups or user-extra without "
+						"impersonating a user (as, or --as)",
+						us_name)
+			       : wmap_error_set(err, WMAP_EINVAL,
+						"requesting uid or groups without impersonating a user: "
+						"--as-uid and --as-group need --as");
+	return 0;
+}
+
+/* What kubectl checks of the cluster (validateClusterInfo, tlsConfigFor), then the server URL
+ * (https when any TLS setting or a client certificate is there). */
+static int check_cluster(wmap_kube_config *c, const picked *p, const wmap_kube_overrides *ov,
+			 wmap_error *err)
+{
+	char what[300];
+	int has_cert;
+
+	if (c->ca_file && c->ca_data)
+		return wmap_error_set(err, WMAP_EINVAL, "%s: cluster \"%s\" sets both "
+							"certificate-authority and certificate-authority-data",
+				      c->source, p->cl_name);
+	if (c->insecure && (c->ca_file || c->ca_data))
+		return wmap_error_set(err, WMAP_EINVAL,
+				      "specifying a root certificates file with the insecure flag is "
+				      "not allowed");
 	if (given(ov->server))
 		snprintf(what, sizeof(what), "--server");
 	else
-		snprintf(what, sizeof(what), "server of cluster \"%s\"", cl_name ? cl_name : "");
+		snprintf(what, sizeof(what), "server of cluster \"%s\"", p->cl_name ? p->cl_name : "");
 	has_cert = (c->cert_file || c->cert_data) && (c->key_file || c->key_data);
-	if ((rc = normalize_server(&c->server, given(ov->server) ? ov->server : str_of(cl, "server"),
-				   c->ca_file || c->ca_data || c->insecure || has_cert, what,
-				   err)) != 0)
-		goto cleanup;
+	return normalize_server(&c->server, given(ov->server) ? ov->server : str_of(p->cl, "server"),
+				c->ca_file || c->ca_data || c->insecure || has_cert, what, err);
+}
 
-	/* Credential plugins: client-go does not run them when a token or a client certificate
-	 * is there (from the kubeconfig or the flags). */
-	if (ap && !given(ov->token)) {
-		const char *name = str_of(ap, "name");
-		const char *idt = str_of(json_object_get(ap, "config"), "id-token");
+/* Credential plugins: client-go does not run them when a token or a client certificate is
+ * there (from the kubeconfig or the flags). An oidc auth-provider's id-token is used as it is;
+ * other auth-providers are refused. */
+static int set_plugins(wmap_kube_config *c, const picked *p, const wmap_kube_overrides *ov,
+		       wmap_error *err)
+{
+	int has_cert = (c->cert_file || c->cert_data) && (c->key_file || c->key_data);
 
-		if (name && strcmp(name, "oidc") == 0 && given(idt)) {
-			if (set_str(&c->token, idt))
-				goto oom;
-		} else {
-			rc = wmap_error_set(err, WMAP_EINVAL,
-					    "%s: user \"%s\": auth-provider \"%s\" is not "
-					    "supported; use an exec credential plugin",
-					    c->source, us_name, name ? name : "");
-			goto cleanup;
-		}
+	if (p->ap && !given(ov->token)) {
+		const char *name = str_of(p->ap, "name");
+		const char *idt = str_of(json_object_get(p->ap, "config"), "id-token");
+
+		if (!name || strcmp(name, "oidc") != 0 || !given(idt))
+			return wmap_error_set(err, WMAP_EINVAL,
+					      "%s: user \"%s\": auth-provider \"%s\" is not "
+					      "supported; use an exec credential plugin",
+					      c->source, p->us_name, name ? name : "");
+		if (set_str(&c->token, idt))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
-	if (ex && !c->token && !c->token_file && !has_cert &&
-	    (rc = set_exec(c, ex, cl, us_dir, c->source, err)) != 0)
+	if (p->ex && !c->token && !c->token_file && !has_cert)
+		return set_exec(c, p->ex, p->cl, p->us_dir, c->source, err);
+	return 0;
+}
+
+/* The kubeconfig's cluster and user for the context, with the flag overrides on top, in the
+ * order client-go's DirectClientConfig uses (getContext, getCluster, getAuthInfo), then the
+ * checks kubectl makes before any request (ConfirmUsable, tlsConfigFor). */
+int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const char *dir,
+			      const char *source, const wmap_kube_overrides *ov, wmap_error *err)
+{
+	static const wmap_kube_overrides none = { 0 };
+	picked p = { 0 };
+	wmap_kube_config *c;
+	int rc;
+
+	*out = NULL;
+	if (!ov)
+		ov = &none;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	c->source = strdup(given(source) ? source : "kubeconfig");
+	if (!c->source) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto cleanup;
-	if (!c->source || !c->namespace_ || !c->context || !c->cluster_name || !c->user_name)
-		goto oom;
+	}
+	if ((rc = pick_entries(&p, c, doc, dir, ov, err)) || (rc = set_cluster_tls(c, &p, ov, err)) ||
+	    (rc = set_user(c, &p, ov, err)))
+		goto cleanup;
+	if (override_user(c, ov)) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		goto cleanup;
+	}
+	if ((rc = check_user(c, &p, err)) || (rc = check_cluster(c, &p, ov, err)) ||
+	    (rc = set_plugins(c, &p, ov, err)))
+		goto cleanup;
+	if (!c->namespace_ || !c->context || !c->cluster_name || !c->user_name) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		goto cleanup;
+	}
 	*out = c;
 	c = NULL;
-	goto cleanup;
-oom:
-	rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 cleanup:
 	wmap_kubeconfig_free(c);
 	return rc;

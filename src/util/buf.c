@@ -56,18 +56,12 @@ size_t wmap_buf_grow_size(const wmap_buf *b, size_t more)
 	return alloc > b->alloc ? alloc : b->alloc;
 }
 
-int wmap__buf_add(wmap_buf *b, const void *p, size_t n)
+/* Room for n more bytes and the NUL, within the cap; a failure fails the buffer. */
+static int reserve(wmap_buf *b, size_t n)
 {
-	size_t alloc;
+	size_t alloc = wmap_buf_grow_size(b, n);
 
-	if (b->error)
-		return b->error;
-	if (n < b->alloc - b->len) {
-		memcpy(b->data + b->len, p, n);
-		b->len += n;
-		return 0;
-	}
-	if ((alloc = wmap_buf_grow_size(b, n)) == 0) {
+	if (alloc == 0) {
 		wmap_buf_fail(b, WMAP_ELIMIT);
 		return WMAP_ELIMIT;
 	}
@@ -81,6 +75,22 @@ int wmap__buf_add(wmap_buf *b, const void *p, size_t n)
 		b->data = d;
 		b->alloc = alloc;
 	}
+	return 0;
+}
+
+int wmap__buf_add(wmap_buf *b, const void *p, size_t n)
+{
+	int rc;
+
+	if (b->error)
+		return b->error;
+	if (n < b->alloc - b->len) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+		return 0;
+	}
+	if ((rc = reserve(b, n)) != 0)
+		return rc;
 	if (n)
 		memcpy(b->data + b->len, p, n);
 	b->len += n;
@@ -111,21 +121,9 @@ int wmap_buf_addf(wmap_buf *b, const char *fmt, ...)
 		b->len += (size_t)n;
 		return 0;
 	}
-	size_t alloc = wmap_buf_grow_size(b, (size_t)n);
-	if (alloc == 0) {
-		wmap_buf_fail(b, WMAP_ELIMIT);
-		return WMAP_ELIMIT;
-	}
-	if (alloc > b->alloc) {
-		char *d = realloc(b->data, alloc);
-
-		if (!d) {
-			wmap_buf_fail(b, WMAP_ENOMEM);
-			return WMAP_ENOMEM;
-		}
-		b->data = d;
-		b->alloc = alloc;
-	}
+	int rc = reserve(b, (size_t)n);
+	if (rc != 0)
+		return rc;
 	va_start(ap, fmt);
 	vsnprintf(b->data + b->len, b->alloc - b->len, fmt, ap);
 	va_end(ap);

@@ -432,155 +432,170 @@ static int check_anchor(loader *ld, const yaml_event_t *ev, const yaml_char_t *a
 	return 0;
 }
 
+/* The parser's message for a stream it cannot read, at the place it stopped. */
+static int syntax_error(loader *ld, const yaml_parser_t *parser)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s%s%s", parser->problem ? parser->problem : "syntax error",
+		 parser->context ? " " : "", parser->context ? parser->context : "");
+	return fail(ld, &parser->problem_mark, WMAP_EINVAL, msg);
+}
+
+/* A document starts: node count and position path begin again. */
+static void document_start(loader *ld, int doc_index)
+{
+	ld->nodes = 0;
+	if (ld->opts->positions) {
+		snprintf(ld->path, sizeof(ld->path), "%d", doc_index);
+		ld->path_len = strlen(ld->path);
+		ld->path_overflow = 0;
+	}
+}
+
+/* A document ends: *doc (taken) joins docs unless it is empty; anchors do not outlive it. */
+static int document_end(loader *ld, json_t *docs, json_t **doc, int *doc_index)
+{
+	int rc = 0;
+	anchors_free(ld);
+	if (*doc && !json_is_null(*doc)) {
+		if (json_array_append_new(docs, *doc))
+			rc = wmap_error_set(ld->err, WMAP_ENOMEM, "out of memory");
+		(*doc_index)++;
+	} else {
+		json_decref(*doc);
+	}
+	*doc = NULL;
+	return rc;
+}
+
+/* A mapping or a sequence opens: a new frame on the stack, within the limits. */
+static int collection_start(loader *ld, const yaml_event_t *ev)
+{
+	int mapping = ev->type == YAML_MAPPING_START_EVENT;
+	const yaml_char_t *an = mapping ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
+	int rc;
+	if (next_is_key(ld))
+		return fail(ld, &ev->start_mark, WMAP_EINVAL, "mapping keys must be scalars");
+	if ((rc = check_anchor(ld, ev, an)) || (rc = count_node(ld, &ev->start_mark, 1)))
+		return rc;
+	if (ld->depth >= ld->max_depth) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "nesting deeper than %d levels", ld->max_depth);
+		return fail(ld, &ev->start_mark, WMAP_ELIMIT, msg);
+	}
+	path_enter_child(ld);
+	record_position(ld, &ev->start_mark);
+	frame *f = &ld->stack[ld->depth];
+	memset(f, 0, sizeof(*f));
+	f->container = mapping ? json_object() : json_array();
+	f->path_len = ld->path_len;
+	if (!f->container || (an && !(f->anchor = strdup((const char *)an)))) {
+		json_decref(f->container);
+		return wmap_error_set(ld->err, WMAP_ENOMEM, "out of memory");
+	}
+	ld->depth++;
+	return 0;
+}
+
+/* A mapping or a sequence closes: its frame's value is anchored if asked and attached. */
+static int collection_end(loader *ld, const yaml_event_t *ev, json_t **doc)
+{
+	frame *f = &ld->stack[--ld->depth];
+	json_t *v = f->container;
+	int rc = 0;
+	if (f->anchor) {
+		rc = anchor_add(ld, f->anchor, v);
+		free(f->anchor);
+		f->anchor = NULL;
+	}
+	free(f->key);
+	f->key = NULL;
+	if (rc) {
+		json_decref(v);
+		return rc;
+	}
+	return attach(ld, v, doc, &ev->start_mark);
+}
+
+static int scalar(loader *ld, const yaml_event_t *ev, json_t **doc)
+{
+	int rc;
+	if ((rc = check_anchor(ld, ev, ev->data.scalar.anchor)) ||
+	    (rc = count_node(ld, &ev->start_mark, 1)))
+		return rc;
+	int is_key = next_is_key(ld);
+	/* Keys keep the text as written: `y:` or `on:` as a key stays a string (kubectl's
+	 * go-yaml v2 would make it "true", which nobody means). */
+	json_t *v = is_key ? json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length)
+			   : type_scalar(ld, ev, &rc);
+	if (rc)
+		return rc;
+	if (!v)
+		return wmap_error_set(ld->err, WMAP_ENOMEM, "out of memory");
+	if (!is_key) {
+		path_enter_child(ld);
+		record_position(ld, &ev->start_mark);
+	}
+	if (ev->data.scalar.anchor && (rc = anchor_add(ld, (const char *)ev->data.scalar.anchor, v))) {
+		json_decref(v);
+		return rc;
+	}
+	return attach(ld, v, doc, &ev->start_mark);
+}
+
+/* An alias: a copy of its anchor's value, counted as all the nodes it holds. */
+static int alias(loader *ld, const yaml_event_t *ev, json_t **doc)
+{
+	const anchor *a = NULL;
+	int rc;
+	if (!ld->opts->allow_aliases)
+		return fail(ld, &ev->start_mark, WMAP_EINVAL, "anchors and aliases are not allowed here");
+	for (size_t i = ld->n_anchors; i-- > 0;)
+		if (strcmp(ld->anchors[i].name, (const char *)ev->data.alias.anchor) == 0) {
+			a = &ld->anchors[i];
+			break;
+		}
+	if (!a)
+		return fail(ld, &ev->start_mark, WMAP_EINVAL, "alias to an unknown anchor");
+	if ((rc = count_node(ld, &ev->start_mark, a->nodes)))
+		return rc;
+	json_t *copy = json_deep_copy(a->value);
+	if (!copy)
+		return wmap_error_set(ld->err, WMAP_ENOMEM, "out of memory");
+	if (!next_is_key(ld)) {
+		path_enter_child(ld);
+		record_position(ld, &ev->start_mark);
+	}
+	return attach(ld, copy, doc, &ev->start_mark);
+}
+
 static int load_events(loader *ld, yaml_parser_t *parser, json_t *docs)
 {
 	yaml_event_t ev;
 	json_t *doc = NULL;
 	int rc = 0, done = 0, doc_index = 0;
 
-	while (!done) {
+	while (!done && !rc) {
 		if (!yaml_parser_parse(parser, &ev)) {
-			char msg[512];
-			snprintf(msg, sizeof(msg), "%s%s%s", parser->problem ? parser->problem : "syntax error",
-				 parser->context ? " " : "", parser->context ? parser->context : "");
-			rc = fail(ld, &parser->problem_mark, WMAP_EINVAL, msg);
+			rc = syntax_error(ld, parser);
 			break;
 		}
 		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
+		case YAML_STREAM_END_EVENT: done = 1; break;
 		case YAML_DOCUMENT_START_EVENT:
 			doc = NULL;
-			ld->nodes = 0;
-			if (ld->opts->positions) {
-				snprintf(ld->path, sizeof(ld->path), "%d", doc_index);
-				ld->path_len = strlen(ld->path);
-				ld->path_overflow = 0;
-			}
+			document_start(ld, doc_index);
 			break;
-		case YAML_DOCUMENT_END_EVENT:
-			anchors_free(ld);
-			if (doc && !json_is_null(doc)) {
-				if (json_array_append_new(docs, doc))
-					rc = wmap_error_set(ld->err, WMAP_ENOMEM, "out of memory");
-				doc_index++;
-			} else {
-				json_decref(doc);
-			}
-			doc = NULL;
-			break;
+		case YAML_DOCUMENT_END_EVENT: rc = document_end(ld, docs, &doc, &doc_index); break;
 		case YAML_MAPPING_START_EVENT:
-		case YAML_SEQUENCE_START_EVENT: {
-			const yaml_char_t *an = ev.type == YAML_MAPPING_START_EVENT
-							? ev.data.mapping_start.anchor
-							: ev.data.sequence_start.anchor;
-			if (next_is_key(ld)) {
-				rc = fail(ld, &ev.start_mark, WMAP_EINVAL, "mapping keys must be scalars");
-				break;
-			}
-			if ((rc = check_anchor(ld, &ev, an)) || (rc = count_node(ld, &ev.start_mark, 1)))
-				break;
-			if (ld->depth >= ld->max_depth) {
-				char msg[96];
-				snprintf(msg, sizeof(msg), "nesting deeper than %d levels", ld->max_depth);
-				rc = fail(ld, &ev.start_mark, WMAP_ELIMIT, msg);
-				break;
-			}
-			path_enter_child(ld);
-			record_position(ld, &ev.start_mark);
-			frame *f = &ld->stack[ld->depth];
-			memset(f, 0, sizeof(*f));
-			f->container = ev.type == YAML_MAPPING_START_EVENT ? json_object() : json_array();
-			f->path_len = ld->path_len;
-			if (!f->container || (an && !(f->anchor = strdup((const char *)an)))) {
-				json_decref(f->container);
-				rc = wmap_error_set(ld->err, WMAP_ENOMEM, "out of memory");
-				break;
-			}
-			ld->depth++;
-			break;
-		}
+		case YAML_SEQUENCE_START_EVENT: rc = collection_start(ld, &ev); break;
 		case YAML_MAPPING_END_EVENT:
-		case YAML_SEQUENCE_END_EVENT: {
-			frame *f = &ld->stack[--ld->depth];
-			json_t *v = f->container;
-			if (f->anchor) {
-				rc = anchor_add(ld, f->anchor, v);
-				free(f->anchor);
-				f->anchor = NULL;
-			}
-			free(f->key);
-			f->key = NULL;
-			if (rc) {
-				json_decref(v);
-				break;
-			}
-			rc = attach(ld, v, &doc, &ev.start_mark);
-			break;
-		}
-		case YAML_SCALAR_EVENT: {
-			if ((rc = check_anchor(ld, &ev, ev.data.scalar.anchor)) ||
-			    (rc = count_node(ld, &ev.start_mark, 1)))
-				break;
-			int is_key = next_is_key(ld);
-			/* Keys keep the text as written: `y:` or `on:` as a key stays a string
-			 * (kubectl's go-yaml v2 would make it "true", which nobody means). */
-			json_t *v = is_key ? json_stringn((const char *)ev.data.scalar.value, ev.data.scalar.length)
-					   : type_scalar(ld, &ev, &rc);
-			if (rc)
-				break;
-			if (!v) {
-				rc = wmap_error_set(ld->err, WMAP_ENOMEM, "out of memory");
-				break;
-			}
-			if (!is_key) {
-				path_enter_child(ld);
-				record_position(ld, &ev.start_mark);
-			}
-			if (ev.data.scalar.anchor && (rc = anchor_add(ld, (const char *)ev.data.scalar.anchor, v))) {
-				json_decref(v);
-				break;
-			}
-			rc = attach(ld, v, &doc, &ev.start_mark);
-			break;
-		}
-		case YAML_ALIAS_EVENT: {
-			if (!ld->opts->allow_aliases) {
-				rc = fail(ld, &ev.start_mark, WMAP_EINVAL,
-					  "anchors and aliases are not allowed here");
-				break;
-			}
-			const anchor *a = NULL;
-			for (size_t i = ld->n_anchors; i-- > 0;)
-				if (strcmp(ld->anchors[i].name, (const char *)ev.data.alias.anchor) == 0) {
-					a = &ld->anchors[i];
-					break;
-				}
-			if (!a) {
-				rc = fail(ld, &ev.start_mark, WMAP_EINVAL, "alias to an unknown anchor");
-				break;
-			}
-			if ((rc = count_node(ld, &ev.start_mark, a->nodes)))
-				break;
-			json_t *copy = json_deep_copy(a->value);
-			if (!copy) {
-				rc = wmap_error_set(ld->err, WMAP_ENOMEM, "out of memory");
-				break;
-			}
-			if (!next_is_key(ld)) {
-				path_enter_child(ld);
-				record_position(ld, &ev.start_mark);
-			}
-			rc = attach(ld, copy, &doc, &ev.start_mark);
-			break;
-		}
-		default:
-			break;
+		case YAML_SEQUENCE_END_EVENT: rc = collection_end(ld, &ev, &doc); break;
+		case YAML_SCALAR_EVENT: rc = scalar(ld, &ev, &doc); break;
+		case YAML_ALIAS_EVENT: rc = alias(ld, &ev, &doc); break;
+		default: break;
 		}
 		yaml_event_delete(&ev);
-		if (rc)
-			break;
 	}
 	/* Unwind whatever an error left open. */
 	while (ld->depth > 0) {
@@ -674,11 +689,11 @@ int wmap_yaml_parse(json_t **out, const char *data, size_t len, const char *name
 	docs = json_array();
 	if (!ld.stack || !docs) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		goto out;
+		goto cleanup;
 	}
 	if (!yaml_parser_initialize(&parser)) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		goto out;
+		goto cleanup;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	rc = load_events(&ld, &parser, docs);
@@ -687,7 +702,7 @@ int wmap_yaml_parse(json_t **out, const char *data, size_t len, const char *name
 		*out = docs;
 		docs = NULL;
 	}
-out:
+cleanup:
 	json_decref(docs);
 	free(ld.stack);
 	return rc;

@@ -4,6 +4,7 @@
 #include "sim.h"
 
 #include <curl/curl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,16 @@
 
 #define RESP_CAP (4u * 1024u * 1024u)
 
+#define MAX_ENDPOINTS 16
+
 struct hook {
     json_t *wh;          /* the webhook stanza (owned copy) */
+    /* The ready endpoints of the webhook's Service when an Endpoints object of that name
+     * exists (read under the lock when the hooks are collected): the loopback ports to dial,
+     * in turn. has_endpoints false: no such object, --service-port decides. */
+    bool has_endpoints;
+    int n_endpoints;
+    int endpoint_ports[MAX_ENDPOINTS];
     bool reinvoke;       /* reinvocationPolicy: IfNeeded */
     bool called;
     unsigned long mutations_at_call;
@@ -152,9 +161,23 @@ static const struct sim_service *service_port(struct sim *s, const char *ns, con
 
 /* Performs one HTTPS call. Returns the parsed response JSON, or NULL with `err` set to the
  * Go-shaped reason (without the "failed calling webhook" prefix). */
-static json_t *http_call(struct call_ctx *c, const json_t *wh, const char *body, char *err, size_t en,
+/* Spreads calls over a Service's endpoints in turn, as kube-proxy would: one counter per
+ * webhook (by a hash of its name), so that a mutating and a validating call of one request
+ * do not always land on different endpoints. */
+static atomic_uint next_endpoint[16];
+
+static unsigned name_slot(const char *name)
+{
+    unsigned h = 5381;
+    for (; name && *name; name++)
+        h = h * 33u + (unsigned char)*name;
+    return h % 16u;
+}
+
+static json_t *http_call(struct call_ctx *c, const struct hook *hk, const char *body, char *err, size_t en,
                          int *call_ms)
 {
+    const json_t *wh = hk->wh;
     const json_t *cc = json_object_get(wh, "clientConfig");
     const json_t *svc = json_object_get(cc, "service");
     const char *url = sim_jstr(cc, "url"), *ca = sim_jstr(cc, "caBundle");
@@ -180,13 +203,24 @@ static json_t *http_call(struct call_ctx *c, const json_t *wh, const char *body,
         const struct sim_service *m;
         snprintf(full, sizeof(full), "https://%s.%s.svc:%ld%s?timeout=%lds", sname ? sname : "", sns ? sns : "",
                  port, path ? path : "/", timeout);
+        int dial;
         m = sns && sname ? service_port(c->s, sns, sname) : NULL;
-        if (!m) {
+        if (hk->has_endpoints) {
+            if (hk->n_endpoints == 0) {
+                snprintf(err, en, "failed to call webhook: Post \"%s\": no endpoints available for service \"%s\"", full,
+                         sname ? sname : "");
+                return NULL;
+            }
+            unsigned turn = atomic_fetch_add(&next_endpoint[name_slot(sim_jstr(wh, "name"))], 1u);
+            dial = hk->endpoint_ports[turn % (unsigned)hk->n_endpoints];
+        } else if (m) {
+            dial = m->port;
+        } else {
             snprintf(err, en, "failed to call webhook: Post \"%s\": service \"%s\" not found", full, sname ? sname : "");
             return NULL;
         }
         /* Dial loopback but keep the service DNS name for SNI and the certificate check. */
-        snprintf(connect_to, sizeof(connect_to), "%s.%s.svc:%ld:127.0.0.1:%d", sname, sns, port, m->port);
+        snprintf(connect_to, sizeof(connect_to), "%s.%s.svc:%ld:127.0.0.1:%d", sname, sns, port, dial);
         ct = curl_slist_append(NULL, connect_to);
     } else if (url) {
         snprintf(full, sizeof(full), "%s%stimeout=%lds", url, strchr(url, '?') ? "&" : "?", timeout);
@@ -302,8 +336,10 @@ enum outcome { HOOK_OK, HOOK_CALL_ERROR, HOOK_REJECT };
 
 /* Calls one webhook. HOOK_CALL_ERROR leaves the message in `msg` for failurePolicy to judge;
  * HOOK_REJECT has already filled r->err. *obj is patched in place for mutating hooks. */
-static enum outcome call_one(struct call_ctx *c, const json_t *wh, json_t **obj, bool mutating, char *msg, size_t mn)
+static enum outcome call_one(struct call_ctx *c, const struct hook *hk, json_t **obj, bool mutating, char *msg,
+                            size_t mn)
 {
+    const json_t *wh = hk->wh;
     const char *whname = sim_jstr(wh, "name") ? sim_jstr(wh, "name") : "";
     char uid[64], e[1500];
     json_t *review = NULL, *resp = NULL, *response, *warnings, *w;
@@ -317,7 +353,7 @@ static enum outcome call_one(struct call_ctx *c, const json_t *wh, json_t **obj,
     }
     review = build_review(c, obj ? *obj : NULL, uid, sizeof(uid));
     body = json_dumps(review, JSON_COMPACT);
-    resp = body ? http_call(c, wh, body, e, sizeof(e), &ms) : NULL;
+    resp = body ? http_call(c, hk, body, e, sizeof(e), &ms) : NULL;
     sim_log_request(c->s, mutating ? "MUTATE" : "VALIDATE", whname, resp ? 200 : 0, ms);
     if (!resp) {
         snprintf(msg, mn, "failed calling webhook \"%s\": %s", whname, body ? e : "out of memory");
@@ -442,6 +478,31 @@ static int cmpkey(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The Endpoints object named like the webhook's Service (lock held): every ready address
+ * (subsets[].addresses, not notReadyAddresses) with its subset's first port becomes one
+ * loopback port to dial; the address itself is not dialled (all webhooks run on this host). */
+static void read_endpoints(struct sim *s, const json_t *wh, struct hook *h)
+{
+    const json_t *svc = json_object_get(json_object_get(wh, "clientConfig"), "service");
+    const char *sns = sim_jstr(svc, "namespace"), *sname = sim_jstr(svc, "name");
+    struct sim_resource *eps = sim_resource_find(s, "", "v1", "endpoints");
+    json_t *ep, *sub;
+    size_t i, j;
+    if (!sns || !sname || !eps || (ep = sim_object_get(eps, sns, sname)) == NULL)
+        return;
+    h->has_endpoints = true;
+    json_array_foreach(json_object_get(ep, "subsets"), i, sub) {
+        json_t *p0 = json_array_get(json_object_get(sub, "ports"), 0), *addr;
+        json_int_t port = json_integer_value(json_object_get(p0, "port"));
+        if (port < 1 || port > 65535)
+            continue;
+        json_array_foreach(json_object_get(sub, "addresses"), j, addr) {
+            if (h->n_endpoints < MAX_ENDPOINTS)
+                h->endpoint_ports[h->n_endpoints++] = (int)port;
+        }
+    }
+}
+
 /* Snapshots the matching webhooks (by rules) of one configuration kind, sorted by config name. */
 static int collect_hooks(struct sim *s, const char *plural, struct call_ctx *c, struct hook **out)
 {
@@ -469,6 +530,7 @@ static int collect_hooks(struct sim *s, const char *plural, struct call_ctx *c, 
             memset(&nh[n], 0, sizeof(nh[n]));
             nh[n].wh = json_deep_copy(wh);
             nh[n].reinvoke = sim_jstr(wh, "reinvocationPolicy") && !strcmp(sim_jstr(wh, "reinvocationPolicy"), "IfNeeded");
+            read_endpoints(s, wh, &nh[n]);
             n++;
         }
     }
@@ -490,7 +552,7 @@ static int run_hook(struct call_ctx *c, struct hook *h, json_t **obj, bool mutat
         return 0;
     if (json_object_get(h->wh, "matchConditions"))
         sim_log_request(c->s, "NOTE", "matchConditions are not evaluated (treated as true)", 0, 0);
-    o = call_one(c, h->wh, obj, mutating, msg, sizeof(msg));
+    o = call_one(c, h, obj, mutating, msg, sizeof(msg));
     if (o == HOOK_REJECT)
         return -1;
     if (o == HOOK_CALL_ERROR)

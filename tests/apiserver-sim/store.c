@@ -32,6 +32,8 @@ static const struct builtin builtins[] = {
     {"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
      "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", "", false, false, true},
     {"coordination.k8s.io", "v1", "leases", "lease", "Lease", "", true, false, false},
+    {"policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", "pdb", true, true, true},
+    {"networking.k8s.io", "v1", "networkpolicies", "networkpolicy", "NetworkPolicy", "netpol", true, false, true},
     {"rbac.authorization.k8s.io", "v1", "roles", "role", "Role", "", true, false, false},
     {"rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", "", true, false, false},
     {"rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole", "ClusterRole", "", false, false, false},

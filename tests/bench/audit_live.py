@@ -118,7 +118,7 @@ def bench_audit(a, R, Webhook, https_get, proc_status, log, repo, jobset_crd, cr
     log("audit: %d workloads in %d namespaces, 20 policies (%d MB)" % (
         N_WORKLOADS, NAMESPACES, sum(os.path.getsize(x) for x in files) >> 20))
     crds = [os.path.join(repo, x) for x in (
-        "deploy/00-namespace.yaml", "deploy/01-crd-kartas.run.ai.yaml",
+        "deploy/base/00-namespace.yaml", "deploy/base/01-crd-kartas.run.ai.yaml",
         "tests/e2e/data/cluster/workloadpolicy-crd.yaml", "tests/e2e/data/audit/report-crds.yaml",
         "tests/e2e/data/live/raycluster-crd.yaml", jobset_crd)]
     logf = open(os.path.join(d, "sim.log"), "w")

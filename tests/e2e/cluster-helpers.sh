@@ -37,11 +37,11 @@ cluster_setup() {
     export WH_PORT
     sim_start --service-port "wmap-system/wmap-webhook=$WH_PORT" "$@"
     # (A CRD preloaded with --load is left alone: applying it again would replace it.)
-    kc get crd kartas.run.ai >/dev/null 2>&1 || run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml"
+    kc get crd kartas.run.ai >/dev/null 2>&1 || run_ok kc apply -f "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml"
     run_ok kc apply -f "$CLUSTER_DATA/widget-crd.yaml"
     wait_until 10 kc get widgets
     wait_until 10 kc get kartas
-    run_ok kc apply -f "$REPO_ROOT/deploy/08-mutatingwebhookconfiguration.yaml"
+    run_ok kc apply -f "$REPO_ROOT/deploy/base/08-mutatingwebhookconfiguration.yaml"
     run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json -p "[
         {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"}]"
 }

@@ -1,9 +1,12 @@
 /* Shared helpers of the unit tests. */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <glob.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "helpers.h"
@@ -167,4 +170,20 @@ const char *t_write_file(const char *dir, const char *name, const char *text)
 	fputs(text, f);
 	fclose(f);
 	return p;
+}
+
+int t_listen_loopback(int backlog, int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t al = sizeof(a);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert_geq(fd, 0, "socket");
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0, "bind to 127.0.0.1");
+	cr_assert_eq(listen(fd, backlog), 0, "listen");
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &al), 0, "getsockname");
+	*port = ntohs(a.sin_port);
+	return fd;
 }

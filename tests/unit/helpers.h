@@ -35,4 +35,8 @@ void t_remove_dir(const char *dir);
  * few at once). */
 const char *t_write_file(const char *dir, const char *name, const char *text);
 
+/* A TCP socket listening on 127.0.0.1 at a free port (into *port) with the backlog given, for
+ * the tests' scripted HTTP servers; fails the test on error. The caller closes it. */
+int t_listen_loopback(int backlog, int *port);
+
 #endif

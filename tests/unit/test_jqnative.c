@@ -83,6 +83,12 @@ Test(jqnative, agrees_with_libjq_on_edge_cases)
 		"{a: 1} | .a += 1", ".arr | floor", "3.7 | floor", "3.2 | ceil", "9 | sqrt", "-3 | fabs",
 		"[.arr[] | type]", "not", "[true, false, null, 1] | map(not)", ".arr | utf8bytelength",
 		"\"héllo\" | length", "\"héllo\" | utf8bytelength", "\"abc\" | split(\"\")",
+		"3.5 | round", "-2.5 | round", ".arr | inside([1, 2, 3, 4])", ".o | inside({a: 1})",
+		"try (\"m\" | error) catch .", "[.[] | nulls]",
+		"[.[] | booleans]", ".o | to_entries | from_entries", "[.arr[] | tojson]", ".o | tojson",
+		"last(empty)", "[.arr[] | IN(2, 3)]", "\"abc\" / \"\"", "\"\" / \",\"", ".s | indices(\"b\")", "[limit(0; .arr[])]",
+		"[.[] | strings | ascii_downcase]", "\"1.5\" | tonumber", "\"[1]\" | fromjson",
+		".o | keys_unsorted | length", "[.o | to_entries[] | .key] | join(\"+\")",
 	};
 	json_t *input = t_yaml("arr: [1, 2, 3]\ns: Abc\nn: 5\no: {a: 1, b: 2}\nt: true\nz: null\n");
 	size_t n = sizeof(exprs) / sizeof(exprs[0]), native = 0, checked = 0;

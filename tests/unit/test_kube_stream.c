@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "wmap/kube.h"
 
 /* One scripted response: the status and the body's pieces, written 30 ms apart. */
@@ -89,16 +90,9 @@ static void *serve(void *arg)
 
 static void start(void)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t al = sizeof(a);
 	pthread_t t;
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-	cr_assert_eq(bind(listen_fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(listen(listen_fd, 16), 0);
-	getsockname(listen_fd, (struct sockaddr *)&a, &al);
-	port = ntohs(a.sin_port);
+	listen_fd = t_listen_loopback(16, &port);
 	pthread_create(&t, NULL, serve, NULL);
 	pthread_detach(t);
 }

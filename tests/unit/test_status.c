@@ -8,20 +8,6 @@
 #include "helpers.h"
 #include "wmap/workload.h"
 
-static unsigned parse_statuses(const char *s)
-{
-	unsigned bits = 0;
-	char buf[256];
-	char *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
-		for (int k = 0; k < WMAP_STATUS_COUNT; k++)
-			if (strcmp(tok, wmap_status_name(k)) == 0)
-				bits |= 1u << k;
-	return bits;
-}
-
 Test(status, every_fixture_has_the_status_its_header_says)
 {
 	wmap_registry *reg;
@@ -46,7 +32,7 @@ Test(status, every_fixture_has_the_status_its_header_says)
 		}
 		cr_expect_eq(wmap_status_evaluate(&got, eng, def, obj, &err), 0, "%s: %s", files[i],
 			     err.message);
-		cr_expect_eq(got, parse_statuses(want), "%s: bits %#x, want %s", files[i], got, want);
+		cr_expect_eq(got, t_parse_statuses(want), "%s: bits %#x, want %s", files[i], got, want);
 		json_decref(obj);
 		checked++;
 	}

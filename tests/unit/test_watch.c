@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "helpers.h"
 #include "wmap/kube/watch.h"
 
 typedef struct step {
@@ -63,20 +64,10 @@ static void *serve(void *arg)
 
 static void start(const step *script, size_t n)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t al = sizeof(a);
-	int one = 1;
-
 	memset(&S, 0, sizeof(S));
 	S.script = script;
 	S.n = n;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	S.fd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(S.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	cr_assert_eq(bind(S.fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(listen(S.fd, 8), 0);
-	getsockname(S.fd, (struct sockaddr *)&a, &al);
-	S.port = ntohs(a.sin_port);
+	S.fd = t_listen_loopback(8, &S.port);
 	pthread_create(&S.thread, NULL, serve, NULL);
 }
 

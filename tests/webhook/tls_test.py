@@ -543,7 +543,7 @@ def check_violation_series(srv, workdir):
 
 def check_own_objects(srv):
     """Karta and WorkloadPolicy objects at /validate, as the API server sends them for the
-    static rules of deploy/09 (definitions.wmap.io): the catalog's Kartas pass, an invalid
+    static rules of deploy/base/09 (definitions.wmap.io): the catalog's Kartas pass, an invalid
     Karta or WorkloadPolicy is denied with the finding and its field path on CREATE and
     UPDATE, DELETE is allowed."""
     def validate(obj, op):
@@ -827,6 +827,56 @@ def check_null_admission(binary, workdir):
         srv.proc.wait()
 
 
+def check_shutdown_delay(binary, workdir):
+    """--shutdown-delay: after SIGTERM, unready but still answering (Connection: close) for
+    the delay, then drained and exit 0; a second SIGTERM ends the delay at once."""
+    srv = Server(binary, workdir, ["--shutdown-delay", "2"])
+    try:
+        if not result(srv.wait_ready(), "--shutdown-delay: server starts"):
+            return
+        obj = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                        "leader-workers.yaml"))
+        t0 = time.time()
+        srv.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        code, _ = curl(srv, "GET", "/readyz")
+        result(code == 503, "--shutdown-delay: /readyz 503 right after SIGTERM", "code %d" % code)
+        code, out = curl(srv, "POST", "/mutate", json.dumps(review(obj, uid="late-1")).encode(),
+                         extra=["-i"])
+        result(code == 200 and b"connection: close" in out.lower() and b'"late-1"' in out,
+               "--shutdown-delay: a review arriving after SIGTERM is answered, with "
+               "Connection: close", "code %d" % code)
+        rc = srv.proc.wait(timeout=30)
+        took = time.time() - t0
+        log = srv.log_text()
+        result(rc == 0 and 2 <= took < 10 and "still accepting for 2 s" in log and
+               "0 request(s) left" in log,
+               "--shutdown-delay 2: exits 0 after the delay and the drain (%.1f s)" % took,
+               "rc=%s %s" % (rc, log[-300:]))
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+            srv.proc.wait()
+    srv = Server(binary, workdir, ["--shutdown-delay", "60"])
+    try:
+        if not result(srv.wait_ready(), "--shutdown-delay 60: server starts"):
+            return
+        t0 = time.time()
+        srv.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        srv.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = srv.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            rc = -1
+        result(rc == 0 and time.time() - t0 < 20 and "SIGTERM again" in srv.log_text(),
+               "--shutdown-delay: a second SIGTERM ends the delay", "rc=%s" % rc)
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+            srv.proc.wait()
+
+
 def check_metrics(srv):
     code, body = curl(srv, "GET", "/metrics")
     text = body.decode()
@@ -1108,6 +1158,7 @@ def main():
         check_cut_reviews(srv)
         check_definitions(binary, workdir)
         check_null_admission(binary, workdir)
+        check_shutdown_delay(binary, workdir)
         check_metrics(srv)
         check_timeouts(srv)
         check_reloads(srv, workdir, gen)

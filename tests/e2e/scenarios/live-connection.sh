@@ -145,7 +145,7 @@ assert_contains "$(cat "$E2E_TMP/incluster.out")" "namespace: team-a"
 assert_contains "$(cat "$E2E_TMP/nocfg.out")" "no cluster configuration"
 
 # Cluster Karta definitions replace the catalog's for their kind.
-run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml"
 sed 's/name: jobset-x-k8s-io-jobset-v1alpha2/name: team-jobset/' "$REPO_ROOT/catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml" |
     kc apply -f - >/dev/null || fail "cannot create the Karta"
 run_ok kubectl wmap describe jobset/train

@@ -37,7 +37,7 @@ json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[1]
 PY
 sim_start --load "$E2E_TMP/fx.json" --load "$E2E_TMP/many.json"
 plugin_on_path || fail "plugin not built: $PLUGIN"
-kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml" >/dev/null
+kc apply -f "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml" >/dev/null
 LOG=$E2E_TMP/requests.log
 # AGE varies, and so does the order (newest first: a slow --load spreads the creation times):
 # the golden file has <age>, rows sorted, spaces squeezed.

@@ -4,7 +4,7 @@
 source "$E2E_DIR/live-helpers.sh"
 live_setup
 # With the Karta CRD installed (no cluster definitions) nothing is warned about.
-kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml" >/dev/null
+kc apply -f "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml" >/dev/null
 kc create namespace team-b >/dev/null
 for n in a b c; do
     sed -e "s/name: train/name: js-$n/" -e "s/team: ml/team: $n/" "$LIVE_DATA/jobset.yaml" | kc create -f - >/dev/null

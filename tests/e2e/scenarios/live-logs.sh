@@ -7,7 +7,7 @@
 # reads the same text, as a witness.
 source "$E2E_DIR/live-helpers.sh"
 live_setup
-kc apply -f "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml" >/dev/null   # no warning about it
+kc apply -f "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml" >/dev/null   # no warning about it
 live_jobset_fixture
 LOG=$E2E_TMP/requests.log
 setlog() { # POD CONTAINER TEXT

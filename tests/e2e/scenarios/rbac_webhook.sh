@@ -1,4 +1,4 @@
-# deploy/02-rbac.yaml grants the webhook's service account exactly what it needs, checked
+# deploy/base/02-rbac.yaml grants the webhook's service account exactly what it needs, checked
 # against the simulator's RBAC authorizer with the real kubectl:
 # - `kubectl auth can-i --list` as the service account, in its namespace and in another one,
 #   equals a golden file (any extra or missing rule changes it);
@@ -11,7 +11,7 @@
 #   next admission uses the new rules.
 testhook_start sim-system sim-testhook
 sim_start --token-min-expiry 2 --service-port "sim-system/sim-testhook=$HOOK_PORT"
-D=$REPO_ROOT/deploy
+D=$REPO_ROOT/deploy/base
 run_ok kc apply -f "$D/00-namespace.yaml" -f "$D/01-crd-kartas.run.ai.yaml" \
     -f "$D/01-crd-workloadpolicies.wmap.io.yaml" -f "$D/02-rbac.yaml" \
     -f "$D/08-mutatingwebhookconfiguration.yaml" -f "$D/09-validatingwebhookconfiguration.yaml" \

@@ -46,10 +46,10 @@ plugin_on_path || fail "plugin not built: $PLUGIN"
 run_ok kc apply -f "$E2E_DIR/data/jobset-crd.yaml"
 wait_until 10 kc get jobsets
 for ns in staging prod; do run_ok kc create namespace "$ns"; done
-run_ok kc apply -f "$REPO_ROOT/deploy/09-validatingwebhookconfiguration.yaml"
-# deploy/ ships the workload rules empty; add the JobSet rule the running webhook writes.
+run_ok kc apply -f "$REPO_ROOT/deploy/base/09-validatingwebhookconfiguration.yaml"
+# deploy/ ships no workload rules; add the JobSet rule the running webhook writes.
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
-    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\",\"UPDATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}}]"
+    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\",\"UPDATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}]}]"
 
 # Warn: stored, and kubectl prints a warning per violation (label team on both templates;
 # the JobSet's own team: ml label is not its templates').
@@ -86,7 +86,7 @@ assert_not_contains "$OUT" "JobSet/prod/"
 assert_contains "$(cat "$E2E_TMP/audit.err")" "4 violations in 2 workloads checked"
 
 # The same from the cluster's WorkloadPolicy objects (no --policy).
-run_ok kc apply -f "$REPO_ROOT/deploy/01-crd-workloadpolicies.wmap.io.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/01-crd-workloadpolicies.wmap.io.yaml"
 wait_until 10 kc get workloadpolicies
 run_ok kc apply -f "$E2E_TMP/policy.yaml"
 # A WorkloadPolicy with Deny and Warn is refused at apply (definitions.wmap.io), with the path.

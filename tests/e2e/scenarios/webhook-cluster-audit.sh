@@ -1,5 +1,5 @@
 # The leader's background audit and its policy reports (webhook/audit.c), with the webhook
-# running as its service account under deploy/02-rbac.yaml (the simulator enforces RBAC, so a
+# running as its service account under deploy/base/02-rbac.yaml (the simulator enforces RBAC, so a
 # missing rule shows as a 403): two JobSets exist before an Audit-only WorkloadPolicy is
 # created; within one audit round (--audit-interval 2s) the namespace's openreports.io Report
 # lists the violating one as fail and the other as pass, with the summary, the workload's uid
@@ -7,7 +7,7 @@
 # JobSet (kubectl patch) turns its result to pass; one that cannot be evaluated is an error result; deleting the JobSets removes their results
 # and then the Report. Then the same with --report-api wgpolicyk8s, and bad flag values.
 source "$E2E_DIR/cluster-helpers.sh"
-D=$REPO_ROOT/deploy
+D=$REPO_ROOT/deploy/base
 AUDIT=$E2E_DIR/data/audit
 POLICY=jobsets-high-priority
 
@@ -75,7 +75,7 @@ assert_eq "$(jq -r '[.results[] | select(.result == "fail") | "\(.resources[0].n
     "$(jq -r '[.violations[] | "\(.workload.namespace)/\(.workload.name) \(.policy)"] | unique | join(",")' <<<"$out")" \
     "kubectl wmap audit -A and the report"
 metric_gt wmap_audit_last_requests 0 || fail "the audit made no requests?"
-assert_eq 0 "$(wh_metric wmap_audit_skipped_kinds_total)" "every listed kind was allowed by deploy/02-rbac.yaml"
+assert_eq 0 "$(wh_metric wmap_audit_skipped_kinds_total)" "every listed kind was allowed by deploy/base/02-rbac.yaml"
 if grep -E ' 403 ' "$E2E_TMP/requests.log" | grep -E 'reports|jobsets'; then fail "a request of the audit was refused"; fi
 
 # Unchanged: the next rounds find nothing to write (same resourceVersion).

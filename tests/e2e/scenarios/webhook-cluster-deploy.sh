@@ -1,4 +1,4 @@
-# The issue's "done when" with what deploy/ ships: `kubectl apply -f deploy/` with the
+# The issue's "done when" with what deploy/ ships: `kubectl apply -k deploy/` with the
 # certificates of certs/gen-certs.sh, then two wmap-webhook processes outside the cluster
 # with --kubeconfig of the wmap-webhook service account (a `kubectl create token` token,
 # bound by deploy/02-rbac.yaml), the first reached by the simulator through the wmap-webhook
@@ -18,9 +18,9 @@ WH2_PORT=$(free_port)
 export WH_PORT
 stub_builtins "$E2E_TMP/stubs.yaml"
 sim_start --service-port "wmap-system/wmap-webhook=$WH_PORT" --load "$E2E_TMP/stubs.yaml"
-run_ok kc apply -f "$REPO_ROOT/deploy/00-namespace.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/00-namespace.yaml"
 run_ok kc -n wmap-system create secret tls wmap-webhook-tls --cert "$CERT_DIR/tls.crt" --key "$CERT_DIR/tls.key"
-run_ok kc apply -f "$REPO_ROOT/deploy/"
+run_ok kc apply -k "$REPO_ROOT/deploy/"
 run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json \
     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA\"}]"
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \

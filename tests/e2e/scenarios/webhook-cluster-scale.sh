@@ -27,7 +27,7 @@ items.append({"apiVersion": "run.ai/v1alpha1", "kind": "Karta", "metadata": {"na
             "ownerRef": "gadget", "specDefinition": {"podTemplateSpecPath": ".spec.template"}}]}}})
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[1], "w"))
 PY
-cluster_setup --load "$REPO_ROOT/deploy/01-crd-kartas.run.ai.yaml" --load "$E2E_TMP/many.json"
+cluster_setup --load "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml" --load "$E2E_TMP/many.json"
 run_ok kc create -f "$CLUSTER_DATA/widget-karta.yaml"
 t0=$(now_ms)
 cluster_webhook_start --sync-timeout 60

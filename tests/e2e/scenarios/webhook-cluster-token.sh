@@ -11,7 +11,7 @@ WH_PORT=$(free_port)
 export WH_PORT
 stub_builtins "$E2E_TMP/stubs.yaml"
 sim_start --token-min-expiry 2 --service-port "wmap-system/wmap-webhook=$WH_PORT" --load "$E2E_TMP/stubs.yaml"
-run_ok kc apply -f "$REPO_ROOT/deploy/"
+run_ok kc apply -k "$REPO_ROOT/deploy/"
 run_ok kc apply -f "$CLUSTER_DATA/widget-crd.yaml"
 wait_until 10 kc get widgets
 run_ok kc create token wmap-webhook -n wmap-system --duration=6s

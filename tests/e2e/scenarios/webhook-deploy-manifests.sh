@@ -1,37 +1,11 @@
-# deploy/ is accepted by the real kubectl: `kubectl apply --dry-run=client -f deploy/`, then a
-# real apply (server-side field validation) following certs/README.md (certificates from
-# certs/gen-certs.sh, the TLS Secret, the caBundle patched into every webhook), and a server
-# dry run. RBAC, Leases, Services and Endpoints are served by the simulator; PodDisruptionBudget
-# and NetworkPolicy are not, so stand-in CRDs for those two groups are loaded first
-# (schemaless: kubectl's own decoding is what is checked for them).
-stub_crd() {
-    local group=$1 version=$2 kind=$3 plural=$4 scope=$5
-    cat <<Y
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: $plural.$group
-  annotations: {api-approved.kubernetes.io: "stand-in for a built-in the simulator lacks"}
-spec:
-  group: $group
-  scope: $scope
-  names: {kind: $kind, plural: $plural, singular: $(tr '[:upper:]' '[:lower:]' <<<"$kind")}
-  versions:
-  - name: $version
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-Y
-}
-{
-    stub_crd policy v1 PodDisruptionBudget poddisruptionbudgets Namespaced
-    stub_crd networking.k8s.io v1 NetworkPolicy networkpolicies Namespaced
-} >"$E2E_TMP/stubs.yaml"
-sim_start --load "$E2E_TMP/stubs.yaml"
+# deploy/ is a kustomize base accepted by the real kubectl: `kubectl apply -k deploy/
+# --dry-run=client`, then a real apply (server-side field validation) following
+# certs/README.md (certificates from certs/gen-certs.sh, the TLS Secret, the caBundle patched
+# into every webhook), and a server dry run. Every kind of deploy/ (RBAC, Leases, Services,
+# Endpoints, PodDisruptionBudgets, NetworkPolicies, ...) is a built-in of the simulator.
+sim_start
 
-run_ok kc apply --dry-run=client -f "$REPO_ROOT/deploy/"
+run_ok kc apply --dry-run=client -k "$REPO_ROOT/deploy/"
 for what in namespace/wmap-system customresourcedefinition.apiextensions.k8s.io/kartas.run.ai \
     customresourcedefinition.apiextensions.k8s.io/workloadpolicies.wmap.io \
     serviceaccount/wmap-webhook clusterrole.rbac.authorization.k8s.io/wmap-webhook \
@@ -47,10 +21,10 @@ done
 # For real, as certs/README.md says: certificates, the namespace, the TLS Secret, deploy/,
 # then the caBundle into every webhook.
 run_ok sh "$REPO_ROOT/certs/gen-certs.sh" --service wmap-webhook --namespace wmap-system --out "$E2E_TMP/certs-out"
-run_ok kc apply -f "$REPO_ROOT/deploy/00-namespace.yaml"
+run_ok kc apply -f "$REPO_ROOT/deploy/base/00-namespace.yaml"
 run_ok kc -n wmap-system create secret tls wmap-webhook-tls \
     --cert "$E2E_TMP/certs-out/tls.crt" --key "$E2E_TMP/certs-out/tls.key"
-run_ok kc apply --validate=strict -f "$REPO_ROOT/deploy/"
+run_ok kc apply --validate=strict -k "$REPO_ROOT/deploy/"
 CA=$(cat "$E2E_TMP/certs-out/cabundle.b64")
 run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json \
     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA\"}]"

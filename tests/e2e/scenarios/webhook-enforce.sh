@@ -29,11 +29,11 @@ apiVersion: v1
 kind: Namespace
 metadata: {name: prod}
 Y
-run_ok kc apply -f "$REPO_ROOT/deploy/09-validatingwebhookconfiguration.yaml"
-# deploy/ ships the workload rules empty; add the JobSet rule the running webhook writes
+run_ok kc apply -f "$REPO_ROOT/deploy/base/09-validatingwebhookconfiguration.yaml"
+# deploy/ ships no workload rules; add the JobSet rule the running webhook writes
 # for an enforced policy that matches JobSets.
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
-    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\",\"UPDATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}}]"
+    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\",\"UPDATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}]}]"
 
 # Outside the policy's namespace: allowed.
 run_ok kc create -f "$E2E_DIR/data/jobset-sample.yaml"
@@ -45,10 +45,10 @@ assert_contains "$OUT" 'label tier must be "prod"'
 assert_fails kc get jobset train -n prod
 
 # With the mutating webhook in front, the same manifest is made compliant and accepted.
-run_ok kc apply -f "$REPO_ROOT/deploy/08-mutatingwebhookconfiguration.yaml"
-# deploy/ ships the rules empty; add the JobSet rule the running webhook would write.
+run_ok kc apply -f "$REPO_ROOT/deploy/base/08-mutatingwebhookconfiguration.yaml"
+# deploy/ ships no rules; add the JobSet rule the running webhook would write.
 run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json \
-    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}}]"
+    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}]}]"
 run_ok kc create -n prod -f "$E2E_DIR/data/jobset-sample.yaml"
 run_ok kc get jobset train -n prod -o json
 assert_eq high "$(jq -r '.spec.replicatedJobs[1].template.spec.template.spec.priorityClassName' <<<"$OUT")"

@@ -15,10 +15,10 @@ sim_start --service-port "wmap-system/wmap-webhook=$WH_PORT"
 
 run_ok kc apply -f "$E2E_DIR/data/jobset-crd.yaml"
 wait_until 10 kc get jobsets
-run_ok kc apply -f "$REPO_ROOT/deploy/08-mutatingwebhookconfiguration.yaml"
-# deploy/ ships the rules empty; add the JobSet rule the running webhook would write.
+run_ok kc apply -f "$REPO_ROOT/deploy/base/08-mutatingwebhookconfiguration.yaml"
+# deploy/ ships no rules; add the JobSet rule the running webhook would write.
 run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json \
-    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}}]"
+    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}]}]"
 
 run_ok kc create -f "$E2E_DIR/data/jobset-sample.yaml"
 assert_contains "$OUT" "jobset.jobset.x-k8s.io/train created"

@@ -15,10 +15,10 @@ sim_start --service-port "wmap-system/wmap-webhook=$WH_PORT"
 
 run_ok kc apply -f "$E2E_DIR/data/trainjob-crd.yaml"
 wait_until 10 kc get trainjobs
-run_ok kc apply -f "$REPO_ROOT/deploy/08-mutatingwebhookconfiguration.yaml"
-# deploy/ ships the rules empty; add the TrainJob rule the running webhook would write.
+run_ok kc apply -f "$REPO_ROOT/deploy/base/08-mutatingwebhookconfiguration.yaml"
+# deploy/ ships no rules; add the TrainJob rule the running webhook would write.
 run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json \
-    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules/-\",\"value\":{\"operations\":[\"CREATE\"],\"apiGroups\":[\"trainer.kubeflow.org\"],\"apiVersions\":[\"v1alpha1\"],\"resources\":[\"trainjobs\"],\"scope\":\"Namespaced\"}}]"
+    -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},{\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\"],\"apiGroups\":[\"trainer.kubeflow.org\"],\"apiVersions\":[\"v1alpha1\"],\"resources\":[\"trainjobs\"],\"scope\":\"Namespaced\"}]}]"
 
 mine='.spec.runtimePatches[] | select(.manager == "wmap.io/webhook")'
 node='.trainingRuntimeSpec.template.spec.replicatedJobs[] | select(.name == "node") | .template.spec.template.metadata.labels'

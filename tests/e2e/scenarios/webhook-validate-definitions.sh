@@ -1,4 +1,4 @@
-# Karta and WorkloadPolicy objects at admission, with deploy/09's static rules
+# Karta and WorkloadPolicy objects at admission, with deploy/base/09's static rules
 # (definitions.wmap.io): an invalid Karta is denied with upstream's message and its field
 # path, an unparseable WorkloadPolicy with the parser's; valid ones and the catalog apply;
 # workloads are not sent to /validate (no workload rules shipped); with the webhook down a
@@ -14,7 +14,7 @@ start_bg wmap-webhook "$E2E_TMP/webhook.ready" 30 \
     --ready-file "$E2E_TMP/webhook.ready"
 WH_PORT=$(head -n1 "$E2E_TMP/webhook.ready")
 sim_start --service-port "wmap-system/wmap-webhook=$WH_PORT"
-D=$REPO_ROOT/deploy
+D=$REPO_ROOT/deploy/base
 run_ok kc apply -f "$D/00-namespace.yaml" -f "$D/01-crd-kartas.run.ai.yaml" \
     -f "$D/01-crd-workloadpolicies.wmap.io.yaml" -f "$D/09-validatingwebhookconfiguration.yaml"
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
@@ -89,7 +89,7 @@ run_ok "$PLUGIN" validate "$REPO_ROOT/catalog/leaderworkerset-x-k8s-io-leaderwor
 assert_contains "$OUT" "schema not checked: the cluster serves no LeaderWorkerSet.leaderworkerset.x-k8s.io: no CRD to check against"
 run_ok "$PLUGIN" validate "$REPO_ROOT/catalog/batch-job-v1.yaml" --from-cluster
 assert_contains "$OUT" "schema not checked: Job is a built-in kind: no CRD to check against"
-# As a service account bound by deploy/02-rbac.yaml (may read CRDs).
+# As a service account bound by deploy/base/02-rbac.yaml (may read CRDs).
 run_ok kc apply -f "$D/02-rbac.yaml"
 run_ok kc create token wmap-webhook -n wmap-system
 assert_fails "$PLUGIN" validate "$REPO_ROOT/tests/golden/defs/widget-paths-v2.yaml" --from-cluster --token "$OUT"

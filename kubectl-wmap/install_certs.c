@@ -1,0 +1,207 @@
+/* kubectl-wmap install's certificates with OpenSSL (see install_certs.h): made for install,
+ * decoded and verified for install --check. */
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "install_certs.h"
+
+static char *pem_of(int (*write)(BIO *, void *), void *what)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+	char *data, *out = NULL;
+	long n;
+
+	if (b && write(b, what) == 1 && (n = BIO_get_mem_data(b, &data)) > 0 &&
+	    (out = malloc((size_t)n + 1)) != NULL) {
+		memcpy(out, data, (size_t)n);
+		out[n] = '\0';
+	}
+	BIO_free(b);
+	return out;
+}
+
+static int write_cert(BIO *b, void *x)
+{
+	return PEM_write_bio_X509(b, x);
+}
+static int write_key(BIO *b, void *k)
+{
+	return PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL);
+}
+
+static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
+{
+	X509V3_CTX ctx;
+	X509_EXTENSION *ext;
+	int ok;
+
+	X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+	if ((ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value)) == NULL)
+		return 0;
+	ok = X509_add_ext(cert, ext, -1);
+	X509_EXTENSION_free(ext);
+	return ok;
+}
+
+/* A certificate for cn with key, signed by issuer's key (itself when issuer is NULL). */
+static X509 *make_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key,
+		       const char *san)
+{
+	X509 *x = X509_new();
+	X509_NAME *name;
+	BIGNUM *serial = BN_new();
+	int ok = x && serial;
+
+	ok = ok && BN_rand(serial, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) &&
+	     BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(x)) && X509_set_version(x, 2) &&
+	     X509_gmtime_adj(X509_getm_notBefore(x), -3600) &&
+	     X509_gmtime_adj(X509_getm_notAfter(x), (long)INSTALL_CERT_DAYS * 86400) &&
+	     X509_set_pubkey(x, key) && (name = X509_get_subject_name(x)) != NULL &&
+	     X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0) &&
+	     X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name);
+	if (ok && !issuer)
+		ok = add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE") &&
+		     add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign") &&
+		     add_ext(x, x, NID_subject_key_identifier, "hash");
+	if (ok && issuer)
+		ok = add_ext(x, issuer, NID_basic_constraints, "critical,CA:FALSE") &&
+		     add_ext(x, issuer, NID_key_usage, "critical,digitalSignature") &&
+		     add_ext(x, issuer, NID_ext_key_usage, "serverAuth") &&
+		     add_ext(x, issuer, NID_subject_alt_name, san) &&
+		     add_ext(x, issuer, NID_authority_key_identifier, "keyid:always");
+	ok = ok && X509_sign(x, issuer_key, EVP_sha256()) > 0;
+	BN_free(serial);
+	if (!ok) {
+		X509_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+int install_certs_make(char **ca_pem, char **crt_pem, char **key_pem, const char *service, const char *ns,
+		       wmap_error *err)
+{
+	EVP_PKEY *ca_key = EVP_EC_gen("P-256"), *key = EVP_EC_gen("P-256");
+	X509 *ca = NULL, *crt = NULL;
+	char san[512], cn[256];
+	int rc = -1;
+
+	*ca_pem = *crt_pem = *key_pem = NULL;
+	snprintf(san, sizeof(san), "DNS:%s,DNS:%s.%s,DNS:%s.%s.svc,DNS:%s.%s.svc.cluster.local",
+		 service, service, ns, service, ns, service, ns);
+	snprintf(cn, sizeof(cn), "%s.%s.svc", service, ns);
+	if (!ca_key || !key || (ca = make_cert(ca_key, "wmap-webhook-ca", NULL, ca_key, NULL)) == NULL ||
+	    (crt = make_cert(key, cn, ca, ca_key, san)) == NULL ||
+	    (*ca_pem = pem_of(write_cert, ca)) == NULL || (*crt_pem = pem_of(write_cert, crt)) == NULL ||
+	    (*key_pem = pem_of(write_key, key)) == NULL) {
+		wmap_error_set(err, WMAP_EINVAL, "making the webhook's certificates with OpenSSL failed");
+		free(*ca_pem);
+		free(*crt_pem);
+		free(*key_pem);
+		*ca_pem = *crt_pem = *key_pem = NULL;
+		goto out;
+	}
+	rc = 0;
+out:
+	X509_free(ca);
+	X509_free(crt);
+	EVP_PKEY_free(ca_key);
+	EVP_PKEY_free(key);
+	return rc;
+}
+
+void install_certs_key_free(char *key_pem)
+{
+	if (!key_pem)
+		return;
+	OPENSSL_cleanse(key_pem, strlen(key_pem));
+	free(key_pem);
+}
+
+int install_certs_b64_decode(unsigned char **out, size_t *len, const char *in, size_t n)
+{
+	EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
+	unsigned char *buf = malloc(n / 4 * 3 + 4);
+	int a = 0, b = 0;
+
+	*out = NULL;
+	*len = 0;
+	if (!ctx || !buf || n > (size_t)1 << 24)
+		goto fail;
+	EVP_DecodeInit(ctx);
+	if (EVP_DecodeUpdate(ctx, buf, &a, (const unsigned char *)in, (int)n) < 0 ||
+	    EVP_DecodeFinal(ctx, buf + a, &b) != 1)
+		goto fail;
+	EVP_ENCODE_CTX_free(ctx);
+	buf[a + b] = '\0';
+	*out = buf;
+	*len = (size_t)(a + b);
+	return 0;
+fail:
+	EVP_ENCODE_CTX_free(ctx);
+	free(buf);
+	return -1;
+}
+
+int install_certs_verify(const char *crt_pem, const char *bundle_b64, const char *host, char *why, size_t len)
+{
+	unsigned char *pem = NULL;
+	size_t n = 0;
+	BIO *b = NULL, *cb = NULL;
+	X509 *crt = NULL, *ca;
+	X509_STORE *store = X509_STORE_new();
+	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+	int rc = -1, n_ca = 0;
+
+	if (!store || !ctx) {
+		snprintf(why, len, "out of memory");
+		goto out;
+	}
+	if (install_certs_b64_decode(&pem, &n, bundle_b64, strlen(bundle_b64)) != 0) {
+		snprintf(why, len, "the caBundle is not base64");
+		goto out;
+	}
+	b = BIO_new_mem_buf(pem, (int)n);
+	while (b && (ca = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL) {
+		X509_STORE_add_cert(store, ca);
+		X509_free(ca);
+		n_ca++;
+	}
+	ERR_clear_error();
+	if (n_ca == 0) {
+		snprintf(why, len, "the caBundle holds no PEM certificate");
+		goto out;
+	}
+	cb = BIO_new_mem_buf(crt_pem, -1);
+	if (!cb || (crt = PEM_read_bio_X509(cb, NULL, NULL, NULL)) == NULL) {
+		snprintf(why, len, "the Secret's tls.crt is not a PEM certificate");
+		goto out;
+	}
+	X509_STORE_CTX_init(ctx, store, crt, NULL);
+	X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(ctx), host, 0);
+	X509_VERIFY_PARAM_set_purpose(X509_STORE_CTX_get0_param(ctx), X509_PURPOSE_SSL_SERVER);
+	if (X509_verify_cert(ctx) != 1) {
+		snprintf(why, len, "%s", X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx)));
+		goto out;
+	}
+	rc = 0;
+out:
+	ERR_clear_error();
+	X509_free(crt);
+	BIO_free(b);
+	BIO_free(cb);
+	X509_STORE_CTX_free(ctx);
+	X509_STORE_free(store);
+	free(pem);
+	return rc;
+}
