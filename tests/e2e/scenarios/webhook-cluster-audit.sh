@@ -45,7 +45,8 @@ start_audit_webhook() {
 }
 rounds_gt() { metric_gt wmap_audit_rounds_total "$1"; }
 report() { kc get reports.openreports.io wmap-policy -n ml-a -o json; }
-report_has() { report 2>/dev/null | jq -e "$1" >/dev/null; }
+# (jq 1.6 -e exits 0 on empty input, so a missing report must not be read as a match: -s.)
+report_has() { report 2>/dev/null | jq -se "length == 1 and (.[0] | $1)" >/dev/null; }
 
 start_audit_webhook
 wait_until 10 rounds_gt 0 || fail "no audit round"
@@ -124,7 +125,7 @@ wait "$wmap_webhook_PID" || fail "the webhook did not stop cleanly: $(tail -n 5 
 run_ok kc apply -f "$AUDIT/jobsets.yaml"
 WH_NAME=wmap-webhook-wg start_audit_webhook --report-api wgpolicyk8s
 polr() { kc get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json; }
-wait_until 30 bash -c "kubectl --kubeconfig '$KUBECONFIG' get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json 2>/dev/null | jq -e '.summary.fail == 1' >/dev/null" ||
+wait_until 30 bash -c "kubectl --kubeconfig '$KUBECONFIG' get policyreports.wgpolicyk8s.io wmap-policy -n ml-a -o json 2>/dev/null | jq -se 'length == 1 and .[0].summary.fail == 1' >/dev/null" ||
     { grep -E 'audit|leader|swapped|synced' "$E2E_TMP/wmap-webhook-wg.log" | cut -c1-300 >&2; fail "no PolicyReport: $(polr 2>&1)"; }
 r=$(polr)
 assert_eq "wgpolicyk8s.io/v1alpha2 PolicyReport 1 1" "$(jq -r '"\(.apiVersion) \(.kind) \(.summary.pass) \(.summary.fail)"' <<<"$r")"
