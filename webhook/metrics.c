@@ -219,6 +219,21 @@ static const char *esc(char *buf, size_t len, const char *s)
 	return buf;
 }
 
+/* wmap_policy_violations, with the lock held. */
+static void render_violations(wmap_buf *o)
+{
+	char a[300], b[300];
+	wmap_buf_addf(o, "# HELP wmap_policy_violations Workloads admitted or denied at /validate "
+			 "that violated a policy, by policy, action (deny, warn, audit: each of the "
+			 "policy's validationActions) and namespace; dry runs not counted.\n"
+			 "# TYPE wmap_policy_violations counter\n");
+	for (size_t i = 0; i < m.n_viol; i++)
+		wmap_buf_addf(o, "wmap_policy_violations{policy=\"%s\",action=\"%s\",namespace=\"%s\"} "
+				 "%llu\n",
+			      esc(a, sizeof(a), m.viol[i].policy), action_labels[m.viol[i].action],
+			      esc(b, sizeof(b), m.viol[i].ns), m.viol[i].count);
+}
+
 char *wh_metrics_render(long inflight)
 {
 	wmap_buf o = WMAP_BUF_INIT(METRICS_TEXT_MAX, 8192);
@@ -298,15 +313,7 @@ char *wh_metrics_render(long inflight)
 	wmap_buf_addf(&o, "# HELP wmap_webhook_ready 1 once every definition is compiled and the server "
 			  "accepts reviews.\n# TYPE wmap_webhook_ready gauge\nwmap_webhook_ready %d\n",
 		      m.ready);
-	wmap_buf_addf(&o, "# HELP wmap_policy_violations Workloads admitted or denied at /validate "
-			  "that violated a policy, by policy, action (deny, warn, audit: each of the "
-			  "policy's validationActions) and namespace; dry runs not counted.\n"
-			  "# TYPE wmap_policy_violations counter\n");
-	for (size_t i = 0; i < m.n_viol; i++)
-		wmap_buf_addf(&o, "wmap_policy_violations{policy=\"%s\",action=\"%s\",namespace=\"%s\"} "
-				  "%llu\n",
-			      esc(a, sizeof(a), m.viol[i].policy), action_labels[m.viol[i].action],
-			      esc(b, sizeof(b), m.viol[i].ns), m.viol[i].count);
+	render_violations(&o);
 	pthread_mutex_unlock(&m.lock);
 	wmap_buf_addf(&o, "# HELP wmap_webhook_in_flight_requests Requests being read or answered.\n"
 			  "# TYPE wmap_webhook_in_flight_requests gauge\nwmap_webhook_in_flight_requests %ld\n",
