@@ -44,7 +44,7 @@ struct wh_cluster {
 	json_t *crd_index;
 	wmap_crd_lookup crd_lookup;
 	pthread_t builder;
-	int builder_started;
+	int builder_started, auditor_started;
 	wh_leader *leader;
 	_Atomic(wh_reconciler *) reconciler; /* set once started; the threads kick it */
 	atomic_int stop;
@@ -570,6 +570,7 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			publish(cl, &cl->verdict_kartas, verdicts);
 			atomic_fetch_add(&cl->swaps, 1);
 			wh_reconcile_kick(atomic_load(&cl->reconciler));
+			wh_audit_kick();
 			json_t *f = json_pack("{s:i, s:i, s:i, s:f}", "definitions", (int)count,
 					      "clusterKartas", (int)atomic_load(&cl->cluster_kartas),
 					      "invalidKartas", (int)atomic_load(&cl->invalid_kartas),
@@ -590,6 +591,7 @@ static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json
 			size_t np = set->n;
 			wh_policy_swap(s, set);
 			publish(cl, &cl->verdict_policies, verdicts);
+			wh_audit_kick();
 			atomic_fetch_add(&cl->policy_swaps, 1);
 			/* the validating rules follow the policies */
 			wh_reconcile_kick(atomic_load(&cl->reconciler));
@@ -760,6 +762,9 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 	if ((rc = wh_reconcile_start(&r, s, cl, cl->leader, cfg, err)) != 0)
 		goto fail;
 	atomic_store(&cl->reconciler, r);
+	if ((rc = wh_audit_start(s, cl->leader, cfg, err)) != 0)
+		goto fail;
+	cl->auditor_started = 1;
 	json_t *f = json_pack("{s:s, s:s, s:i}", "server", cfg->server, "source", cfg->source,
 			      "syncTimeoutS", (int)s->opt.sync_timeout_s);
 	wh_log("info", "watching Kartas, WorkloadPolicies and CRDs", f);
@@ -785,7 +790,9 @@ void wh_cluster_stop(wh_cluster *cl)
 			pthread_join(srcs[i]->thread, NULL);
 	if (cl->builder_started)
 		pthread_join(cl->builder, NULL);
-	/* The reconciler first: it asks the leader whether it may write. */
+	/* The auditor and the reconciler first: they ask the leader whether they may write. */
+	if (cl->auditor_started)
+		wh_audit_stop();
 	wh_reconcile_stop(atomic_exchange(&cl->reconciler, NULL));
 	wh_leader_stop(cl->leader);
 	cl->leader = NULL;

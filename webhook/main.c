@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "webhook.h"
+#include "wmap/kube/client.h"
 
 static void usage(FILE *f)
 {
@@ -49,6 +50,12 @@ static void usage(FILE *f)
 		"  --no-cluster               files only, even in a pod\n"
 		"  --sync-timeout SEC         ready after this even when the API server cannot\n"
 		"                             be reached, with what is at hand (10)\n"
+		"  --audit-interval DURATION  how often the leader audits every workload and\n"
+		"                             rewrites the policy reports (1h; 30s, 5m, 1h30m)\n"
+		"  --audit-qps N              the audit's API request budget per second (20)\n"
+		"  --report-api NAME          openreports (openreports.io/v1alpha1 Report, the\n"
+		"                             default) or wgpolicyk8s (wgpolicyk8s.io/v1alpha2\n"
+		"                             PolicyReport)\n"
 		"  --null-admission           for benchmarks only: allow every review unchanged after\n"
 		"                             parsing and checking it (the floor wmap's work is\n"
 		"                             measured against); refused with --policy\n"
@@ -181,6 +188,8 @@ typedef enum opt_kind {
 	OPT_UNSIGNED, /* a number into an unsigned field */
 	OPT_SIZE,     /* a number into a size_t field */
 	OPT_GANG,     /* a gang scheduler's name into a wmap_gang_scheduler field */
+	OPT_DURATION, /* a Go duration (30s, 5m, 1h30m) into an unsigned long long field of ms */
+	OPT_REPORT,   /* a report API's name into a wmap_report_api field */
 	OPT_HELP,
 	OPT_VERSION,
 } opt_kind;
@@ -220,6 +229,9 @@ static const opt_spec opt_specs[] = {
 	{ "kubeconfig", OPT_TEXT, OPT_FIELD(opt.kubeconfig), 0, 0 },
 	{ "no-cluster", OPT_FLAG, OPT_FIELD(opt.no_cluster), 0, 0 },
 	{ "sync-timeout", OPT_UNSIGNED, OPT_FIELD(opt.sync_timeout_s), 0, 3600 },
+	{ "audit-interval", OPT_DURATION, OPT_FIELD(opt.audit_interval_ms), 1000, 7ull * 24 * 3600 * 1000 },
+	{ "audit-qps", OPT_UNSIGNED, OPT_FIELD(opt.audit_qps), 1, 10000 },
+	{ "report-api", OPT_REPORT, OPT_FIELD(opt.report_api), 0, 0 },
 };
 #define OPT_COUNT (sizeof(opt_specs) / sizeof(opt_specs[0]))
 /* getopt_long returns OPT_BASE + the option's index in opt_specs (above any short option). */
@@ -237,6 +249,9 @@ static void set_defaults(wh_options *o)
 	o->reload_ms = 1000;
 	o->drain_s = 25;
 	o->sync_timeout_s = 10;
+	o->audit_interval_ms = 3600000;
+	o->audit_qps = 20;
+	o->report_api = WMAP_REPORT_OPENREPORTS;
 	/* TLS 1.3, and TLS 1.2 with forward-secret key exchange and AEAD ciphers only (no CBC,
 	 * no static RSA): what the API server's Go client offers first anyway. */
 	o->tls_priorities = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:"
@@ -262,6 +277,21 @@ static int apply_option(cli *c, const opt_spec *s, const char *arg)
 			return 2;
 		}
 		return -1;
+	case OPT_REPORT:
+		if (wmap_report_api_parse((wmap_report_api *)(void *)field, arg, &err)) {
+			fprintf(stderr, "wmap-webhook: bad value for --%s: %s\n", s->name, arg);
+			return 2;
+		}
+		return -1;
+	case OPT_DURATION: {
+		long ms = wmap_kube_parse_duration(arg);
+		if (ms < 0 || (unsigned long long)ms < s->min || (unsigned long long)ms > s->max) {
+			fprintf(stderr, "wmap-webhook: bad value for --%s: %s\n", s->name, arg);
+			return 2;
+		}
+		*(unsigned long long *)(void *)field = (unsigned long long)ms;
+		return -1;
+	}
 	case OPT_INT:
 	case OPT_UNSIGNED:
 	case OPT_SIZE: break;

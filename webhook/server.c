@@ -310,12 +310,13 @@ static void append_taken(char **text, char *more)
 }
 
 /* GET /metrics: the server's metrics, then the cluster's (watches, builds, the reconciler,
- * statuses and the leader election). */
+ * statuses and the leader election) and the background audit's. */
 static enum MHD_Result reply_metrics(struct MHD_Connection *c, request *r)
 {
 	wh_server *s = r->srv;
 	char *text = wh_metrics_render(atomic_load(&s->inflight));
 	char *more = wh_cluster_metrics(s->cluster);
+	append_taken(&more, s->cluster ? wh_audit_metrics() : NULL);
 	append_taken(&text, more);
 	if (!text)
 		return MHD_NO;

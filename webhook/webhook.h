@@ -16,6 +16,7 @@
 #include "wmap/policy.h"
 #include "wmap/registry.h"
 #include "wmap/schema.h"
+#include "wmap/report.h"
 
 typedef struct wh_options {
 	const char *cert, *key;  /* PEM files, reloaded when they change */
@@ -34,10 +35,13 @@ typedef struct wh_options {
 	unsigned drain_s;            /* longest wait for in-flight requests on SIGTERM */
 	unsigned shutdown_delay_s;   /* on SIGTERM, keep accepting this long (unready) first */
 	const char *tls_priorities;
-	int null_admission;      /* benchmarks: allow every review after parsing it */
-	const char *kubeconfig;  /* --kubeconfig: watch this cluster */
-	int no_cluster;          /* --no-cluster: files only, even in a pod */
-	unsigned sync_timeout_s; /* ready after this even when not synced */
+	int null_admission;                   /* benchmarks: allow every review after parsing it */
+	const char *kubeconfig;               /* --kubeconfig: watch this cluster */
+	int no_cluster;                       /* --no-cluster: files only, even in a pod */
+	unsigned sync_timeout_s;              /* ready after this even when not synced */
+	unsigned long long audit_interval_ms; /* --audit-interval: the leader's audit rounds */
+	unsigned audit_qps;                   /* --audit-qps: the audit's requests per second */
+	wmap_report_api report_api;           /* --report-api: the reports' format */
 } wh_options;
 
 /* ---- log.c: one JSON object per line on stderr ---- */
@@ -177,6 +181,14 @@ void wh_status_sync(wh_status_writer *w, wmap_kube_client *c, const wmap_discove
 		    wh_cluster *cl, const wh_leader *leader);
 void wh_status_writer_clear(wh_status_writer *w);   /* frees what w holds; NULL is fine */
 char *wh_status_metrics(const wh_status_writer *w); /* Prometheus text, owned by the caller */
+
+/* ---- audit.c: the leader audits every workload and writes policy reports ---- */
+/* Starts the audit thread with its own client for cfg (borrowed; outlives it); it audits
+ * only while leader (borrowed, outlives it) leads. */
+int wh_audit_start(wh_server *s, const wh_leader *leader, const wmap_kube_config *cfg, wmap_error *err);
+void wh_audit_kick(void); /* definitions or policies changed: audit again now */
+void wh_audit_stop(void);
+char *wh_audit_metrics(void); /* Prometheus text, owned by the caller */
 
 /* ---- server.c ---- */
 typedef struct wh_policy_ref {

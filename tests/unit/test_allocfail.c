@@ -21,7 +21,9 @@
 #include "wmap/pod_target.h"
 #include "wmap/definition.h"
 #include "wmap/policy.h"
+#include "wmap/json_text.h"
 #include "wmap/registry.h"
+#include "wmap/report.h"
 #include "wmap/schema.h"
 #include "wmap/workload.h"
 #include "wmap/yaml.h"
@@ -426,6 +428,24 @@ static int s_yaml_aliases(void *arg, char *out, size_t len, wmap_error *err)
 	return rc;
 }
 
+/* A namespace's policy report from three workloads' results, against a previous report
+ * (timestamps carried over): the whole document, or a negative code. */
+static int s_report(void *arg, char *out, size_t len, wmap_error *err)
+{
+	json_t *const *in = arg, *rep = NULL;
+	int rc = wmap_report_build(&rep, WMAP_REPORT_OPENREPORTS, "ml", in[0], in[1], 7, err);
+	if (rc == 0) {
+		char *t = wmap_json_text(rep, NULL); /* whole or nothing, unlike json_dumps */
+		if (!t)
+			rc = wmap_error_set(err, WMAP_ENOMEM, "test: out of memory");
+		else
+			snprintf(out, len, "%s", t);
+		free(t);
+	}
+	json_decref(rep);
+	return rc;
+}
+
 /* ---- tests ---------------------------------------------------------------------------- */
 
 Test(allocfail, definition_load)
@@ -444,6 +464,23 @@ Test(allocfail, catalog, .timeout = 120)
 Test(allocfail, policy_set)
 {
 	sweep("policy set", s_policy, (void *)policy_yaml, 0);
+}
+
+Test(allocfail, policy_report)
+{
+	json_t *in[2];
+	in[0] = t_yaml("- workload: {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: b, uid: u-b}\n"
+		       "  pass: [labels]\n"
+		       "  fail: [{policy: prio, actions: [Audit], message: m1}, {policy: prio, actions: [Deny], message: m0}]\n"
+		       "- workload: {apiVersion: kubeflow.org/v1, kind: PyTorchJob, name: p}\n"
+		       "  pass: [prio, labels]\n"
+		       "- workload: {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: a}\n"
+		       "  fail: [{policy: labels, actions: [Warn], message: m2}]\n");
+	wmap_error err = {0};
+	cr_assert_eq(wmap_report_build(&in[1], WMAP_REPORT_OPENREPORTS, "ml", in[0], NULL, 3, &err), 0, "%s", err.message);
+	sweep("policy report", s_report, in, 0);
+	json_decref(in[0]);
+	json_decref(in[1]);
 }
 
 Test(allocfail, yaml_aliases)

@@ -14,10 +14,14 @@ sim_start --token-min-expiry 2 --service-port "sim-system/sim-testhook=$HOOK_POR
 D=$REPO_ROOT/deploy/base
 run_ok kc apply -f "$D/00-namespace.yaml" -f "$D/01-crd-kartas.run.ai.yaml" \
     -f "$D/01-crd-workloadpolicies.wmap.io.yaml" -f "$D/02-rbac.yaml" \
-    -f "$D/08-mutatingwebhookconfiguration.yaml" -f "$D/09-validatingwebhookconfiguration.yaml"
+    -f "$D/08-mutatingwebhookconfiguration.yaml" -f "$D/09-validatingwebhookconfiguration.yaml" \
+    -f "$E2E_DIR/data/jobset-crd.yaml" -f "$E2E_DIR/data/audit/report-crds.yaml"
 SA=system:serviceaccount:wmap-system:wmap-webhook
 wait_until 10 kc get kartas
 wait_until 10 kc get workloadpolicies
+wait_until 10 kc get jobsets
+wait_until 10 kc get reports.openreports.io
+wait_until 10 kc get policyreports.wgpolicyk8s.io
 
 # The whole grant, as the API server reports it.
 for ns in wmap-system default; do
@@ -33,7 +37,11 @@ for q in "list kartas.run.ai" "watch kartas.run.ai" "get kartas.run.ai/x" "updat
     "watch customresourcedefinitions" \
     "get mutatingwebhookconfigurations/wmap-webhook" "update validatingwebhookconfigurations/wmap-webhook" \
     "watch mutatingwebhookconfigurations/wmap-webhook" \
-    "create leases -n wmap-system" "update leases/wmap-webhook -n wmap-system" "get leases/wmap-webhook -n wmap-system"; do
+    "create leases -n wmap-system" "update leases/wmap-webhook -n wmap-system" "get leases/wmap-webhook -n wmap-system" \
+    "list jobsets.jobset.x-k8s.io" "list jobsets.jobset.x-k8s.io -n default" \
+    "create reports.openreports.io -n default" "update reports.openreports.io/wmap-policy -n default" \
+    "delete reports.openreports.io/wmap-policy -n default" "list reports.openreports.io" \
+    "create policyreports.wgpolicyk8s.io -n default"; do
     # shellcheck disable=SC2086
     assert_eq yes "$(can $q)" "can-i $q"
 done
@@ -43,7 +51,9 @@ for q in "create kartas.run.ai" "update kartas.run.ai/x" "delete kartas.run.ai/x
     "update mutatingwebhookconfigurations/other" "list mutatingwebhookconfigurations" \
     "delete validatingwebhookconfigurations/wmap-webhook" "create mutatingwebhookconfigurations" \
     "update leases/other -n wmap-system" "create leases -n default" "get leases/wmap-webhook -n default" \
-    "get secrets -n wmap-system" "list pods -n default" "create pods -n default"; do
+    "get secrets -n wmap-system" "list pods -n default" "create pods -n default" \
+    "watch jobsets.jobset.x-k8s.io" "get jobsets.jobset.x-k8s.io/x -n default" "update jobsets.jobset.x-k8s.io/x -n default" \
+    "patch reports.openreports.io/wmap-policy -n default" "get clusterreports.openreports.io"; do
     # shellcheck disable=SC2086
     assert_eq no "$(can $q)" "can-i $q"
 done

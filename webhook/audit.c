@@ -1,0 +1,755 @@
+/* wmap-webhook: the leader's background audit. Every workload of every covered kind that a
+ * policy with validation actions may match is listed (pages of 500, under a token bucket of
+ * --audit-qps requests a second), checked with wmap_audit_object, and the results are
+ * written as one policy report per namespace (include/wmap/report.h): created, updated with
+ * the resourceVersion it was read with (a 409 reads it again), left alone when unchanged,
+ * and deleted when the namespace has nothing left to report.
+ *
+ * A round runs at start, after every definition or policy swap, and every
+ * --audit-interval; only the Lease holder runs one. A round whose definitions or policies
+ * are swapped while it lists stops at the next page and starts again on the new set (so the
+ * builder's swap, which waits for the old set's users, waits for one page at most). A list
+ * that fails for another reason than 403/404 leaves every report as it was: a report is
+ * never rewritten from a partial view. A kind the webhook may not list (403) or that is not
+ * served (404) is skipped, logged once, and counted. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "webhook.h"
+#include "wmap/audit.h"
+#include "wmap/json_text.h"
+#include "wmap/kube/client.h"
+#include "wmap/kube/discovery.h"
+#include "wmap/report.h"
+
+#define PAGE 500
+#define WRITE_TRIES 3
+#define RETRY_S 10.0 /* after a failed round */
+
+typedef struct auditor {
+	wh_server *srv;
+	wmap_kube_client *client;
+	wmap_discovery *disc;
+	pthread_t thread;
+	pthread_mutex_t lock; /* kick, and the gauge below */
+	pthread_cond_t cond;
+	int kick, started;
+	atomic_int stop;
+	double tokens; /* the request budget */
+	struct timespec refilled;
+	json_t *gauge;    /* "policy\naction\nnamespace" -> violating workloads, last round */
+	json_t *skipped;  /* "group/resource" -> 1 for kinds already logged as not listable */
+	int report_noted; /* the report API was found not served (logged once) */
+	int reports_seen; /* the last round found or wrote a report */
+	atomic_uint rounds, round_failures, aborted, writes, deletes, conflicts, write_errors;
+	atomic_uint skipped_kinds, eval_errors;
+	const wh_leader *leader; /* borrowed from the cluster; audits only while it leads */
+	atomic_ullong requests, workloads, last_workloads, last_requests, last_us;
+} auditor;
+
+static auditor A = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static double now_s(clockid_t c)
+{
+	struct timespec t;
+	clock_gettime(c, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Waits for a token of the bucket (rate --audit-qps, burst the same). */
+static void take_token(void)
+{
+	double qps = (double)A.srv->opt.audit_qps;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	double dt = (double)(t.tv_sec - A.refilled.tv_sec) + (double)(t.tv_nsec - A.refilled.tv_nsec) / 1e9;
+	A.refilled = t;
+	A.tokens += dt * qps;
+	if (A.tokens > qps)
+		A.tokens = qps;
+	if (A.tokens < 1) {
+		double wait = (1 - A.tokens) / qps;
+		struct timespec w = { (time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9) };
+		nanosleep(&w, NULL);
+		A.tokens = 1;
+		clock_gettime(CLOCK_MONOTONIC, &A.refilled);
+	}
+	A.tokens -= 1;
+}
+
+static int request(json_t **out, long *status, const char *method, const char *path,
+		   const char *body, wmap_error *err)
+{
+	take_token();
+	return wmap_kube_request(out, status, A.client, method, path,
+				 body ? "application/json" : NULL, body, err);
+}
+
+/* 1 while the round may go on: not stopped, still the leader, same definitions and policies. */
+static int still_current(const wh_defs *d, const wh_policy_ref *p)
+{
+	if (atomic_load(&A.stop) || !wh_leader_is(A.leader))
+		return 0;
+	pthread_mutex_lock(&A.srv->lock);
+	int same = A.srv->defs == d && A.srv->policy == p;
+	pthread_mutex_unlock(&A.srv->lock);
+	return same;
+}
+
+/* 1 when some policy with actions could match kind ("Kind.group"). */
+static int kind_audited(const wmap_policy_set *set, const char *kind)
+{
+	for (size_t i = 0; set && i < set->n; i++) {
+		const wmap_policy *p = &set->policies[i];
+		if (!wmap_policy_needs_validation(p))
+			continue;
+		if (p->n_kinds == 0)
+			return 1;
+		for (size_t k = 0; k < p->n_kinds; k++)
+			if (fnmatch(p->kinds[k], kind, 0) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+static void note_skipped(const char *label, long status, const char *msg)
+{
+	atomic_fetch_add(&A.skipped_kinds, 1);
+	if (json_object_get(A.skipped, label))
+		return;
+	json_object_set_new(A.skipped, label, json_true());
+	json_t *f = json_pack("{s:s, s:i, s:s}", "resource", label, "status", (int)status, "error", msg);
+	wh_log("warn", "audit: cannot list this kind; its workloads are not in the reports", f);
+	json_decref(f);
+}
+
+static int keep_entry(json_t *byns, const char *ns, json_t *e);
+
+/* Adds one workload's result to its namespace's entries in byns. */
+static int add_result(json_t *byns, const json_t *obj, const wmap_audit_result *r)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	if (!ns || !*ns || !json_is_string(json_object_get(md, "name")))
+		return 0; /* cluster-scoped: no namespace report to put it in */
+	json_t *w = json_pack("{s:O, s:O, s:O}", "apiVersion", json_object_get(obj, "apiVersion"),
+			      "kind", json_object_get(obj, "kind"), "name", json_object_get(md, "name"));
+	json_t *pass = json_array(), *fail = json_array();
+	json_t *e = w && pass && fail ? json_pack("{s:o, s:o, s:o}", "workload", w, "pass", pass, "fail", fail)
+				      : NULL;
+	if (!e) {
+		json_decref(w);
+		json_decref(pass);
+		json_decref(fail);
+		return WMAP_ENOMEM;
+	}
+	if (json_is_string(json_object_get(md, "uid")))
+		json_object_set(w, "uid", json_object_get(md, "uid"));
+	for (size_t i = 0; i < r->n_policies; i++) {
+		int failed = 0;
+		for (size_t j = 0; j < r->n && !failed; j++)
+			failed = strcmp(r->violations[j].policy, r->policies[i]) == 0;
+		if (!failed)
+			json_array_append_new(pass, json_string(r->policies[i]));
+	}
+	for (size_t j = 0; j < r->n; j++) {
+		const wmap_violation *v = &r->violations[j];
+		json_t *acts = json_array();
+		static const char *const names[] = { "Deny", "Warn", "Audit" };
+		for (unsigned b = 0; b < 3; b++)
+			if (v->actions & (1u << b))
+				json_array_append_new(acts, json_string(names[b]));
+		json_array_append_new(fail, json_pack("{s:s, s:o, s:s}", "policy", v->policy, "actions",
+						      acts, "message", v->message ? v->message : v->policy));
+	}
+	return keep_entry(byns, ns, e);
+}
+
+/* A workload that could not be evaluated: an error result for every policy with
+ * validation actions that applies to it by kind, namespace and labels, so that a result it
+ * had does not silently vanish from the report. */
+static int add_error(json_t *byns, const json_t *obj, const wmap_policy_set *set, const char *msg)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	char kind[300];
+	if (!ns || !*ns || !json_is_string(json_object_get(md, "name")))
+		return 0;
+	wmap_admission_kind(kind, sizeof(kind), obj);
+	json_t *errs = json_array();
+	json_t *e = errs ? json_pack("{s:{s:O, s:O, s:O}, s:o}", "workload", "apiVersion",
+				     json_object_get(obj, "apiVersion"), "kind", json_object_get(obj, "kind"),
+				     "name", json_object_get(md, "name"), "error", errs)
+			 : NULL;
+	if (!e)
+		return WMAP_ENOMEM;
+	if (json_is_string(json_object_get(md, "uid")))
+		json_object_set(json_object_get(e, "workload"), "uid", json_object_get(md, "uid"));
+	for (size_t i = 0; set && i < set->n; i++) {
+		const wmap_policy *p = &set->policies[i];
+		if (wmap_policy_needs_validation(p) &&
+		    wmap_policy_matches(p, kind, ns, json_object_get(md, "labels"), WMAP_POLICY_OP_CREATE))
+			json_array_append_new(errs, json_pack("{s:s, s:s}", "policy", p->name, "message", msg));
+	}
+	if (json_array_size(errs) == 0) {
+		json_decref(e);
+		return 0;
+	}
+	return keep_entry(byns, ns, e);
+}
+
+/* Appends entry e (taken over) to namespace ns's list in byns. */
+static int keep_entry(json_t *byns, const char *ns, json_t *e)
+{
+	/* Kept as compact text until its namespace's report is built: a fraction of the memory
+	 * of the tree (measured on 10,000 workloads with 9 violations each: see
+	 * tests/bench/README.md), read back once per round. */
+	size_t len = 0;
+	char *text = wmap_json_text(e, &len);
+	json_decref(e);
+	json_t *list = json_object_get(byns, ns);
+	if (!list) {
+		list = json_array();
+		json_object_set_new(byns, ns, list);
+	}
+	int rc = text && json_array_append_new(list, json_stringn_nocheck(text, len)) == 0 ? 0 : WMAP_ENOMEM;
+	free(text);
+	return rc;
+}
+
+/* The entries of one namespace as objects again (a new array, NULL on ENOMEM). */
+static json_t *expand(const json_t *list)
+{
+	json_t *out = json_array(), *v;
+	size_t i;
+	json_array_foreach(list, i, v) {
+		json_t *e = wmap_json_parse(json_string_value(v), json_string_length(v), NULL);
+		if (!e || json_array_append_new(out, e) != 0) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+/* Lists one resource page by page into byns. 0; 1 when the kind is skipped (403/404);
+ * 2 when the round must stop (swap, stop, Lease lost); negative on other failures. */
+static int list_kind(json_t *byns, const wmap_api_resource *res, wmap_engine *eng,
+		     const wmap_admission_config *cfg, const wh_defs *d, const wh_policy_ref *p,
+		     wmap_error *err)
+{
+	char *base = wmap_resource_path(res, NULL, NULL), label[300];
+	char *cont = NULL;
+	int rc = 0;
+	wmap_resource_label(label, sizeof(label), res);
+	if (!base)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	do {
+		char path[4096];
+		char *esc = cont ? wmap_kube_query_escape(cont) : NULL;
+		snprintf(path, sizeof(path), "%s?limit=%d%s%s", base, PAGE, esc ? "&continue=" : "",
+			 esc ? esc : "");
+		free(esc);
+		free(cont);
+		cont = NULL;
+		json_t *page = NULL, *item;
+		long status = 0;
+		if (request(&page, &status, "GET", path, NULL, err) != 0) {
+			if (status == 403 || status == 404) {
+				note_skipped(label, status, err->message);
+				rc = 1;
+			} else {
+				rc = rc ? rc : WMAP_EIO;
+			}
+			break;
+		}
+		size_t i;
+		json_array_foreach(json_object_get(page, "items"), i, item) {
+			wmap_audit_result r;
+			wmap_error e2;
+			char av[300];
+			/* A list's items may lack apiVersion and kind; the definition needs them. */
+			snprintf(av, sizeof(av), "%s%s%s", res->group, res->group[0] ? "/" : "", res->version);
+			json_object_set_new(item, "apiVersion", json_string(av));
+			json_object_set_new(item, "kind", json_string(res->kind));
+			int arc = wmap_audit_object(&r, eng, cfg, item, WMAP_POLICY_OP_CREATE, &e2);
+			atomic_fetch_add(&A.workloads, 1);
+			if (arc == 0 && !r.owned && r.n_policies > 0 && add_result(byns, item, &r) != 0)
+				arc = WMAP_ENOMEM;
+			else if (arc != 0 && arc != WMAP_ENODEF && arc != WMAP_ENOMEM) {
+				atomic_fetch_add(&A.eval_errors, 1);
+				if (add_error(byns, item, cfg->policies, e2.message) != 0)
+					arc = WMAP_ENOMEM;
+			}
+			wmap_audit_result_free(&r);
+			if (arc == WMAP_ENOMEM) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				break;
+			}
+		}
+		const char *c = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
+		if (rc == 0 && c && *c && !(cont = strdup(c)))
+			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		json_decref(page);
+		if (rc == 0 && !still_current(d, p))
+			rc = 2;
+	} while (rc == 0 && cont);
+	free(cont);
+	free(base);
+	return rc;
+}
+
+/* The reports wmap wrote, by namespace; NULL when the report API is not served (*served 0)
+ * or on failure (err set). */
+static json_t *stored_reports(int *served, wmap_error *err)
+{
+	wmap_report_api api = A.srv->opt.report_api;
+	json_t *byns = json_object(), *item;
+	char *cont = NULL;
+	*served = 1;
+	do {
+		char path[4096];
+		char *esc = cont ? wmap_kube_query_escape(cont) : NULL;
+		snprintf(path, sizeof(path), "/apis/%s/%s?labelSelector=app.kubernetes.io%%2Fmanaged-by%%3D%s&limit=%d%s%s",
+			 wmap_report_api_version(api), wmap_report_plural(api), WMAP_REPORT_MANAGED_BY,
+			 PAGE, esc ? "&continue=" : "", esc ? esc : "");
+		free(esc);
+		free(cont);
+		cont = NULL;
+		json_t *page = NULL;
+		long status = 0;
+		if (request(&page, &status, "GET", path, NULL, err) != 0) {
+			*served = status != 404;
+			json_decref(byns);
+			return NULL;
+		}
+		size_t i;
+		json_array_foreach(json_object_get(page, "items"), i, item) {
+			const json_t *md = json_object_get(item, "metadata");
+			const char *ns = json_string_value(json_object_get(md, "namespace"));
+			const char *name = json_string_value(json_object_get(md, "name"));
+			if (ns && name && strcmp(name, WMAP_REPORT_NAME) == 0)
+				json_object_set(byns, ns, item);
+		}
+		const char *c = json_string_value(json_object_get(json_object_get(page, "metadata"), "continue"));
+		cont = c && *c ? strdup(c) : NULL;
+		json_decref(page);
+	} while (cont);
+	return byns;
+}
+
+static void report_path(char *buf, size_t len, const char *ns, int named)
+{
+	wmap_report_api api = A.srv->opt.report_api;
+	snprintf(buf, len, "/apis/%s/namespaces/%s/%s%s%s", wmap_report_api_version(api), ns,
+		 wmap_report_plural(api), named ? "/" : "", named ? WMAP_REPORT_NAME : "");
+}
+
+/* Writes ns's report from entries, starting from stored (borrowed, may be NULL). */
+static void write_report(const char *ns, const json_t *entries, json_t *stored)
+{
+	wmap_error err;
+	char path[512];
+	json_incref(stored);
+	for (int tries = 0; tries < WRITE_TRIES; tries++) {
+		json_t *built = NULL;
+		char *body = NULL;
+		long status = 0;
+		int rc;
+		if (wmap_report_build(&built, A.srv->opt.report_api, ns, entries, stored,
+				      (long long)now_s(CLOCK_REALTIME), &err) != 0) {
+			atomic_fetch_add(&A.write_errors, 1);
+			wh_logf("error", "audit: report for namespace %s: %s", ns, err.message);
+			break;
+		}
+		if (stored && wmap_report_same(stored, built)) {
+			json_decref(built);
+			break; /* nothing changed: no write */
+		}
+		if (stored)
+			json_object_set(json_object_get(built, "metadata"), "resourceVersion",
+					json_object_get(json_object_get(stored, "metadata"), "resourceVersion"));
+		body = wmap_json_text(built, NULL);
+		json_decref(built);
+		if (!body || !wh_leader_is(A.leader)) {
+			free(body);
+			break;
+		}
+		report_path(path, sizeof(path), ns, stored != NULL);
+		rc = request(NULL, &status, stored ? "PUT" : "POST", path, body, &err);
+		free(body);
+		if (rc == 0) {
+			atomic_fetch_add(&A.writes, 1);
+			break;
+		}
+		if (status != 409 && status != 404) {
+			atomic_fetch_add(&A.write_errors, 1);
+			wh_logf("warn", "audit: cannot write the report of namespace %s: %s", ns, err.message);
+			break;
+		}
+		/* Changed, created or deleted under us: read it again and build on what is there. */
+		atomic_fetch_add(&A.conflicts, 1);
+		json_decref(stored);
+		stored = NULL;
+		report_path(path, sizeof(path), ns, 1);
+		if (request(&stored, &status, "GET", path, NULL, &err) != 0 && status != 404) {
+			atomic_fetch_add(&A.write_errors, 1);
+			break;
+		}
+	}
+	json_decref(stored);
+}
+
+static void delete_report(const char *ns)
+{
+	wmap_error err;
+	char path[512];
+	long status = 0;
+	report_path(path, sizeof(path), ns, 1);
+	if (!wh_leader_is(A.leader))
+		return;
+	if (request(NULL, &status, "DELETE", path, NULL, &err) == 0)
+		atomic_fetch_add(&A.deletes, 1);
+	else if (status != 404) {
+		atomic_fetch_add(&A.write_errors, 1);
+		wh_logf("warn", "audit: cannot delete the report of namespace %s: %s", ns, err.message);
+	}
+}
+
+/* Series of the gauge at most; past it a new namespace is folded into namespace="other"
+ * (policies are the operator's own, namespaces grow with the cluster). */
+#define MAX_GAUGE_SERIES 512
+
+/* Adds one namespace's violating workloads per policy and action to the gauge g. */
+static void count_violations(json_t *g, const char *ns, const json_t *entries)
+{
+	static const char *const names[] = { "deny", "warn", "audit" };
+	json_t *e, *f, *a;
+	size_t i, j, k;
+	json_array_foreach(entries, i, e) {
+		const json_t *fails = json_object_get(e, "fail");
+		unsigned seen[64] = { 0 }; /* actions counted per policy of this workload */
+		json_array_foreach(fails, j, f) {
+			const char *pol = json_string_value(json_object_get(f, "policy"));
+			size_t first = j; /* the policy's first failure on this workload */
+			for (size_t x = 0; x < j; x++)
+				if (strcmp(pol, json_string_value(json_object_get(json_array_get(fails, x), "policy"))) == 0) {
+					first = x;
+					break;
+				}
+			json_array_foreach(json_object_get(f, "actions"), k, a) {
+				const char *an = json_string_value(a);
+				int idx = strcmp(an, "Deny") == 0 ? 0 : strcmp(an, "Warn") == 0 ? 1
+												: 2;
+				if (first < 64 && (seen[first] & (1u << idx)))
+					continue; /* one workload counts once per policy and action */
+				if (first < 64)
+					seen[first] |= 1u << idx;
+				char key[1024];
+				snprintf(key, sizeof(key), "%s\n%s\n%s", pol, names[idx], ns);
+				if (!json_object_get(g, key) && json_object_size(g) >= MAX_GAUGE_SERIES - 8)
+					snprintf(key, sizeof(key), "%s\n%s\nother", pol, names[idx]);
+				json_t *c = json_object_get(g, key);
+				json_object_set_new(g, key, json_integer(json_integer_value(c) + 1));
+			}
+		}
+	}
+}
+
+/* One round: 0 done (or nothing to do), 1 stopped by a swap or not synced yet, -1 failed. */
+static int round_once(void)
+{
+	wmap_error err;
+	json_t *byns = NULL, *stored = NULL;
+	wmap_engine *eng = NULL;
+	wh_policy_ref *p = NULL;
+	wh_defs *d = NULL;
+	int rc = 0;
+	if (!wh_leader_is(A.leader))
+		return 0;
+	/* Before the first sync the policies in force may be only part of them: a round now
+	 * would delete the reports of the rest. Wait (the round stays due). */
+	if (!atomic_load(&A.srv->ready))
+		return 1;
+	double t0 = now_s(CLOCK_MONOTONIC);
+	/* Every request of the client counts: discovery, retries, lists and writes. */
+	unsigned req0 = wmap_kube_requests(A.client);
+	unsigned long long w0 = atomic_load(&A.workloads);
+	if (!(d = wh_defs_ref(A.srv)))
+		return 0;
+	p = wh_policy_acquire(A.srv);
+	const wmap_policy_set *set = p ? p->set : NULL;
+	int validating = 0;
+	for (size_t i = 0; set && i < set->n; i++)
+		validating |= wmap_policy_needs_validation(&set->policies[i]);
+	if (!validating && !A.reports_seen && atomic_load(&A.rounds) > 0) {
+		/* Nothing to check and nothing written that could be stale: no request at all
+		 * (a cluster whose Kartas change often, without such policies, costs nothing). */
+		rc = 0;
+		goto done;
+	}
+	wmap_admission_config cfg = { .scheduler = A.srv->opt.scheduler, .queue = A.srv->opt.queue, .policies = set };
+	if (!(byns = json_object()))
+		goto nomem;
+	if (wmap_engine_new(&eng, d->reg, &err) != 0)
+		goto fail;
+	take_token();
+	if (!A.disc ? wmap_discovery_load(&A.disc, A.client, 1, &err) != 0
+		    : wmap_discovery_refresh(A.disc, A.client, &err) != 0)
+		goto fail;
+	json_t *listed = json_object();
+	for (size_t i = 0; i < wmap_registry_count(d->reg) && rc >= 0 && rc != 2; i++) {
+		const wmap_gvk *g = wmap_registry_get(d->reg, i)->components[0].kind;
+		char kind[300], key[300];
+		if (!g)
+			continue;
+		snprintf(kind, sizeof(kind), "%s%s%s", g->kind, g->group[0] ? "." : "", g->group);
+		const wmap_api_resource *res = wmap_discovery_find_kind(A.disc, g->group, g->version, g->kind);
+		if (!res || !kind_audited(set, kind))
+			continue;
+		/* One list per group and resource, whichever version the definitions name first. */
+		snprintf(key, sizeof(key), "%s/%s", res->group, res->plural);
+		if (json_object_get(listed, key))
+			continue;
+		json_object_set_new(listed, key, json_true());
+		rc = list_kind(byns, res, eng, &cfg, d, p, &err);
+	}
+	json_decref(listed);
+	if (rc == 2) {
+		atomic_fetch_add(&A.aborted, 1);
+		rc = 1;
+		goto done; /* a new set, a stop or a lost Lease: the next round starts over */
+	}
+	if (rc < 0)
+		goto fail;
+	int served = 1;
+	if (!(stored = stored_reports(&served, &err))) {
+		if (served)
+			goto fail;
+		if (!A.report_noted)
+			wh_logf("warn", "audit: %s/%s is not served; violations are counted in the "
+					"metrics but no reports are written",
+				wmap_report_api_version(A.srv->opt.report_api),
+				wmap_report_plural(A.srv->opt.report_api));
+		A.report_noted = 1;
+	} else {
+		A.report_noted = 0;
+	}
+	json_t *g = json_object();
+	const char *ns;
+	json_t *v;
+	if (!g)
+		goto nomem;
+	/* One namespace at a time: its entries are read back, reported, counted, dropped. */
+	json_object_foreach(byns, ns, v) {
+		json_t *entries = expand(v);
+		if (!entries) {
+			json_decref(g);
+			goto nomem;
+		}
+		if (stored)
+			write_report(ns, entries, json_object_get(stored, ns));
+		count_violations(g, ns, entries);
+		json_decref(entries);
+	}
+	json_object_foreach(stored, ns, v)
+		if (!json_object_get(byns, ns))
+			delete_report(ns);
+	A.reports_seen = json_object_size(byns) > 0 || json_object_size(stored) > 0;
+	pthread_mutex_lock(&A.lock);
+	json_decref(A.gauge);
+	A.gauge = g;
+	pthread_mutex_unlock(&A.lock);
+	atomic_fetch_add(&A.rounds, 1);
+	atomic_store(&A.last_us, (unsigned long long)((now_s(CLOCK_MONOTONIC) - t0) * 1e6));
+	atomic_store(&A.last_workloads, atomic_load(&A.workloads) - w0);
+	atomic_store(&A.last_requests, wmap_kube_requests(A.client) - req0);
+	json_t *f = json_pack("{s:I, s:I, s:i, s:f}", "workloads", (json_int_t)atomic_load(&A.last_workloads),
+			      "requests", (json_int_t)atomic_load(&A.last_requests), "namespaces",
+			      (int)json_object_size(byns), "durationMs", (now_s(CLOCK_MONOTONIC) - t0) * 1e3);
+	wh_log("info", "audit round done", f);
+	json_decref(f);
+	rc = 0;
+	goto done;
+nomem:
+	wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
+fail:
+	rc = -1;
+	atomic_fetch_add(&A.round_failures, 1);
+	wh_logf("warn", "audit round failed; the reports stay as they were: %s", err.message);
+done:
+	atomic_fetch_add(&A.requests, wmap_kube_requests(A.client) - req0);
+	json_decref(stored);
+	json_decref(byns);
+	wmap_engine_free(eng);
+	wh_policy_release(A.srv, p);
+	wh_defs_release(d);
+	return rc;
+}
+
+/* Rounds run when one is due (start, a kick, the interval) and this replica leads; a
+ * replica that is not the leader checks again every second, so a new leader audits at once. */
+static void *audit_main(void *arg)
+{
+	(void)arg;
+	int due = 1;
+	double next = 0;
+	pthread_mutex_lock(&A.lock);
+	while (!atomic_load(&A.stop)) {
+		due |= A.kick || now_s(CLOCK_MONOTONIC) >= next;
+		A.kick = 0;
+		if (due && wh_leader_is(A.leader)) {
+			pthread_mutex_unlock(&A.lock);
+			int rc = round_once();
+			pthread_mutex_lock(&A.lock);
+			double wait = (double)A.srv->opt.audit_interval_ms / 1e3;
+			if (rc < 0 && wait > RETRY_S)
+				wait = RETRY_S; /* failed: try again sooner than the interval */
+			next = now_s(CLOCK_MONOTONIC) + wait;
+			due = rc > 0; /* stopped by a swap, or not synced yet: again soon */
+			if (A.kick)
+				continue;
+		}
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_sec += 1;
+		pthread_cond_timedwait(&A.cond, &A.lock, &t);
+	}
+	pthread_mutex_unlock(&A.lock);
+	return NULL;
+}
+
+int wh_audit_start(wh_server *s, const wh_leader *leader, const wmap_kube_config *cfg, wmap_error *err)
+{
+	wmap_kube_opts ko = { .timeout_ms = 30000, .max_retries = 3, .user_agent = "wmap-webhook/" WMAP_VERSION };
+	A.srv = s;
+	A.leader = leader;
+	A.tokens = (double)s->opt.audit_qps;
+	clock_gettime(CLOCK_MONOTONIC, &A.refilled);
+	if (!(A.skipped = json_object()))
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	int rc = wmap_kube_client_new(&A.client, cfg, &ko, err);
+	if (rc)
+		return rc;
+	A.kick = 1;
+	if (pthread_create(&A.thread, NULL, audit_main, NULL) != 0)
+		return wmap_error_set(err, WMAP_ENOMEM, "cannot start the audit thread");
+	A.started = 1;
+	return 0;
+}
+
+void wh_audit_kick(void)
+{
+	pthread_mutex_lock(&A.lock);
+	A.kick = 1;
+	pthread_cond_signal(&A.cond);
+	pthread_mutex_unlock(&A.lock);
+}
+
+void wh_audit_stop(void)
+{
+	atomic_store(&A.stop, 1);
+	wh_audit_kick();
+	if (A.started)
+		pthread_join(A.thread, NULL);
+	A.started = 0;
+	wmap_discovery_free(A.disc);
+	A.disc = NULL;
+	wmap_kube_client_free(A.client);
+	A.client = NULL;
+	json_decref(A.gauge);
+	A.gauge = NULL;
+	json_decref(A.skipped);
+	A.skipped = NULL;
+}
+
+/* label values escaped as the exposition format wants (\\, \", \n) */
+static void put_label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n') {
+			fputs("\\n", f);
+			continue;
+		}
+		fputc(*s, f);
+	}
+}
+
+char *wh_audit_metrics(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	fprintf(f,
+		"# HELP wmap_audit_violations Workloads in the cluster that violate a policy as of "
+		"the last audit round, by policy, action (deny, warn, audit: each of the policy's "
+		"validationActions) and namespace.\n"
+		"# TYPE wmap_audit_violations gauge\n");
+	pthread_mutex_lock(&A.lock);
+	const char *key;
+	json_t *v;
+	json_object_foreach(A.gauge, key, v) {
+		char tmp[1024];
+		snprintf(tmp, sizeof(tmp), "%s", key);
+		char *a = strchr(tmp, '\n'), *n = a ? strchr(a + 1, '\n') : NULL;
+		if (!a || !n)
+			continue;
+		*a++ = '\0';
+		*n++ = '\0';
+		fputs("wmap_audit_violations{policy=\"", f);
+		put_label(f, tmp);
+		fputs("\",action=\"", f);
+		put_label(f, a);
+		fputs("\",namespace=\"", f);
+		put_label(f, n);
+		fprintf(f, "\"} %lld\n", (long long)json_integer_value(v));
+	}
+	pthread_mutex_unlock(&A.lock);
+	fprintf(f,
+		"# HELP wmap_audit_rounds_total Audit rounds completed (reports written).\n"
+		"# TYPE wmap_audit_rounds_total counter\nwmap_audit_rounds_total %u\n"
+		"# HELP wmap_audit_round_failures_total Rounds that could not list or read the reports; "
+		"the reports stayed as they were.\n"
+		"# TYPE wmap_audit_round_failures_total counter\nwmap_audit_round_failures_total %u\n"
+		"# HELP wmap_audit_rounds_restarted_total Rounds stopped by a definition or policy "
+		"swap (started again on the new set).\n"
+		"# TYPE wmap_audit_rounds_restarted_total counter\nwmap_audit_rounds_restarted_total %u\n"
+		"# HELP wmap_audit_last_duration_seconds How long the last completed round took.\n"
+		"# TYPE wmap_audit_last_duration_seconds gauge\nwmap_audit_last_duration_seconds %.6f\n"
+		"# HELP wmap_audit_last_workloads Workloads checked by the last completed round.\n"
+		"# TYPE wmap_audit_last_workloads gauge\nwmap_audit_last_workloads %llu\n"
+		"# HELP wmap_audit_last_requests API requests made by the last completed round.\n"
+		"# TYPE wmap_audit_last_requests gauge\nwmap_audit_last_requests %llu\n"
+		"# HELP wmap_audit_workloads_total Workloads checked.\n"
+		"# TYPE wmap_audit_workloads_total counter\nwmap_audit_workloads_total %llu\n"
+		"# HELP wmap_audit_requests_total API requests the audit made.\n"
+		"# TYPE wmap_audit_requests_total counter\nwmap_audit_requests_total %llu\n"
+		"# HELP wmap_audit_evaluation_errors_total Workloads that could not be evaluated.\n"
+		"# TYPE wmap_audit_evaluation_errors_total counter\nwmap_audit_evaluation_errors_total %u\n"
+		"# HELP wmap_audit_skipped_kinds_total Lists refused with 403 or 404 (kind not audited).\n"
+		"# TYPE wmap_audit_skipped_kinds_total counter\nwmap_audit_skipped_kinds_total %u\n"
+		"# HELP wmap_audit_report_writes_total Reports created or updated.\n"
+		"# TYPE wmap_audit_report_writes_total counter\nwmap_audit_report_writes_total %u\n"
+		"# HELP wmap_audit_report_deletes_total Reports deleted (nothing left to report).\n"
+		"# TYPE wmap_audit_report_deletes_total counter\nwmap_audit_report_deletes_total %u\n"
+		"# HELP wmap_audit_report_conflicts_total Report writes answered 409 or 404 (read again).\n"
+		"# TYPE wmap_audit_report_conflicts_total counter\nwmap_audit_report_conflicts_total %u\n"
+		"# HELP wmap_audit_report_errors_total Report writes that failed.\n"
+		"# TYPE wmap_audit_report_errors_total counter\nwmap_audit_report_errors_total %u\n",
+		atomic_load(&A.rounds), atomic_load(&A.round_failures), atomic_load(&A.aborted),
+		(double)atomic_load(&A.last_us) / 1e6, atomic_load(&A.last_workloads),
+		atomic_load(&A.last_requests), atomic_load(&A.workloads), atomic_load(&A.requests),
+		atomic_load(&A.eval_errors), atomic_load(&A.skipped_kinds), atomic_load(&A.writes),
+		atomic_load(&A.deletes), atomic_load(&A.conflicts), atomic_load(&A.write_errors));
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
