@@ -386,7 +386,39 @@ static int top_level(const live_ctx *lc, const json_t *obj)
 	return 1;
 }
 
-/* Lists one resource (the namespace in force or -A, -l) and judges each object. */
+typedef struct page_ctx {
+	audit_ctx *a;
+	live_ctx *lc;
+	const wmap_api_resource *r;
+} page_ctx;
+
+/* Judges the objects of one page of a list of pc->r. */
+static int audit_page(void *arg, json_t *items, wmap_error *err)
+{
+	page_ctx *pc = arg;
+	const wmap_api_resource *r = pc->r;
+	char api[320];
+	size_t i;
+	json_t *obj;
+	/* A list's items carry no apiVersion/kind. */
+	snprintf(api, sizeof(api), "%s%s%s", r->group, r->group[0] ? "/" : "", r->version);
+	json_array_foreach(items, i, obj) {
+		char where[700];
+		const json_t *meta = json_object_get(obj, "metadata");
+		if (json_object_set_new(obj, "apiVersion", json_string(api)) ||
+		    json_object_set_new(obj, "kind", json_string(r->kind)))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		if (!top_level(pc->lc, obj))
+			continue;
+		snprintf(where, sizeof(where), "%s/%s/%s", r->kind, jstr(meta, "namespace", ""),
+			 jstr(meta, "name", ""));
+		check_object(pc->a, obj, where, 0);
+	}
+	return pc->a->oom ? wmap_error_set(err, WMAP_ENOMEM, "out of memory") : 0;
+}
+
+/* Lists one resource (the namespace in force or -A, -l) a page at a time and judges each
+ * object, so memory holds one page of workloads, not all of them. */
 static int audit_resource(audit_ctx *a, live_ctx *lc, const wmap_api_resource *r, long chunk)
 {
 	const char *sel = cli_options_get(a->o, "selector");
@@ -394,39 +426,20 @@ static int audit_resource(audit_ctx *a, live_ctx *lc, const wmap_api_resource *r
 	char *esc = sel ? wmap_kube_query_escape(sel) : NULL;
 	size_t len = (path ? strlen(path) : 0) + (esc ? strlen(esc) : 0) + 32;
 	char *url = malloc(len);
-	json_t *items = json_array();
+	page_ctx pc = { a, lc, r };
 	wmap_error err = { 0 };
 	int rc = 0;
-	if (!path || !url || !items || (sel && !esc)) {
+	if (!path || !url || (sel && !esc)) {
 		rc = cli_error("out of memory");
 		goto done;
 	}
 	snprintf(url, len, "%s%s%s", path, esc ? "?labelSelector=" : "", esc ? esc : "");
-	if (live_list(items, lc, url, chunk, &err) != 0) {
+	if (live_list_pages(lc, url, chunk, audit_page, &pc, &err) != 0)
 		rc = live_fail(&err, CLI_EXIT_ERROR);
-		goto done;
-	}
-	size_t i;
-	json_t *obj;
-	json_array_foreach(items, i, obj) {
-		char api[320], where[700];
-		const json_t *meta = json_object_get(obj, "metadata");
-		/* A list's items carry no apiVersion/kind. */
-		snprintf(api, sizeof(api), "%s%s%s", r->group, r->group[0] ? "/" : "", r->version);
-		json_object_set_new(obj, "apiVersion", json_string(api));
-		json_object_set_new(obj, "kind", json_string(r->kind));
-		if (!top_level(lc, obj))
-			continue;
-		snprintf(where, sizeof(where), "%s/%s/%s", r->kind,
-			 jstr(meta, "namespace", ""),
-			 jstr(meta, "name", ""));
-		check_object(a, obj, where, 0);
-	}
 done:
 	free(path);
 	free(esc);
 	free(url);
-	json_decref(items);
 	return rc;
 }
 

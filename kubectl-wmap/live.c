@@ -421,7 +421,8 @@ void live_age(char *buf, size_t len, const char *ts)
 		snprintf(buf, len, "%lldy", d / 365);
 }
 
-int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_error *err)
+int live_list_pages(live_ctx *lc, const char *path, long chunk, live_page_fn fn, void *arg,
+		    wmap_error *err)
 {
 	char *cont = NULL;
 	int rc = 0, pages = 0;
@@ -450,12 +451,9 @@ int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_er
 		free(url);
 		if (rc != 0)
 			break;
-		{
-			size_t i;
-			json_t *it;
-
-			json_array_foreach(json_object_get(page, "items"), i, it)
-				json_array_append(items, it);
+		if ((rc = fn(arg, json_object_get(page, "items"), err)) != 0) {
+			json_decref(page);
+			break;
 		}
 		next = json_string_value(json_object_get(json_object_get(page, "metadata"),
 							 "continue"));
@@ -469,4 +467,21 @@ int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_er
 	} while (cont);
 	free(cont);
 	return rc;
+}
+
+static int append_items(void *arg, json_t *items, wmap_error *err)
+{
+	size_t i;
+	json_t *it;
+
+	json_array_foreach(items, i, it) {
+		if (json_array_append((json_t *)arg, it) != 0)
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_error *err)
+{
+	return live_list_pages(lc, path, chunk, append_items, items, err);
 }

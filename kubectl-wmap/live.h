@@ -90,6 +90,13 @@ void live_age(char *buf, size_t len, const char *timestamp);
  * metadata.continue with limit chunk (0 = one request). Items are appended to items. */
 int live_list(json_t *items, live_ctx *lc, const char *path, long chunk, wmap_error *err);
 
+/* The same, a page at a time: fn(arg, the page's items (borrowed, mutable), err) for each
+ * page as it arrives, so a caller that judges objects one by one holds one page, not the
+ * whole list. A non-zero return of fn stops the listing and is returned. */
+typedef int (*live_page_fn)(void *arg, json_t *items, wmap_error *err);
+int live_list_pages(live_ctx *lc, const char *path, long chunk, live_page_fn fn, void *arg,
+		    wmap_error *err);
+
 /* ---- guarded writes (live_patch.c) ---- */
 
 typedef enum live_dry {
