@@ -42,8 +42,12 @@ typedef struct audit_ctx {
 	wmap_admission_config cfg;
 	unsigned fail_mask; /* actions whose violation fails the run */
 	int as_written;     /* offline: no mutation */
-	json_t *violations; /* the -o json model's entries */
-	json_t *errors;     /* strings */
+	/* The violations found, each kept as its compact JSON text (the -o json entry): a
+	 * cluster-wide audit may find tens of thousands, and a jansson tree each would cost
+	 * several KiB apiece. */
+	char **viol;
+	size_t n_viol, cap_viol;
+	json_t *errors; /* strings */
 	size_t checked, skipped;
 	unsigned seen; /* actions of every violation */
 	int oom;
@@ -89,6 +93,33 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+/* Keeps the entry e (taken) as compact text; -1 when out of memory. */
+static int keep_violation(audit_ctx *a, json_t *e)
+{
+	char *text = e ? json_dumps(e, JSON_COMPACT) : NULL;
+	json_decref(e);
+	if (!text)
+		return -1;
+	if (a->n_viol == a->cap_viol) {
+		size_t cap = a->cap_viol ? a->cap_viol * 2 : 64;
+		char **v = realloc(a->viol, cap * sizeof(*v));
+		if (!v) {
+			free(text);
+			return -1;
+		}
+		a->viol = v;
+		a->cap_viol = cap;
+	}
+	a->viol[a->n_viol++] = text;
+	return 0;
+}
+
+/* Entry i back as a tree, a new reference (NULL when out of memory). */
+static json_t *violation_at(const audit_ctx *a, size_t i)
+{
+	return json_loads(a->viol[i], 0, NULL);
+}
+
 /* The violations of one workload into the model. */
 static void add_result(audit_ctx *a, const json_t *obj, const wmap_audit_result *r)
 {
@@ -106,7 +137,7 @@ static void add_result(audit_ctx *a, const json_t *obj, const wmap_audit_result 
 			str_or_null(v->component), "instance", str_or_null(v->instance), "policy",
 			v->policy, "actions", actions_json(v->actions), "field", v->field, "want",
 			v->want, "have", str_or_null(v->have), "message", v->message);
-		a->oom |= !e || json_array_append_new(a->violations, e) != 0;
+		a->oom |= keep_violation(a, e) != 0;
 		a->seen |= v->actions;
 	}
 }
@@ -472,12 +503,15 @@ static int print_table(const audit_ctx *a)
 					     "FIELD", "WANT", "HAVE" };
 	render_table *t = NULL;
 	wmap_error err = { 0 };
-	size_t i;
-	json_t *v;
 	int rc = render_table_new(&t, 7, &err);
 	if (rc == 0)
 		rc = render_table_add(t, head, &err);
-	json_array_foreach(a->violations, i, v) {
+	for (size_t i = 0; i < a->n_viol && rc == 0; i++) {
+		json_t *v = violation_at(a, i);
+		if (!v) {
+			rc = wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
+			break;
+		}
 		const json_t *w = json_object_get(v, "workload");
 		char wl[700], comp[300], acts[32];
 		const char *ns = jstr(w, "namespace", NULL);
@@ -496,13 +530,85 @@ static int print_table(const audit_ctx *a)
 					 jstr(v, "policy", ""), acts,
 					 jstr(v, "field", ""), jstr(v, "want", ""),
 					 jstr(v, "have", "<none>") };
-		if (rc == 0)
-			rc = render_table_add(t, cells, &err);
+		rc = render_table_add(t, cells, &err);
+		json_decref(v);
 	}
-	if (rc == 0 && json_array_size(a->violations) > 0)
+	if (rc == 0 && a->n_viol > 0)
 		render_table_print(stdout, t);
 	render_table_free(t);
 	return rc ? cli_fail(&err) : 0;
+}
+
+/* Writes s, each line after the first indented by pad spaces. */
+static void put_indented(const char *s, int pad)
+{
+	for (; *s; s++) {
+		fputc(*s, stdout);
+		if (*s == '\n')
+			fprintf(stdout, "%*s", pad, "");
+	}
+}
+
+/* One entry of -o json|yaml: in JSON indented under "violations" (sep before it), in YAML
+ * as an item of a top-level sequence, which is how the sequence under violations: reads. */
+static int print_entry(const json_t *v, int yaml, const char *sep, wmap_error *err)
+{
+	json_t *one = yaml ? json_pack("[O]", v) : NULL;
+	char *text = NULL;
+	int rc = 0;
+	if (yaml && (!one || (rc = wmap_yaml_dump(&text, one, err)) != 0)) {
+		json_decref(one);
+		return rc ? rc : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	if (!yaml && !(text = json_dumps(v, JSON_INDENT(2))))
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (yaml) {
+		fputs(text, stdout);
+	} else {
+		fputs(sep, stdout);
+		put_indented(text, 4);
+	}
+	free(text);
+	json_decref(one);
+	return 0;
+}
+
+/* -o json|yaml: the document {violations, checked, skipped, errors}, written an entry at
+ * a time (the same text as rendering it whole, without holding it whole). */
+static int print_document(const audit_ctx *a, wmap_error *err)
+{
+	int yaml = a->o->output == CLI_OUTPUT_YAML, rc = 0;
+	json_t *rest = json_pack("{s:I, s:I, s:O}", "checked", (json_int_t)a->checked, "skipped",
+				 (json_int_t)a->skipped, "errors", a->errors);
+	char *text = NULL;
+	if (!rest)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	fputs(yaml ? "violations:" : "{\n  \"violations\": [", stdout);
+	if (a->n_viol == 0)
+		fputs(yaml ? " []\n" : "],\n", stdout);
+	else if (yaml)
+		fputc('\n', stdout);
+	for (size_t i = 0; i < a->n_viol && rc == 0; i++) {
+		json_t *v = violation_at(a, i);
+		rc = v ? print_entry(v, yaml, i ? ",\n    " : "\n    ", err)
+		       : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		json_decref(v);
+	}
+	if (rc == 0 && !yaml && a->n_viol > 0)
+		fputs("\n  ],\n", stdout);
+	if (rc == 0 && yaml)
+		rc = wmap_yaml_dump(&text, rest, err);
+	else if (rc == 0 && !(text = json_dumps(rest, JSON_INDENT(2))))
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (rc == 0) {
+		/* JSON: the members after violations, without the opening brace */
+		fputs(yaml ? text : text + 2, stdout);
+		if (!yaml)
+			fputc('\n', stdout);
+	}
+	free(text);
+	json_decref(rest);
+	return rc;
 }
 
 static int print_result(const audit_ctx *a)
@@ -512,14 +618,8 @@ static int print_result(const audit_ctx *a)
 		rc = print_table(a);
 	} else {
 		wmap_error err = { 0 };
-		json_t *model = json_pack("{s:O, s:I, s:I, s:O}", "violations", a->violations,
-					  "checked", (json_int_t)a->checked, "skipped",
-					  (json_int_t)a->skipped, "errors", a->errors);
-		if (!model)
-			return cli_error("out of memory");
-		if (render_value(stdout, model, a->o->output, &err) != 0)
+		if (print_document(a, &err) != 0)
 			rc = cli_fail(&err);
-		json_decref(model);
 	}
 	fflush(stdout);
 	size_t i;
@@ -529,7 +629,7 @@ static int print_result(const audit_ctx *a)
 	if (a->o->output == CLI_OUTPUT_TABLE)
 		fprintf(stderr, "%zu violation%s in %zu workload%s checked; %zu skipped (no definition "
 				"or owned by a controller); %zu error%s\n",
-			json_array_size(a->violations), json_array_size(a->violations) == 1 ? "" : "s",
+			a->n_viol, a->n_viol == 1 ? "" : "s",
 			a->checked, a->checked == 1 ? "" : "s", a->skipped,
 			json_array_size(a->errors), json_array_size(a->errors) == 1 ? "" : "s");
 	return rc;
@@ -598,9 +698,8 @@ static int run(const cli_options *o)
 	a.o = o;
 	if ((rc = parse_flags(&a, &chunk)) != 0)
 		return rc;
-	a.violations = json_array();
 	a.errors = json_array();
-	if (!a.violations || !a.errors) {
+	if (!a.errors) {
 		rc = cli_error("out of memory");
 		goto done;
 	}
@@ -640,7 +739,9 @@ done:
 	if (opened)
 		live_close(&lc);
 	wmap_policy_set_free(set);
-	json_decref(a.violations);
+	for (size_t i = 0; i < a.n_viol; i++)
+		free(a.viol[i]);
+	free(a.viol);
 	json_decref(a.errors);
 	return rc;
 }
