@@ -989,7 +989,7 @@ def check_reloads(srv, workdir, gen):
     _, resp = post_review(srv, review(obj, namespace="late"))
     log = srv.log_text()
     result("reloaded" in json.dumps(patch_of(resp)) and "policy reload failed" in log and
-           "must be default or override" in log,
+           "must be default, override or require" in log,
            "bad policy file: the last good policies stay in force, the error names the place")
 
 
