@@ -121,7 +121,8 @@ static int count(tally *t, const wmap_workload *w, const wmap_policy *p, wmap_er
 /* "TrainJob team-a/llama" (cluster-scoped: "Kind name"). */
 static void workload_words(char *buf, size_t len, const wmap_workload *w, const char *ns)
 {
-	const char *name = w->name ? w->name : w->generate_name ? w->generate_name : "(no name)";
+	const char *name = w->name ? w->name : w->generate_name ? w->generate_name
+								: "(no name)";
 	if (ns && *ns)
 		snprintf(buf, len, "%s %s/%s", w->kind ? w->kind : "?", ns, name);
 	else

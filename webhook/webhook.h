@@ -152,11 +152,15 @@ typedef struct wmap_discovery wmap_discovery;
 typedef struct wh_reconciler wh_reconciler;
 /* The CREATE rules for the root kinds of reg that disc serves, sorted; a new array. */
 json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc);
-/* The rules of the validating webhook: the root kinds of reg that disc serves and that a
- * policy of policies (may be NULL) needing /validate matches, with those policies'
- * operations, sorted; a new array (empty when no such policy). */
+/* The rules of the validating webhook policies.wmap.io (failurePolicy Fail): the root kinds
+ * of reg that disc serves and that a Deny policy of policies (may be NULL) matches, with
+ * those policies' operations, sorted; a new array (empty when no such policy). */
 json_t *wh_validating_rules(const wmap_registry *reg, const wmap_discovery *disc,
 			    const wmap_policy_set *policies);
+/* The same for advisories.wmap.io (failurePolicy Ignore): the kinds and operations that only
+ * Warn or Audit policies match (none of wh_validating_rules'). */
+json_t *wh_advisory_rules(const wmap_registry *reg, const wmap_discovery *disc,
+			  const wmap_policy_set *policies);
 /* Starts the reconciler thread with its own client for cfg (borrowed); while leader (borrowed,
  * outlives it) leads, it writes the rules of both configurations and the statuses of cl's
  * objects. The caller owns *out (wh_reconcile_stop). */

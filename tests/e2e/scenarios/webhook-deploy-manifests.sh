@@ -30,7 +30,8 @@ run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json \
     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA\"}]"
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA\"},
-         {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA\"}]"
+         {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA\"},
+         {\"op\":\"add\",\"path\":\"/webhooks/2/clientConfig/caBundle\",\"value\":\"$CA\"}]"
 run_ok kc get deployment wmap-webhook -n wmap-system -o json
 assert_eq 2 "$(jq -r .spec.replicas <<<"$OUT")"
 assert_eq true "$(jq -r '.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem' <<<"$OUT")"
@@ -50,8 +51,10 @@ assert_eq "$CA" "$(jq -r '.webhooks[0].clientConfig.caBundle' <<<"$OUT")"
 # The validating one: no workload rules, static rules for Kartas and WorkloadPolicies.
 run_ok kc get validatingwebhookconfiguration wmap-webhook -o json
 vwc=$OUT
-assert_eq "policies.wmap.io definitions.wmap.io" "$(jq -r '[.webhooks[].name] | join(" ")' <<<"$vwc")"
+assert_eq "policies.wmap.io definitions.wmap.io advisories.wmap.io" "$(jq -r '[.webhooks[].name] | join(" ")' <<<"$vwc")"
 assert_eq 0 "$(jq '.webhooks[0].rules | length' <<<"$vwc")" "no workload rules shipped"
+assert_eq 0 "$(jq '.webhooks[2].rules | length' <<<"$vwc")" "no advisory rules shipped"
+assert_eq "Fail Ignore" "$(jq -r '"\(.webhooks[0].failurePolicy) \(.webhooks[2].failurePolicy)"' <<<"$vwc")" "Deny fails closed, Warn and Audit open"
 assert_eq '[{"apiGroups":["run.ai"],"apiVersions":["v1alpha1"],"operations":["CREATE","UPDATE"],"resources":["kartas"],"scope":"Cluster"},{"apiGroups":["wmap.io"],"apiVersions":["v1alpha1"],"operations":["CREATE","UPDATE"],"resources":["workloadpolicies"],"scope":"Cluster"}]' \
     "$(jq -cS '.webhooks[1].rules' <<<"$vwc")"
 assert_eq "$CA" "$(jq -r '.webhooks[1].clientConfig.caBundle' <<<"$vwc")"
