@@ -75,8 +75,10 @@ void wh_metrics_set_ready(int ready);
  * and must not block for long: take a lock for a copy, never make a request. */
 typedef void (*wh_metrics_fn)(void *ctx, wmap_buf *out);
 /* Adds fn(ctx) to the providers of path ("/metrics", or a path of the provider's own such
- * as "/metrics/workloads"; at most 64 bytes, starting with "/metrics"); GET path renders
- * them in the order they were added. 0, or WMAP_ELIMIT when the table (32) is full. */
+ * as "/metrics/workloads": under 64 bytes, starting with "/metrics"); GET path renders them
+ * in the order they were added (200 with an empty body when they write nothing; 404 for a
+ * path no provider serves). 0, WMAP_EINVAL for another path, or WMAP_ELIMIT when the table
+ * (32) is full. ctx is borrowed until wh_metrics_withdraw(ctx). */
 int wh_metrics_provide(const char *path, wh_metrics_fn fn, void *ctx);
 /* Removes every provider of ctx; returns once no scrape runs one of them (call it before
  * freeing ctx). */
