@@ -27,17 +27,6 @@ TestSuite(audit_limits, .init = setup, .fini = teardown);
 
 #define HEAD "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\n"
 
-static wmap_policy_set *policies(const char *text)
-{
-	char dir[128];
-	wmap_policy_set *set = NULL;
-	wmap_error err = { 0 };
-	t_temp_dir(dir, sizeof(dir), "wmap-limits");
-	const char *path = t_write_file(dir, "p.yaml", text);
-	cr_assert_eq(wmap_policy_set_load(&set, path, &err), 0, "%s", err.message);
-	t_remove_dir(dir);
-	return set;
-}
 
 /* A PyTorchJob of 1 master and `workers` workers with `gpus` GPUs each (limits only, as GPU
  * pods are usually written), the workers asking 16 CPUs and 512Gi. */
@@ -78,7 +67,7 @@ static int check(wmap_audit_result *r, const wmap_policy_set *set, json_t *obj, 
 
 Test(audit_limits, a_workload_over_its_total_names_figure_limit_and_components)
 {
-	wmap_policy_set *set = policies(gpu_limits);
+	wmap_policy_set *set = t_policy_set(gpu_limits);
 	json_t *obj = pytorchjob(11, 8); /* 12 x 8 = 96 GPUs, 176 CPUs */
 	wmap_audit_result r;
 	cr_assert_eq(check(&r, set, obj, WMAP_POLICY_OP_CREATE), 0);
@@ -120,7 +109,7 @@ Test(audit_limits, a_workload_over_its_total_names_figure_limit_and_components)
 
 Test(audit_limits, pods_memory_and_any_one_pod)
 {
-	wmap_policy_set *set = policies(gpu_limits);
+	wmap_policy_set *set = t_policy_set(gpu_limits);
 	json_t *obj = pytorchjob(300, 16);
 	wmap_audit_result r;
 	cr_assert_eq(check(&r, set, obj, WMAP_POLICY_OP_CREATE), 0);
@@ -162,7 +151,7 @@ Test(audit_limits, instances_components_and_zero_replicas)
 			     "{containers: [{name: c, resources: {limits: {amd.com/gpu: 4}}}]}}}}}\n"
 			     "  - {name: idle, replicas: 0, template: {spec: {template: {spec: "
 			     "{containers: [{name: c, resources: {limits: {amd.com/gpu: 64}}}]}}}}}\n");
-	wmap_policy_set *set = policies(HEAD "metadata: {name: amd}\n"
+	wmap_policy_set *set = t_policy_set(HEAD "metadata: {name: amd}\n"
 					     "spec:\n"
 					     "  match: {components: [replicatedjob]}\n"
 					     "  validationActions: [Warn]\n"
@@ -195,7 +184,7 @@ Test(audit_limits, exact_quantities_and_bad_ones)
 			     "metadata: {name: web, namespace: a}\n"
 			     "spec:\n  replicas: 4\n  template:\n    spec:\n      containers:\n"
 			     "      - {name: c, resources: {requests: {cpu: 1500m, memory: 500Mi}}}\n");
-	wmap_policy_set *set = policies(HEAD "metadata: {name: exact}\n"
+	wmap_policy_set *set = t_policy_set(HEAD "metadata: {name: exact}\n"
 					     "spec:\n"
 					     "  validationActions: [Audit]\n"
 					     "  limits: {workload: {cpu: '6', memory: 1.9Gi}}\n");
@@ -229,7 +218,7 @@ Test(audit_limits, require_is_judged_as_written_and_never_mutated)
 			     "spec:\n  replicatedJobs:\n"
 			     "  - {name: main, replicas: 1, template: {spec: {template: {spec: "
 			     "{priorityClassName: low, containers: [{name: c}]}}}}}\n");
-	wmap_policy_set *set = policies(HEAD "metadata: {name: training-priority}\n"
+	wmap_policy_set *set = t_policy_set(HEAD "metadata: {name: training-priority}\n"
 					     "spec:\n"
 					     "  mode: require\n"
 					     "  validationActions: [Deny]\n"
@@ -268,7 +257,7 @@ Test(audit_limits, require_is_judged_as_written_and_never_mutated)
 Test(audit_limits, an_uncovered_kind_is_skipped_whatever_the_policies_match)
 {
 	json_t *cm = t_yaml("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\n");
-	wmap_policy_set *set = policies(HEAD "metadata: {name: jobsets-only}\n"
+	wmap_policy_set *set = t_policy_set(HEAD "metadata: {name: jobsets-only}\n"
 					     "spec:\n"
 					     "  match: {kinds: [\"JobSet.jobset.x-k8s.io\"]}\n"
 					     "  mode: require\n"
