@@ -370,7 +370,7 @@ static int parse_limit_map(const ctx *c, const char *ptr, const json_t *m, int p
 			snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 			text = num;
 		} else if (json_is_real(v)) {
-			snprintf(num, sizeof(num), "%.17g", json_real_value(v));
+			wmap_quantity_format_number(num, sizeof(num), json_real_value(v));
 			text = num;
 		}
 		if (!text)

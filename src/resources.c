@@ -78,7 +78,7 @@ static int read_quantity(int64_t *out, wmap_quantity_family *family, const json_
 		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
 		s = buf;
 	} else if (json_is_real(v)) {
-		snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
+		wmap_quantity_format_number(buf, sizeof(buf), json_real_value(v));
 		s = buf;
 	} else {
 		char path[1024];

@@ -22,6 +22,8 @@ static const struct {
 	/* overhead is added */
 	{ "overhead: {cpu: 100m}\ncontainers: [{name: a, resources: {requests: {cpu: 1}}}]", 0, 1100, 0 },
 	{ "containers: [{name: a}]", 0, 0, 0 },
+	/* a YAML number is the quantity as written: 0.1 CPU is 100m, not 101m */
+	{ "containers: [{name: a, resources: {requests: {cpu: 0.1}}}]", 0, 100, 0 },
 	{ "containers: []", 0, 0, 0 },
 };
 
