@@ -104,6 +104,10 @@ assert_fails kc get jobset deny-down -n team-a
 start_webhook
 run_ok kc delete workloadpolicy training-priority
 run_ok kc apply -f "$R/team-gpu-limits.yaml"
+# A limit without validationActions checks nothing: refused at apply, with the field.
+sed 's/^  validationActions: \[Deny\]$//; s/name: team-gpu-limits/name: no-actions/' "$R/team-gpu-limits.yaml" >"$E2E_TMP/no-actions.yaml"
+assert_fails kc apply -f "$E2E_TMP/no-actions.yaml"
+assert_contains "$OUT" 'admission webhook "definitions.wmap.io" denied the request: no-actions: document 1: .spec.limits: limits are checks: give validationActions'
 # (No match.kinds: every covered kind the simulator serves, pods and Deployments too.)
 wait_until 10 bash -c "[[ ,\$(hook_rules policies.wmap.io), == *,jobsets:CREATE+UPDATE,*pytorchjobs:CREATE+UPDATE,* ]]" ||
     fail "the limits policy's kinds are not enforced: $(hook_rules policies.wmap.io)"
