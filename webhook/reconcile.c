@@ -291,13 +291,17 @@ static json_t *find_hook(json_t *cfg, const char *name)
  * `rules` and the writer annotation change. A webhook after the first that the object
  * lacks (deploy/ of an older release) has its rules added to the first's, which then
  * covers them as it did before. Rules written by a newer version are left alone. */
+#define MAX_HOOKS 2 /* webhooks of one configuration whose rules are ours */
+
 static void sync_rules(wh_reconciler *R, cfg_target *const *ts, json_t *const *rules, size_t n)
 {
 	wmap_error err;
-	json_t *cfg = NULL, *want[3] = { NULL, NULL, NULL }, *hook[3] = { NULL, NULL, NULL };
+	json_t *cfg = NULL, *want[MAX_HOOKS] = { NULL }, *hook[MAX_HOOKS] = { NULL };
 	char *body = NULL;
 	long status = 0;
 	int differ = 0;
+	if (n > MAX_HOOKS)
+		n = MAX_HOOKS; /* (a caller's mistake; the table below has two rows) */
 	for (size_t k = 0; k < n; k++)
 		atomic_store(&ts[k]->rules, (unsigned)json_array_size(rules[k]));
 	if (wmap_kube_request(&cfg, &status, R->client, "GET", ts[0]->path, NULL, NULL, &err) != 0) {

@@ -137,3 +137,14 @@ assert_eq "pass null" "$(result_of team-b js48 team-gpu-limits)"
 assert_eq "high" "$(report team-b | jq -r '.results[] | select(.resources[0].name == "llama") | .severity')" "Deny: severity high"
 [[ "$(wh_metric 'wmap_audit_violations{policy="team-gpu-limits",action="deny",namespace="team-b"}')" == 2 ]] ||
     fail "the audit gauge does not count the limits: $(wh_get /metrics | grep wmap_audit_violations)"
+
+# deploy/ of an older release, without advisories.wmap.io: the Warn policy's kinds go to
+# policies.wmap.io as before, rather than to no webhook at all.
+run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json -p '[
+    {"op":"test","path":"/webhooks/2/name","value":"advisories.wmap.io"},{"op":"remove","path":"/webhooks/2"}]'
+run_ok kc delete workloadpolicy team-gpu-limits
+sed 's/\[Audit\]/[Warn]/' "$R/training-priority.yaml" >"$E2E_TMP/warn.yaml"
+run_ok kc apply -f "$E2E_TMP/warn.yaml"
+wait_until 10 hook_is policies.wmap.io "jobsets:CREATE" ||
+    fail "without advisories.wmap.io the Warn kinds are not validated: $(hook_rules policies.wmap.io)"
+
