@@ -123,6 +123,7 @@ assert_eq 6 "$(kc get jobset js48 -n team-a -o jsonpath='{.spec.replicatedJobs[0
 rc=0
 out=$(kubectl wmap audit -A -o json 2>"$E2E_TMP/audit.err") || rc=$?
 assert_eq 1 "$rc" "a Deny policy is violated: exit 1"
+assert_eq "9 0" "$(jq -r '"\(.checked) \(.errors | length)"' <<<"$out")" "every workload of both namespaces checked"
 assert_eq "team-b/js72 72 limits.workload[nvidia.com/gpu],team-b/llama 96 limits.workload[nvidia.com/gpu]" \
     "$(jq -r '[.violations[] | select(.policy == "team-gpu-limits") | "\(.workload.namespace)/\(.workload.name) \(.have) \(.field)"] | sort | join(",")' <<<"$out")" \
     "the violators, with their figures"
