@@ -11,7 +11,7 @@ for what in namespace/wmap-system customresourcedefinition.apiextensions.k8s.io/
     serviceaccount/wmap-webhook clusterrole.rbac.authorization.k8s.io/wmap-webhook \
     clusterrolebinding.rbac.authorization.k8s.io/wmap-webhook role.rbac.authorization.k8s.io/wmap-webhook-leader \
     rolebinding.rbac.authorization.k8s.io/wmap-webhook-leader \
-    configmap/wmap-policies deployment.apps/wmap-webhook service/wmap-webhook \
+    deployment.apps/wmap-webhook service/wmap-webhook \
     poddisruptionbudget.policy/wmap-webhook networkpolicy.networking.k8s.io/wmap-webhook \
     mutatingwebhookconfiguration.admissionregistration.k8s.io/wmap-webhook \
     validatingwebhookconfiguration.admissionregistration.k8s.io/wmap-webhook; do
@@ -76,10 +76,12 @@ run_ok kc get kartas
 assert_contains "$OUT" "JobSet"
 assert_contains "$(head -n1 <<<"$OUT")" "READY"
 
-# WorkloadPolicy objects: the ConfigMap's documents apply as they are, a typo fails at apply.
+# WorkloadPolicy objects: deploy/ ships none (nothing in force that the user did not ask
+# for); the examples of docs/ apply as they are, a typo fails at apply.
 wait_until 10 kc get workloadpolicies
-kc get configmap wmap-policies -n wmap-system -o jsonpath='{.data.policies\.yaml}' >"$E2E_TMP/policies.yaml"
-run_ok kc apply --validate=strict -f "$E2E_TMP/policies.yaml"
+assert_eq 0 "$(kc get workloadpolicies -o json | jq '.items | length')" "deploy/ puts no policy in force"
+assert_fails kc -n wmap-system get configmap wmap-policies
+run_ok kc apply --validate=strict -f "$REPO_ROOT/docs/examples/workloadpolicies.yaml"
 assert_contains "$OUT" "workloadpolicy.wmap.io/gpu-training-defaults created"
 run_ok kc get workloadpolicy prod-serving-priority -o json
 assert_eq serving-high "$(jq -r .spec.podTemplate.priorityClassName <<<"$OUT")"
