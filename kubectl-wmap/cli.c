@@ -273,6 +273,15 @@ int cli_registry_load_for(wmap_registry **out, const cli_options *o, const json_
 	return 0;
 }
 
+int cli_policy_load(wmap_policy_set **out, const cli_options *o, wmap_error *err)
+{
+	const char *paths[CLI_MAX_VALUES];
+	size_t n = cli_options_all(paths, CLI_MAX_VALUES, o, "policy");
+
+	*out = NULL;
+	return n ? wmap_policy_set_load_paths(out, paths, n, err) : 0;
+}
+
 int cli_require_table(const cli_options *o, const cli_command *cmd)
 {
 	if (o->output_set && o->output != CLI_OUTPUT_TABLE)

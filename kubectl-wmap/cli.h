@@ -12,6 +12,7 @@
 
 #include "options.h"
 #include "wmap/error.h"
+#include "wmap/policy.h"
 #include "wmap/registry.h"
 
 enum {
@@ -71,6 +72,11 @@ int cli_registry_load(wmap_registry **out, const cli_options *opts, wmap_error *
  * are parsed (the whole catalog takes most of a describe -f otherwise). */
 int cli_registry_load_for(wmap_registry **out, const cli_options *opts, const json_t *object,
 			  wmap_error *err);
+
+/* The policies of every --policy FILE|DIR (repeatable), merged in command-line order
+ * (wmap_policy_set_load_paths); *out is NULL when no --policy was given. Owned by the
+ * caller. */
+int cli_policy_load(wmap_policy_set **out, const cli_options *opts, wmap_error *err);
 
 /* Refuses -o json|yaml for commands that only print text; returns 0 or CLI_EXIT_USAGE. */
 int cli_require_table(const cli_options *opts, const cli_command *cmd);

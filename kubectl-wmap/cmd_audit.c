@@ -24,7 +24,8 @@ extern const cli_command cli_cmd_audit;
 static const cli_flag flags[] = {
 	{ "filename", "file", 'f', "PATH",
 	  "workloads offline: a file, a directory (recursive: *.yaml, *.yml, *.json) or -" },
-	{ "policy", NULL, 0, "FILE", "WorkloadPolicy documents (live: instead of the cluster's)" },
+	{ "policy", NULL, 0, "FILE|DIR",
+	  "WorkloadPolicy documents (repeatable; live: instead of the cluster's)" },
 	{ "selector", NULL, 'l', "SELECTOR", "live: label selector of the workloads" },
 	{ "kind", NULL, 0, "KIND[,KIND]", "only these kinds (Kind or Kind.group)" },
 	{ "fail-on", NULL, 0, "ACTION", "deny, warn (default) or audit: the least action whose "
@@ -667,7 +668,7 @@ static int parse_flags(audit_ctx *a, long *chunk)
 		return cli_usage_error(o, &cli_cmd_audit, "-f needs a PATH");
 	if (file && !cli_options_get(o, "policy"))
 		return cli_usage_error(o, &cli_cmd_audit,
-				       "the offline audit (-f) needs --policy FILE");
+				       "the offline audit (-f) needs --policy FILE|DIR");
 	if (file && (cli_options_get(o, "selector") || o->kube.all_namespaces || cs))
 		return cli_usage_error(o, &cli_cmd_audit,
 				       "-l, -A and --chunk-size are for the live audit (without -f)");
@@ -692,7 +693,6 @@ static int run(const cli_options *o)
 	wmap_registry *reg = NULL;
 	wmap_policy_set *set = NULL;
 	wmap_error err = { 0 };
-	const char *policy = cli_options_get(o, "policy");
 	int live = !cli_options_get(o, "filename"), rc, opened = 0;
 	long chunk = 0;
 	a.o = o;
@@ -703,7 +703,7 @@ static int run(const cli_options *o)
 		rc = cli_error("out of memory");
 		goto done;
 	}
-	if (policy && (rc = wmap_policy_set_load(&set, policy, &err)) != 0) {
+	if ((rc = cli_policy_load(&set, o, &err)) != 0) {
 		rc = cli_fail(&err);
 		goto done;
 	}
@@ -749,7 +749,7 @@ done:
 const cli_command cli_cmd_audit = {
 	.name = "audit",
 	.summary = "Check workloads against WorkloadPolicies and list the violations",
-	.usage = "audit [-f PATH --policy FILE | [-n NS | -A] [-l SELECTOR] [--policy FILE]] "
+	.usage = "audit [-f PATH --policy FILE|DIR | [-n NS | -A] [-l SELECTOR] [--policy FILE|DIR]] "
 		 "[--kind KIND[,KIND]] [--fail-on deny|warn|audit] [-o table|json|yaml]",
 	.help =
 		"Evaluates the WorkloadPolicies that have validationActions (Deny, Warn, Audit)\n"
@@ -760,7 +760,10 @@ const cli_command cli_cmd_audit = {
 		"Live (no -f): every workload of every type a definition covers that the cluster\n"
 		"serves, in the namespace in force (-n, or -A for all), top-level objects only,\n"
 		"judged as stored; the policies are the cluster's workloadpolicies.wmap.io\n"
-		"objects, or --policy FILE.\n"
+		"objects, or those of --policy.\n"
+		"--policy FILE|DIR may be repeated; a folder is read recursively (*.yaml, *.yml,\n"
+		"*.json, in name order); the policies merge in command-line order, and two\n"
+		"policies of one name are an error that names both places.\n"
 		"Offline (-f PATH --policy FILE): PATH is a file (every document; kind: List\n"
 		"items), a directory walked recursively (*.yaml, *.yml, *.json; hidden entries\n"
 		"skipped) or - for stdin; -f may be repeated. Each object is judged as wmap's\n"

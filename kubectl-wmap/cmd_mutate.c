@@ -17,7 +17,8 @@ extern const cli_command cli_cmd_mutate;
 
 static const cli_flag flags[] = {
 	{ "filename", "file", 'f', "FILE", "the workload object, YAML or JSON (- reads stdin)" },
-	{ "policy", NULL, 0, "FILE", "WorkloadPolicy documents to apply (YAML)" },
+	{ "policy", NULL, 0, "FILE|DIR",
+	  "WorkloadPolicy documents to apply (repeatable; a folder is read recursively)" },
 	{ "gang-scheduler", NULL, 0, "NAME",
 	  "kai, volcano, coscheduling, yunikorn, kueue, native or none (default none)" },
 	{ "queue", NULL, 0, "NAME", "queue for the gang scheduler" },
@@ -38,7 +39,6 @@ static int run(const cli_options *o)
 	wmap_policy_set *policies = NULL;
 	json_t *docs = NULL, *patch = NULL, *warnings = NULL, *object = NULL;
 	const char *file = cli_options_get(o, "filename");
-	const char *policy = cli_options_get(o, "policy");
 	const char *sched = cli_options_get(o, "gang-scheduler");
 	const char *op = cli_options_get(o, "operation");
 	const char *reason = NULL;
@@ -71,7 +71,7 @@ static int run(const cli_options *o)
 		goto cleanup;
 	}
 	object = json_array_get(docs, 0);
-	if (policy && (rc = wmap_policy_set_load(&policies, policy, &err)) != 0)
+	if ((rc = cli_policy_load(&policies, o, &err)) != 0)
 		goto cleanup;
 	cfg.policies = policies;
 	if ((rc = cli_registry_load(&reg, o, &err)) != 0 ||
@@ -103,6 +103,7 @@ static int run(const cli_options *o)
 	json_t *w;
 	json_array_foreach(warnings, i, w)
 		fprintf(stderr, "warning: %s\n", json_string_value(w));
+
 cleanup:
 	fflush(stdout);
 	json_decref(patch);
@@ -117,7 +118,7 @@ cleanup:
 const cli_command cli_cmd_mutate = {
 	.name = "mutate",
 	.summary = "Show what wmap-webhook would write into a workload (offline)",
-	.usage = "mutate -f FILE [--policy FILE] [--gang-scheduler NAME] [--queue NAME] "
+	.usage = "mutate -f FILE [--policy FILE|DIR]... [--gang-scheduler NAME] [--queue NAME] "
 		 "[-o json|yaml] [flags]",
 	.help =
 		"Runs the webhook's admission logic on one object without a cluster: identity\n"
@@ -127,6 +128,10 @@ const cli_command cli_cmd_mutate = {
 		"Prints the RFC 6902 JSON Patch the webhook would return (the default, also\n"
 		"-o table), or the patched object with -o json|yaml. Warnings go to stderr.\n"
 		"Applying the patch and running mutate again prints [] (the patch is idempotent).\n"
+		"--policy FILE|DIR may be repeated; a folder is read recursively (*.yaml, *.yml,\n"
+		"*.json, in name order); the policies apply in command-line order, each on the\n"
+		"result of the ones before, and two policies of one name are an error that names\n"
+		"both places.\n"
 		"\n"
 		"Examples:\n"
 		"  kubectl wmap mutate -f jobset.yaml\n"
