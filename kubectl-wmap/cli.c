@@ -151,7 +151,8 @@ void cli_print_help(FILE *out, const cli_options *o, const cli_command *cmd)
 	fprintf(out, "\nGlobal flags:\n");
 	print_flags(out, cli_global_flags);
 	fprintf(out,
-		"\nExit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 no definition covers the type.\n"
+		"\nExit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 no definition covers the type,\n"
+		"5 logs: too many pods, 6 --strict: warnings.\n"
 		"Run '%s COMMAND --help' for the flags and examples of a command.\n",
 		o->prog);
 }
@@ -280,6 +281,38 @@ int cli_policy_load(wmap_policy_set **out, const cli_options *o, wmap_error *err
 
 	*out = NULL;
 	return n ? wmap_policy_set_load_paths(out, paths, n, err) : 0;
+}
+
+size_t cli_warn_verify(const wmap_workload *w, unsigned flags, const char *where)
+{
+	wmap_error err = { 0 };
+	json_t *found = NULL, *v;
+	char prefix[600];
+	size_t i, n;
+
+	if (wmap_workload_verify(&found, w, flags, &err) != 0) {
+		cli_print_line(stderr, "warning: ", err.message, strlen(err.message));
+		return 1;
+	}
+	snprintf(prefix, sizeof(prefix), "warning: %s%s", where ? where : "", where ? ": " : "");
+	json_array_foreach(found, i, v)
+		cli_print_line(stderr, prefix, json_string_value(v), strlen(json_string_value(v)));
+	n = json_array_size(found);
+	json_decref(found);
+	return n;
+}
+
+size_t cli_verify_object(wmap_engine *eng, json_t *object, unsigned flags, const char *where)
+{
+	unsigned rf = WMAP_RESOLVE_NO_RESOURCES | (flags & WMAP_VERIFY_NO_STATUS ? WMAP_RESOLVE_NO_STATUS : 0);
+	wmap_workload *w = NULL;
+	wmap_error err = { 0 };
+	size_t n = 0;
+
+	if (wmap_workload_resolve_ex(&w, eng, object, NULL, rf, &err) == 0)
+		n = cli_warn_verify(w, flags, where);
+	wmap_workload_free(w);
+	return n;
 }
 
 int cli_require_table(const cli_options *o, const cli_command *cmd)

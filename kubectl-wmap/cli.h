@@ -14,6 +14,8 @@
 #include "wmap/error.h"
 #include "wmap/policy.h"
 #include "wmap/registry.h"
+#include "wmap/verify.h"
+#include "wmap/workload.h"
 
 enum {
 	CLI_EXIT_OK = 0,
@@ -22,6 +24,7 @@ enum {
 	CLI_EXIT_NOTFOUND = 3, /* a named definition or workload does not exist */
 	CLI_EXIT_NODEF = 4,    /* no Karta definition covers the workload's type */
 	CLI_EXIT_LIMIT = 5,    /* logs: more pods than --max-pods */
+	CLI_EXIT_WARNINGS = 6, /* --strict: a definition found nothing somewhere (warnings) */
 };
 
 typedef struct cli_command {
@@ -77,6 +80,23 @@ int cli_registry_load_for(wmap_registry **out, const cli_options *opts, const js
  * (wmap_policy_set_load_paths); *out is NULL when no --policy was given. Owned by the
  * caller. */
 int cli_policy_load(wmap_policy_set **out, const cli_options *opts, wmap_error *err);
+
+/* The --strict switch of describe, mutate, audit and validate: its flag table row. */
+#define CLI_FLAG_STRICT                                                                   \
+	{                                                                                 \
+		"strict", NULL, 0, NULL,                                                  \
+			"exit 6 when a definition found nothing somewhere (the warnings)" \
+	}
+
+/* Prints what the definition found nothing for in w (wmap_workload_verify) on stderr, one
+ * `warning: <where>: <finding>` line each (where may be NULL); returns how many. flags are
+ * WMAP_VERIFY_* flags. */
+size_t cli_warn_verify(const wmap_workload *w, unsigned flags, const char *where);
+
+/* Resolves object (with WMAP_VERIFY_NO_STATUS in flags: without its status) and prints
+ * what its definition found nothing for, as cli_warn_verify; returns how many. An object
+ * that does not resolve prints nothing here (the command reports it its own way). */
+size_t cli_verify_object(wmap_engine *eng, json_t *object, unsigned flags, const char *where);
 
 /* Refuses -o json|yaml for commands that only print text; returns 0 or CLI_EXIT_USAGE. */
 int cli_require_table(const cli_options *opts, const cli_command *cmd);

@@ -32,6 +32,7 @@ static const cli_flag flags[] = {
 					"violation exits 1" },
 	{ "as-written", NULL, 0, NULL, "offline: judge objects as written, without wmap's mutation" },
 	{ "chunk-size", NULL, 0, "N", "live: list in pages of N (default 500; 0 = one request)" },
+	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -52,6 +53,7 @@ typedef struct audit_ctx {
 	size_t checked, skipped;
 	unsigned seen; /* actions of every violation */
 	int oom;
+	size_t warnings; /* offline: what definitions found nothing for (cli_verify_object) */
 	struct {
 		dev_t dev;
 		ino_t ino;
@@ -193,6 +195,8 @@ static void check_object(audit_ctx *a, json_t *obj, const char *where, int offli
 	else {
 		a->checked++;
 		add_result(a, obj, &r);
+		if (offline)
+			a->warnings += cli_verify_object(a->eng, obj, WMAP_VERIFY_NO_STATUS, where);
 	}
 	wmap_audit_result_free(&r);
 	json_decref(admitted);
@@ -732,6 +736,8 @@ static int run(const cli_options *o)
 	if (rc == 0 && (rc = print_result(&a)) == 0 &&
 	    ((a.seen & a.fail_mask) || json_array_size(a.errors) > 0))
 		rc = CLI_EXIT_ERROR;
+	if (rc == 0 && a.warnings > 0 && cli_options_get(o, "strict"))
+		rc = CLI_EXIT_WARNINGS;
 done:
 	if (!live)
 		wmap_engine_free(a.eng);
@@ -788,7 +794,8 @@ const cli_command cli_cmd_audit = {
 		"Exit codes: 0 no Deny or Warn policy violated (Audit-only violations are listed),\n"
 		"1 a Deny or Warn policy is violated (with --fail-on audit: any; --fail-on deny:\n"
 		"Deny only), an input could not be read or checked, or a cluster error;\n"
-		"2 usage.\n",
+		"2 usage; 6 with --strict: offline, a definition found nothing in an object\n"
+		"(the warnings describe -f gives), and nothing else failed.\n",
 	.flags = flags,
 	.run = run,
 };

@@ -23,6 +23,7 @@ static const cli_flag flags[] = {
 	{ "events", NULL, 0, "N", "live: show the N newest Warning events per component and of the workload (default 3, 0 = none, no events request)" },
 	{ "watch", NULL, 'w', NULL, "live: redraw the view when the workload or its pods change (Ctrl-C ends)" },
 	{ "until-done", NULL, 0, NULL, "live, with -w: end when the workload is Completed (exit 0) or Failed (exit 1)" },
+	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -120,7 +121,7 @@ static int describe_file(const cli_options *o, const char *path)
 	json_t *docs = NULL, *model = NULL;
 	json_t *object;
 	size_t i;
-	int rc;
+	int rc, strict_failed = 0;
 
 	if ((rc = read_object(&docs, path, &err)) != 0)
 		goto cleanup;
@@ -147,6 +148,8 @@ static int describe_file(const cli_options *o, const char *path)
 	fflush(stdout);
 	for (i = 0; i < w->n_warnings; i++)
 		cli_print_line(stderr, "warning: ", w->warnings[i], strlen(w->warnings[i]));
+	if (cli_warn_verify(w, 0, NULL) > 0 && cli_options_get(o, "strict"))
+		strict_failed = 1;
 cleanup:
 	fflush(stdout);
 	json_decref(model);
@@ -154,7 +157,8 @@ cleanup:
 	wmap_engine_free(eng);
 	wmap_registry_free(reg);
 	json_decref(docs);
-	return rc != 0 ? cli_fail(&err) : CLI_EXIT_OK;
+	return rc != 0 ? cli_fail(&err) : strict_failed ? CLI_EXIT_WARNINGS
+							: CLI_EXIT_OK;
 }
 
 static int run(const cli_options *o)
@@ -205,9 +209,15 @@ const cli_command cli_cmd_describe = {
 		"  kubectl get jobset demo -o yaml | kubectl wmap describe -f -\n"
 		"  kubectl wmap describe jobset/train -w --until-done\n"
 		"\n"
+		"-f warns (stderr) where the definition finds nothing in the object: a spec path\n"
+		"that matched nothing although the object has the key in another case (`worker`\n"
+		"for `Worker`), no pods found at all, a pod spec without containers, a .status no\n"
+		"status mapping matches. --strict turns the warnings into exit code 6.\n"
+		"\n"
 		"Exit codes: 0 ok, 1 error (unreadable or malformed object), 2 usage,\n"
-		"4 no Karta definition covers the object's type. -w: 0 when the workload is\n"
-		"deleted or Completed, 1 when it Failed (--until-done), 130 on Ctrl-C.\n",
+		"4 no Karta definition covers the object's type, 6 warnings with --strict.\n"
+		"-w: 0 when the workload is deleted or Completed, 1 when it Failed\n"
+		"(--until-done), 130 on Ctrl-C.\n",
 	.flags = flags,
 	.run = run,
 };

@@ -23,6 +23,7 @@ static const cli_flag flags[] = {
 	  "kai, volcano, coscheduling, yunikorn, kueue, native or none (default none)" },
 	{ "queue", NULL, 0, "NAME", "queue for the gang scheduler" },
 	{ "operation", NULL, 0, "OP", "CREATE (default) or UPDATE" },
+	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -43,7 +44,7 @@ static int run(const cli_options *o)
 	const char *op = cli_options_get(o, "operation");
 	const char *reason = NULL;
 	wmap_admission_config cfg = { 0 };
-	int rc;
+	int rc, strict_failed = 0;
 
 	if (!file || !*file)
 		return cli_usage_error(o, &cli_cmd_mutate, "mutate needs -f FILE");
@@ -103,7 +104,9 @@ static int run(const cli_options *o)
 	json_t *w;
 	json_array_foreach(warnings, i, w)
 		fprintf(stderr, "warning: %s\n", json_string_value(w));
-
+	if (cli_verify_object(eng, object, WMAP_VERIFY_NO_STATUS, NULL) > 0 &&
+	    cli_options_get(o, "strict"))
+		strict_failed = 1;
 cleanup:
 	fflush(stdout);
 	json_decref(patch);
@@ -112,7 +115,8 @@ cleanup:
 	wmap_policy_set_free(policies);
 	wmap_engine_free(eng);
 	wmap_registry_free(reg);
-	return rc != 0 ? cli_fail(&err) : CLI_EXIT_OK;
+	return rc != 0 ? cli_fail(&err) : strict_failed ? CLI_EXIT_WARNINGS
+							: CLI_EXIT_OK;
 }
 
 const cli_command cli_cmd_mutate = {
@@ -138,8 +142,12 @@ const cli_command cli_cmd_mutate = {
 		"  kubectl wmap mutate -f jobset.yaml --gang-scheduler volcano -o yaml\n"
 		"  kubectl wmap mutate -f job.yaml --policy policies.yaml -n team-a\n"
 		"\n"
+		"Warns (stderr), as describe -f does, where the definition finds nothing in the\n"
+		"object; --strict turns the warnings into exit code 6.\n"
+		"\n"
 		"Exit codes: 0 ok, 1 error (unreadable object or policy, evaluation error),\n"
-		"2 usage, 4 no Karta definition covers the object's type.\n",
+		"2 usage, 4 no Karta definition covers the object's type, 6 warnings with\n"
+		"--strict.\n",
 	.flags = flags,
 	.run = run,
 };

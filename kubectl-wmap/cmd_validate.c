@@ -16,6 +16,8 @@
 #include "wmap/definition.h"
 #include "wmap/file.h"
 #include "wmap/schema.h"
+#include "wmap/verify.h"
+#include "wmap/workload.h"
 #include "wmap/yaml.h"
 
 static const cli_flag flags[] = {
@@ -25,6 +27,10 @@ static const cli_flag flags[] = {
 	 * which the plugin honours for every live command, this one included. */
 	{ "from-cluster", NULL, 0, NULL,
 	  "check paths against the CRD of each definition's kind read from the cluster" },
+	{ "sample", NULL, 0, "FILE",
+	  "resolve the objects of FILE through each definition of their kind and warn where it "
+	  "finds nothing" },
+	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -150,19 +156,85 @@ static size_t check_schema(FILE *out, const wmap_definition *def, const crd_sour
 	return n;
 }
 
-/* What one file came to: its findings, the GVKs of its valid documents, and the text to
- * print under its verdict. */
+/* What one file came to: its findings, the GVKs of its valid documents, the warnings of
+ * --sample, and the text to print under its verdict. */
 typedef struct file_result {
-	size_t findings, valid;
+	size_t findings, warnings, valid;
 	char gvks[1024]; /* "a; b" of the valid documents */
 	FILE *body;      /* an open_memstream: notes and findings, printed under the verdict */
 	char *text;
 	size_t len;
 } file_result;
 
+/* --sample: the objects of a file, and where it came from. */
+typedef struct sample_source {
+	const char *name;
+	json_t *objects; /* every document, List items spread out */
+} sample_source;
+
+/* Resolves every sample object of def's kind through def alone (doc, loaded again into a
+ * registry of its own) and prints what it found nothing for (wmap_workload_verify, every
+ * check); returns the warnings, and adds a finding when an object does not resolve. */
+static size_t check_sample(file_result *fr, const json_t *doc, const wmap_definition *def,
+			   const char *name, const sample_source *sample)
+{
+	const wmap_gvk *g = def->components[0].kind;
+	wmap_registry *reg = NULL;
+	wmap_definition *copy = NULL;
+	wmap_engine *eng = NULL;
+	wmap_error err = { 0 };
+	size_t warnings = 0, used = 0, i;
+	json_t *obj;
+
+	if (wmap_registry_new(&reg, &err) != 0 ||
+	    wmap_definition_load(&copy, doc, name, WMAP_ORIGIN_FILE, NULL, 0, &err) != 0 ||
+	    wmap_registry_add(reg, copy, &err) != 0 || wmap_engine_new(&eng, reg, &err) != 0) {
+		fprintf(fr->body, "  sample not checked: %s\n", err.message);
+		goto out;
+	}
+	json_array_foreach(sample->objects, i, obj) {
+		const wmap_definition *d = NULL;
+		wmap_workload *w = NULL;
+		json_t *found = NULL, *v;
+		char who[700];
+		size_t k;
+
+		if (wmap_registry_find_object(&d, reg, obj, &err) != 0)
+			continue; /* another kind: for another definition of the files */
+		used++;
+		snprintf(who, sizeof(who), "%s: %s/%s", sample->name,
+			 json_string_value(json_object_get(obj, "kind")),
+			 json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"))
+				 ? json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"))
+				 : "?");
+		if (wmap_workload_resolve(&w, eng, obj, d, &err) != 0 ||
+		    wmap_workload_verify(&found, w, WMAP_VERIFY_ALL, &err) != 0) {
+			fprintf(fr->body, "  %s: %s\n", who, err.message);
+			fr->findings++;
+			wmap_workload_free(w);
+			continue;
+		}
+		json_array_foreach(found, k, v)
+			fprintf(fr->body, "  warning: %s: %s\n", who, json_string_value(v));
+		warnings += json_array_size(found);
+		json_decref(found);
+		wmap_workload_free(w);
+	}
+	if (used == 0) {
+		fprintf(fr->body, "  warning: %s holds no %s%s%s object to try the definition on\n",
+			sample->name, g->kind, g->group[0] ? "." : "", g->group);
+		warnings++;
+	}
+out:
+	wmap_engine_free(eng);
+	wmap_registry_free(reg);
+	return warnings;
+}
+
 /* Loads and checks one document into fr. */
 static void check_document(file_result *fr, const json_t *doc, const char *name,
-			   const json_t *positions, size_t index, const crd_source *src)
+			   const json_t *positions, size_t index, const crd_source *src,
+			   const sample_source *sample)
 {
 	wmap_definition *def = NULL;
 	wmap_error err = { 0 };
@@ -182,6 +254,8 @@ static void check_document(file_result *fr, const json_t *doc, const char *name,
 		fr->valid++;
 		if (src)
 			fr->findings += check_schema(fr->body, def, src);
+		if (sample)
+			fr->warnings += check_sample(fr, doc, def, name, sample);
 	} else {
 		n = print_findings(fr->body, err.message[0] ? err.message : wmap_error_name(rc), name);
 		fr->findings += n ? n : 1;
@@ -191,7 +265,8 @@ static void check_document(file_result *fr, const json_t *doc, const char *name,
 
 /* Checks every document of one file into fr; an unreadable file or one that is not YAML is
  * a finding of its own. */
-static void check_file(file_result *fr, const char *path, const crd_source *src)
+static void check_file(file_result *fr, const char *path, const crd_source *src,
+		       const sample_source *sample)
 {
 	wmap_yaml_opts yo = { 0 };
 	wmap_error err = { 0 };
@@ -210,7 +285,7 @@ static void check_file(file_result *fr, const char *path, const crd_source *src)
 		if (n == 0)
 			wmap_error_set(&err, WMAP_EINVAL, "%s: no Karta definition (the file is empty)", name);
 		for (i = 0; i < n; i++)
-			check_document(fr, json_array_get(docs, i), name, positions, i, src);
+			check_document(fr, json_array_get(docs, i), name, positions, i, src, sample);
 	}
 	if (err.code) {
 		fprintf(fr->body, "  %s\n", err.message);
@@ -222,15 +297,44 @@ static void check_file(file_result *fr, const char *path, const crd_source *src)
 }
 
 /* The verdict of one file, then what was found. */
-static void print_verdict(const file_result *fr, const char *name)
+static void print_verdict(const file_result *fr, const char *name, int strict)
 {
-	if (fr->findings > 0)
-		printf("INVALID: %s\n", name);
+	if (fr->findings > 0 || (strict && fr->warnings > 0))
+		printf("INVALID: %s%s\n", name,
+		       fr->findings == 0 ? " (warnings, with --strict)" : "");
 	else if (fr->valid == 1)
 		printf("OK: %s is a valid Karta definition (GVK: %s)\n", name, fr->gvks);
 	else
 		printf("OK: %s holds %zu valid Karta definitions (GVK: %s)\n", name, fr->valid, fr->gvks);
 	fwrite(fr->text, 1, fr->len, stdout);
+}
+
+/* The objects of --sample FILE: every document, kind: List items spread out. */
+static int load_sample(sample_source *s, const char *path, wmap_error *err)
+{
+	wmap_yaml_opts yo = { .allow_aliases = 1 };
+	json_t *docs = NULL, *d;
+	size_t i;
+	int rc;
+
+	s->name = display_name(path);
+	if ((rc = wmap_yaml_parse_file(&docs, path, &yo, err)) != 0)
+		return rc;
+	if (!(s->objects = json_array())) {
+		json_decref(docs);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	json_array_foreach(docs, i, d) {
+		const json_t *items = json_object_get(d, "items");
+		if (json_is_array(items) && json_is_string(json_object_get(d, "kind")))
+			json_array_extend(s->objects, (json_t *)items);
+		else if (json_is_object(d))
+			json_array_append(s->objects, d);
+	}
+	json_decref(docs);
+	if (json_array_size(s->objects) == 0)
+		return wmap_error_set(err, WMAP_EINVAL, "%s: no object in the --sample file", s->name);
+	return 0;
 }
 
 /* The CRD documents of --crd FILE (positions are not needed: findings name the Karta).
@@ -252,9 +356,11 @@ static int run(const cli_options *o)
 	wmap_error err = { 0 };
 	wmap_file_list files = { 0 };
 	file_result *res = NULL;
-	size_t i, findings = 0, failed = 0, stdin_uses = 0;
-	int rc = 0, opened = 0;
+	size_t i, findings = 0, failed = 0, warnings = 0, stdin_uses = 0;
+	int rc = 0, opened = 0, strict = cli_options_get(o, "strict") != NULL;
+	const char *sample_path = cli_options_get(o, "sample");
 	crd_source src = { NULL, NULL, NULL };
+	sample_source sample = { NULL, NULL };
 	live_ctx lc;
 
 	if ((rc = cli_require_table(o, &cli_cmd_validate)) != 0)
@@ -267,14 +373,16 @@ static int run(const cli_options *o)
 		return cli_usage_error(o, &cli_cmd_validate, "--crd and --from-cluster exclude each other");
 	for (i = 0; i < o->n_args; i++)
 		stdin_uses += strcmp(o->args[i], "-") == 0;
-	stdin_uses += src.file && strcmp(src.file, "-") == 0;
+	stdin_uses += (src.file && strcmp(src.file, "-") == 0) + (sample_path && strcmp(sample_path, "-") == 0);
 	if (stdin_uses > 1)
 		return cli_usage_error(o, &cli_cmd_validate,
-				       "standard input (-) can be read once: by one FILE or --crd");
+				       "standard input (-) can be read once: by one FILE, --crd or --sample");
 	for (i = 0; i < o->n_args && rc == 0; i++)
 		rc = wmap_file_list_add(&files, o->args[i], &err);
 	if (rc == 0 && src.file)
 		rc = load_crds(&src.docs, src.file, &err);
+	if (rc == 0 && sample_path)
+		rc = load_sample(&sample, sample_path, &err);
 	if (rc != 0)
 		goto cleanup;
 	if (cli_options_get(o, "from-cluster")) {
@@ -294,18 +402,20 @@ static int run(const cli_options *o)
 			rc = wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
 			goto cleanup;
 		}
-		check_file(&res[i], files.paths[i], src.file || src.lc ? &src : NULL);
+		check_file(&res[i], files.paths[i], src.file || src.lc ? &src : NULL,
+			   sample_path ? &sample : NULL);
 		fclose(res[i].body);
 		res[i].body = NULL;
 		findings += res[i].findings;
+		warnings += res[i].warnings;
 		failed += res[i].findings > 0;
 	}
 	/* One verdict per file, the valid ones first: a failure is the last thing on screen,
 	 * never followed by an OK that could be mistaken for the run's. */
 	for (int pass = 0; pass < 2; pass++)
 		for (i = 0; i < files.n; i++)
-			if ((res[i].findings > 0) == pass)
-				print_verdict(&res[i], display_name(files.paths[i]));
+			if ((res[i].findings > 0 || (strict && res[i].warnings > 0)) == pass)
+				print_verdict(&res[i], display_name(files.paths[i]), strict);
 	if (findings > 0 && files.n == 1)
 		rc = wmap_error_set(&err, WMAP_EINVALID, "%zu finding%s in %s", findings,
 				    findings == 1 ? "" : "s", display_name(files.paths[0]));
@@ -317,6 +427,9 @@ cleanup:
 	/* Invalid, unreadable or not YAML: all exit 1, never 2 (see the top). */
 	if (rc != 0)
 		rc = (cli_fail(&err), CLI_EXIT_ERROR);
+	else if (strict && warnings > 0)
+		rc = (cli_error("%zu warning%s, with --strict", warnings, warnings == 1 ? "" : "s"),
+		      CLI_EXIT_WARNINGS);
 done:
 	if (opened)
 		live_close(&lc);
@@ -328,6 +441,7 @@ done:
 	free(res);
 	wmap_file_list_clear(&files);
 	json_decref(src.docs);
+	json_decref(sample.objects);
 	return rc;
 }
 
@@ -356,16 +470,23 @@ const cli_command cli_cmd_validate = {
 		"kubeconfig (connection flags as for the live commands, --cluster NAME included).\n"
 		"Expressions that are more than a plain path are not checked.\n"
 		"\n"
+		"--sample FILE resolves the objects of FILE (documents, List items) through each\n"
+		"valid definition of their kind and warns, as upstream's karta-verify does, where\n"
+		"the definition finds nothing: a spec path that matched nothing, a pod spec without\n"
+		"containers, a multi-instance component without instances, an object .status no\n"
+		"status mapping matches. With --strict a warning makes its file INVALID (exit 6).\n"
+		"\n"
 		"Examples:\n"
 		"  kubectl wmap validate my-karta.yaml\n"
 		"  kubectl wmap validate kartas/ extra-karta.yaml\n"
 		"  kubectl get karta my-karta -o yaml | kubectl wmap validate -\n"
 		"  kubectl wmap validate my-karta.yaml --crd jobset-crd.yaml\n"
 		"  kubectl wmap validate my-karta.yaml --from-cluster\n"
+		"  kubectl wmap validate my-karta.yaml --crd widget-crd.yaml --sample widget.yaml --strict\n"
 		"\n"
 		"Exit codes: 0 every file valid (and every checked path in its schema), 1 a file\n"
 		"invalid, a path missing from the schema, unreadable or not YAML, or the cluster\n"
-		"failed, 2 usage.\n",
+		"failed, 2 usage, 6 warnings with --strict (and nothing invalid).\n",
 	.flags = flags,
 	.run = run,
 };
