@@ -489,8 +489,7 @@ int render_pod_location(json_t *c, const wmap_node *n, size_t instance)
 		return p ? json_object_set_new(c, "pointer", json_string(p)) : 0;
 	}
 	const char *p = n->n_instances > 0 ? pod_pointer(&n->instances[0]) : NULL;
-	return json_object_set_new(c, "podTemplate", json_pack("{s:s, s:s?}", "shape",
-							       shape_name(n->def->shape), "pointer", p));
+	return json_object_set_new(c, "podTemplate", json_pack("{s:s, s:s?}", "shape", shape_name(n->def->shape), "pointer", p));
 }
 
 static json_t *component_json(const wmap_workload *w, int i, int depth)

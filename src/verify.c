@@ -77,7 +77,8 @@ static int case_typo(char *hint, size_t len, const json_t *object, const char *t
 
 		p++;
 		while ((*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			(*p >= '0' && *p <= '9')) && k + 1 < sizeof(key))
+			(*p >= '0' && *p <= '9')) &&
+		       k + 1 < sizeof(key))
 			key[k++] = *p++;
 		key[k] = '\0';
 		if (k == 0 || (*p && *p != '.'))
