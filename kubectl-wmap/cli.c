@@ -56,14 +56,13 @@ const cli_command *cli_command_find(const char *name)
 	return NULL;
 }
 
-/* Levenshtein distance of two short words, capped: names longer than 32 are never close. */
-static size_t edit_distance(const char *a, const char *b)
+size_t cli_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	size_t prev[33], cur[33];
+	size_t prev[65], cur[65];
 	size_t i, j;
 
-	if (la > 32 || lb > 32)
+	if (la > 64 || lb > 64)
 		return 99;
 	for (j = 0; j <= lb; j++)
 		prev[j] = j;
@@ -86,7 +85,7 @@ const cli_command *cli_command_suggest(const char *name)
 	size_t best_d = 3, i;
 
 	for (i = 0; (c = cli_command_at(i)) != NULL; i++) {
-		size_t d = edit_distance(name, c->name);
+		size_t d = cli_edit_distance(name, c->name);
 
 		if (name[0] && strncmp(c->name, name, strlen(name)) == 0)
 			d = 0; /* "desc" for "describe" */

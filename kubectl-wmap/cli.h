@@ -43,6 +43,9 @@ const cli_command *cli_command_find(const char *name);
 /* The command a mistyped name most likely meant (edit distance <= 2, or a prefix); NULL
  * when none is close. */
 const cli_command *cli_command_suggest(const char *name);
+/* Levenshtein distance of two short words (letter case counts); 99 when one is longer than
+ * 64 characters (never close). */
+size_t cli_edit_distance(const char *a, const char *b);
 /* Reports an unknown command as a usage error, with a suggestion; returns CLI_EXIT_USAGE. */
 int cli_unknown_command(const cli_options *opts, const char *name);
 
