@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "wmap/apiversion.h"
+#include "wmap/gang.h"
 #include "cli.h"
 
 /* `mutate` is written by the webhook's owner in cmd_mutate.c. A weak reference lets the
@@ -312,6 +313,24 @@ size_t cli_verify_object(wmap_engine *eng, json_t *object, unsigned flags, const
 		n = cli_warn_verify(w, flags, where);
 	wmap_workload_free(w);
 	return n;
+}
+
+int cli_require_queue_scheduler(const cli_options *o, const cli_command *cmd)
+{
+	const char *sched = cli_options_get(o, "gang-scheduler");
+	wmap_gang_scheduler s = WMAP_GANG_NONE;
+	wmap_error err = { 0 };
+
+	if (!cli_options_get(o, "queue"))
+		return 0;
+	if (sched && wmap_gang_scheduler_parse(&s, sched, &err) != 0)
+		return 0; /* reported by the caller */
+	if (s == WMAP_GANG_KAI || s == WMAP_GANG_VOLCANO || s == WMAP_GANG_YUNIKORN || s == WMAP_GANG_KUEUE)
+		return 0;
+	return cli_usage_error(o, cmd,
+			       "--queue needs --gang-scheduler kai, volcano, yunikorn or kueue (%s%s has no queues); "
+			       "without one the queue would be ignored",
+			       sched ? "" : "the default, ", sched ? sched : "none");
 }
 
 int cli_require_table(const cli_options *o, const cli_command *cmd)

@@ -101,6 +101,11 @@ size_t cli_warn_verify(const wmap_workload *w, unsigned flags, const char *where
  * that does not resolve prints nothing here (the command reports it its own way). */
 size_t cli_verify_object(wmap_engine *eng, json_t *object, unsigned flags, const char *where);
 
+/* --queue names a queue of the --gang-scheduler: refused (usage error, CLI_EXIT_USAGE)
+ * when no scheduler with queues (kai, volcano, yunikorn, kueue) is given, where it would be
+ * silently ignored. Returns 0 otherwise (the scheduler's own name is checked by the caller). */
+int cli_require_queue_scheduler(const cli_options *opts, const cli_command *cmd);
+
 /* Refuses -o json|yaml for commands that only print text; returns 0 or CLI_EXIT_USAGE. */
 int cli_require_table(const cli_options *opts, const cli_command *cmd);
 

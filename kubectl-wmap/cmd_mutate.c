@@ -21,7 +21,7 @@ static const cli_flag flags[] = {
 	  "WorkloadPolicy documents to apply (repeatable; a folder is read recursively)" },
 	{ "gang-scheduler", NULL, 0, "NAME",
 	  "kai, volcano, coscheduling, yunikorn, kueue, native or none (default none)" },
-	{ "queue", NULL, 0, "NAME", "queue for the gang scheduler" },
+	{ "queue", NULL, 0, "NAME", "queue for the gang scheduler (kai, volcano, yunikorn or kueue)" },
 	{ "operation", NULL, 0, "OP", "CREATE (default) or UPDATE" },
 	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
@@ -58,6 +58,8 @@ static int run(const cli_options *o)
 				       "--operation must be CREATE or UPDATE (got \"%s\")", op);
 	if (sched && wmap_gang_scheduler_parse(&cfg.scheduler, sched, &err) != 0)
 		return cli_usage_error(o, &cli_cmd_mutate, "--gang-scheduler: %s", err.message);
+	if ((rc = cli_require_queue_scheduler(o, &cli_cmd_mutate)) != 0)
+		return rc;
 	cfg.queue = cli_options_get(o, "queue");
 
 	wmap_yaml_opts yo = { 0 };
