@@ -76,6 +76,30 @@ run_ok kc get kartas
 assert_contains "$OUT" "JobSet"
 assert_contains "$(head -n1 <<<"$OUT")" "READY"
 
+# kubectl explain gives every Karta field a real description (docs/karta-guide.md is the
+# long form): the simulator publishes the CRD's schema as the API server does.
+run_ok kc explain karta.spec
+assert_contains "$OUT" "docs/karta-guide.md"
+run_ok kc explain karta.spec.structureDefinition.childComponents.podSelector
+assert_contains "$OUT" "wmap.io/component"
+run_ok kc explain karta.spec.optimizationInstructions.gangScheduling.podGroups.members.groupByKeyPaths
+assert_contains "$OUT" "run on each Pod (not on the workload)"
+run_ok python3 - "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml" <<'PY'
+import sys, yaml
+missing = []
+def walk(node, path):
+    for k, v in (node.get("properties") or {}).items():
+        if not v.get("description"):
+            missing.append(".".join(path + [k]))
+        walk(v, path + [k])
+    if isinstance(node.get("items"), dict):
+        walk(node["items"], path)
+crd = yaml.safe_load(open(sys.argv[1]))
+walk(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"], [])
+sys.exit("fields without a description: " + ", ".join(missing) if missing else 0)
+PY
+
+
 # WorkloadPolicy objects: deploy/ ships none (nothing in force that the user did not ask
 # for); the examples of docs/ apply as they are, a typo fails at apply.
 wait_until 10 kc get workloadpolicies
