@@ -50,6 +50,14 @@ for ns in team-a prod; do
     assert_eq 0 "$(jq "$priority" <<<"$OUT")" "no priority class written in $ns"
 done
 
+# The README's quick start, step 3: a Job made with kubectl create is stamped, and
+# describe reads it live.
+wait_until 20 mwc_has batch jobs || fail "the webhook did not add Jobs to its rules"
+run_ok kc create job hello --image=busybox -- echo hi
+assert_eq '"hello" "job"' "$(kc get job hello -o json | jq -c '.spec.template.metadata.labels | [."wmap.io/workload-name", ."wmap.io/component"]' | tr -d '[]' | tr ',' ' ')" "kubectl create job: stamped"
+run_ok kubectl wmap describe job/hello
+assert_contains "$OUT" "Job/hello   namespace: default   definition: batch-job-v1 (catalog)"
+
 # The examples act once the user applies them: the team-* JobSet gets the toleration.
 run_ok kc apply -f "$REPO_ROOT/docs/examples/workloadpolicies.yaml"
 has_policies() { [[ $(wh_metric 'wmap_webhook_cluster_objects{resource="workloadpolicies"}') == 2 ]]; }
