@@ -31,9 +31,10 @@ for b in "$SIM" "$WEBHOOK" "$PLUGIN"; do
     [[ -x $b ]] || { echo "not built: $b (run make try, which builds it)" >&2; exit 1; }
 done
 
-# The harness of the end-to-end tests: start_bg, sim_start, wait_until, and the EXIT trap
-# that stops every process started here and removes the temporary folder.
+# The harness of the end-to-end tests: start_bg, sim_start, wait_until, free_port, and the
+# EXIT trap that stops every process started here and removes the temporary folder.
 source "$REPO/tests/e2e/lib.sh"
+source "$REPO/tests/e2e/cluster-helpers.sh" # free_port
 e2e_init
 bin=$E2E_TMP/bin
 mkdir -p "$bin"
@@ -51,7 +52,6 @@ show() { # show CMD...: print the command as one would type it, then run it
 }
 note() { printf '    (%s)\n' "$*"; }
 pids() { [[ -z ${TRY_PIDS:-} ]] || printf '%s\n' "${E2E_PIDS[@]}" >"$TRY_PIDS"; }
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 step "Start the API server simulator"
 WH_PORT=$(free_port)
