@@ -1,6 +1,7 @@
 /* kubectl-wmap describe: one workload resolved through its Karta definition.
  *
- * File mode (-f FILE|-) reads one object (or each item of a List or of several documents), finds its definition (the embedded catalog plus
+ * File mode (-f FILE|-) reads one object (or each item of a List or of several
+ * documents), finds its definition (the embedded catalog plus
  * --definitions), resolves it and prints the tree, the phase read from the object's own
  * .status and the resources. The live form (TYPE/NAME) needs the cluster client, which
  * comes with the live-cluster commands; until then it says so instead of pretending. */
@@ -84,9 +85,12 @@ static int read_objects(json_t **out, int *list_out, const char *path, wmap_erro
 		size_t kl = kind ? strlen(kind) : 0;
 
 		if (!json_is_object(d)) {
-			rc = wmap_error_set(err, WMAP_EINVAL, "%s%s%.0zu: the document is %s, not a Kubernetes object",
-					    name, n > 1 ? ": document " : "", n > 1 ? i + 1 : 0,
-					    json_type_name(d));
+			char doc[48] = "";
+
+			if (n > 1)
+				snprintf(doc, sizeof(doc), ": document %zu", i + 1);
+			rc = wmap_error_set(err, WMAP_EINVAL, "%s%s: the document is %s, not a Kubernetes object",
+					    name, doc, json_type_name(d));
 			goto cleanup;
 		}
 		if (kl >= 4 && strcmp(kind + kl - 4, "List") == 0 && json_is_array(items)) {
