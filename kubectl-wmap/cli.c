@@ -152,7 +152,7 @@ void cli_print_help(FILE *out, const cli_options *o, const cli_command *cmd)
 	print_flags(out, cli_global_flags);
 	fprintf(out,
 		"\nExit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 no definition covers the type,\n"
-		"5 logs: too many pods, 6 --strict: warnings.\n"
+		"5 logs: too many pods, 8 --strict: warnings.\n"
 		"Run '%s COMMAND --help' for the flags and examples of a command.\n",
 		o->prog);
 }

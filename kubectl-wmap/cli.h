@@ -24,7 +24,7 @@ enum {
 	CLI_EXIT_NOTFOUND = 3, /* a named definition or workload does not exist */
 	CLI_EXIT_NODEF = 4,    /* no Karta definition covers the workload's type */
 	CLI_EXIT_LIMIT = 5,    /* logs: more pods than --max-pods */
-	CLI_EXIT_WARNINGS = 6, /* --strict: a definition found nothing somewhere (warnings) */
+	CLI_EXIT_WARNINGS = 8, /* --strict: a definition found nothing somewhere (warnings) */
 };
 
 typedef struct cli_command {
@@ -88,7 +88,7 @@ int cli_policy_load(wmap_policy_set **out, const cli_options *opts, wmap_error *
 #define CLI_FLAG_STRICT                                                                   \
 	{                                                                                 \
 		"strict", NULL, 0, NULL,                                                  \
-			"exit 6 when a definition found nothing somewhere (the warnings)" \
+			"exit 8 when a definition found nothing somewhere (the warnings)" \
 	}
 
 /* Prints what the definition found nothing for in w (wmap_workload_verify) on stderr, one

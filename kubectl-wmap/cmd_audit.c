@@ -794,7 +794,7 @@ const cli_command cli_cmd_audit = {
 		"Exit codes: 0 no Deny or Warn policy violated (Audit-only violations are listed),\n"
 		"1 a Deny or Warn policy is violated (with --fail-on audit: any; --fail-on deny:\n"
 		"Deny only), an input could not be read or checked, or a cluster error;\n"
-		"2 usage; 6 with --strict: offline, a definition found nothing in an object\n"
+		"2 usage; 8 with --strict: offline, a definition found nothing in an object\n"
 		"(the warnings describe -f gives), and nothing else failed.\n",
 	.flags = flags,
 	.run = run,

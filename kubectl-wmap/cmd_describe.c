@@ -286,10 +286,10 @@ const cli_command cli_cmd_describe = {
 		"-f warns (stderr) where the definition finds nothing in the object: a spec path\n"
 		"that matched nothing although the object has the key in another case (`worker`\n"
 		"for `Worker`), no pods found at all, a pod spec without containers, a .status no\n"
-		"status mapping matches. --strict turns the warnings into exit code 6.\n"
+		"status mapping matches. --strict turns the warnings into exit code 8.\n"
 		"\n"
 		"Exit codes: 0 ok, 1 error (unreadable or malformed object), 2 usage,\n"
-		"4 no Karta definition covers the object's type, 6 warnings with --strict.\n"
+		"4 no Karta definition covers the object's type, 8 warnings with --strict.\n"
 		"-w: 0 when the workload is deleted or Completed, 1 when it Failed\n"
 		"(--until-done), 130 on Ctrl-C.\n",
 	.flags = flags,

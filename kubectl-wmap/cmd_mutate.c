@@ -145,10 +145,10 @@ const cli_command cli_cmd_mutate = {
 		"  kubectl wmap mutate -f job.yaml --policy policies.yaml -n team-a\n"
 		"\n"
 		"Warns (stderr), as describe -f does, where the definition finds nothing in the\n"
-		"object; --strict turns the warnings into exit code 6.\n"
+		"object; --strict turns the warnings into exit code 8.\n"
 		"\n"
 		"Exit codes: 0 ok, 1 error (unreadable object or policy, evaluation error),\n"
-		"2 usage, 4 no Karta definition covers the object's type, 6 warnings with\n"
+		"2 usage, 4 no Karta definition covers the object's type, 8 warnings with\n"
 		"--strict.\n",
 	.flags = flags,
 	.run = run,

@@ -474,7 +474,7 @@ const cli_command cli_cmd_validate = {
 		"valid definition of their kind and warns, as upstream's karta-verify does, where\n"
 		"the definition finds nothing: a spec path that matched nothing, a pod spec without\n"
 		"containers, a multi-instance component without instances, an object .status no\n"
-		"status mapping matches. With --strict a warning makes its file INVALID (exit 6).\n"
+		"status mapping matches. With --strict a warning makes its file INVALID (exit 8).\n"
 		"\n"
 		"Examples:\n"
 		"  kubectl wmap validate my-karta.yaml\n"
@@ -486,7 +486,7 @@ const cli_command cli_cmd_validate = {
 		"\n"
 		"Exit codes: 0 every file valid (and every checked path in its schema), 1 a file\n"
 		"invalid, a path missing from the schema, unreadable or not YAML, or the cluster\n"
-		"failed, 2 usage, 6 warnings with --strict (and nothing invalid).\n",
+		"failed, 2 usage, 8 warnings with --strict (and nothing invalid).\n",
 	.flags = flags,
 	.run = run,
 };
