@@ -130,6 +130,7 @@ int wh_filesig_same(const wh_filesig *a, const wh_filesig *b);
 #define WH_STATE_POLICIES 2u /* the policies (and the verdicts on the WorkloadPolicies) */
 #define WH_STATE_CRDS 4u     /* the cluster's CRDs (schema path check) */
 #define WH_STATE_OBJECTS 8u  /* the Karta and WorkloadPolicy objects last seen */
+#define WH_STATE_NPARTS 4
 /* Not a part: what the leader's callback adds to a kick (this replica just took the Lease). */
 #define WH_KICK_LEAD 16u
 
@@ -161,7 +162,8 @@ typedef struct wh_state {
 	/* inforce.c's own */
 	wmap_crd_lookup crd_lookup_;
 	json_t *crd_index_;
-	unsigned owns_; /* WH_STATE_* parts this state frees */
+	unsigned long long serial_[WH_STATE_NPARTS]; /* the publish that brought each part */
+	unsigned owns_;                              /* WH_STATE_* parts this state frees */
 	atomic_int refs_;
 } wh_state;
 

@@ -52,7 +52,7 @@ static void listener(void *ctx, unsigned what)
 		h->what[h->n++] = what;
 }
 
-Test(inforce, parts_move_to_the_new_state_and_only_replaced_ones_are_freed)
+Test(inforce, parts_move_to_the_new_state_and_only_replaced_ones_are_freed, .timeout = 30)
 {
 	wh_inforce *inf = NULL;
 	wmap_error err;
@@ -130,7 +130,7 @@ static json_t *one_crd(void)
 	return idx;
 }
 
-Test(inforce, a_publish_waits_for_the_readers_of_the_state_it_replaces)
+Test(inforce, a_publish_waits_for_the_readers_of_the_state_it_replaces, .timeout = 30)
 {
 	wh_inforce *inf = NULL;
 	wmap_error err;
@@ -156,7 +156,7 @@ Test(inforce, a_publish_waits_for_the_readers_of_the_state_it_replaces)
 	wh_inforce_free(inf);
 }
 
-Test(inforce, follow_moves_across_other_parts_and_stops_at_a_new_set)
+Test(inforce, follow_moves_across_other_parts_and_stops_at_a_new_set, .timeout = 30)
 {
 	wh_inforce *inf = NULL;
 	wmap_error err;
@@ -195,7 +195,7 @@ Test(inforce, follow_moves_across_other_parts_and_stops_at_a_new_set)
 	wh_inforce_free(inf);
 }
 
-Test(inforce, an_engine_per_poll_thread)
+Test(inforce, an_engine_per_poll_thread, .timeout = 30)
 {
 	wh_inforce *inf = NULL;
 	wmap_error err;
@@ -312,4 +312,24 @@ Test(metrics, special_values)
 	char *text = wmap_buf_take(&o, NULL);
 	cr_assert_str_eq(text, "x NaN\nx +Inf\nx -Inf\nx 1e+300\nx 123.456789\n");
 	free(text);
+}
+
+Test(inforce, follow_sees_a_part_replaced_by_an_equal_one, .timeout = 30)
+{
+	wh_inforce *inf = NULL;
+	wmap_error err;
+	cr_assert_eq(wh_inforce_new(&inf, 1, &err), 0);
+	wh_update u = { .what = WH_STATE_DEFS | WH_STATE_OBJECTS, .defs = empty_defs(1) };
+	cr_assert_eq(wh_inforce_publish(inf, &u), 0);
+	wh_state *st = wh_inforce_acquire(inf);
+	/* No objects before, none after (without a cluster): still a new part. */
+	job j = { .inf = inf, .u = { .what = WH_STATE_OBJECTS } };
+	cr_assert_eq(pthread_create(&j.thread, NULL, publish_main, &j), 0);
+	while (wh_inforce_follow(inf, &st, WH_STATE_OBJECTS) == 1)
+		sleep_ms(5); /* until the publish has swapped the new state in */
+	cr_assert_eq(wh_inforce_follow(inf, &st, WH_STATE_OBJECTS), 0);
+	cr_assert_eq(wh_inforce_follow(inf, &st, WH_STATE_DEFS), 1, "the definitions stay");
+	wh_inforce_release(st);
+	pthread_join(j.thread, NULL);
+	wh_inforce_free(inf);
 }
