@@ -213,10 +213,6 @@ int wh_inforce_ready(const wh_inforce *inf);
 /* ---- cluster.c: the watches (Kartas, WorkloadPolicies, CRDs) and the builder ---- */
 typedef struct wh_cluster wh_cluster;
 
-/* The cluster to watch: --kubeconfig FILE, else the service account when running in a pod
- * (KUBERNETES_SERVICE_HOST), else none (*out NULL, files only; also with --no-cluster).
- * The caller owns *out. */
-int wh_cluster_config(wmap_kube_config **out, const wh_options *o, wmap_error *err);
 /* Starts the watch and builder threads with clients of cfg (borrowed; outlives them); they
  * publish what they build into inf, and mark it ready once synced or after --sync-timeout.
  * They start nothing else. The caller owns *out (wh_cluster_stop). */
