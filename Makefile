@@ -3,6 +3,7 @@
 #   make            libwmap.a, libwmap-kube.a and kubectl-wmap into $(BUILD)/
 #   make deps       install the Debian packages that are missing (apt-get; sudo when not root)
 #   make demo       deps + build + describe the bundled sample workloads offline
+#   make try        the whole add-on against the API server simulator: a short tour, then stops
 #   make check      deps + build + every test (unit, golden, compatibility, end-to-end)
 #   make check SANITIZE=1   the same under ASan and UBSan (separate build folder)
 #   make lint       the house rules (tests/lint/README.md); part of make check
@@ -61,7 +62,7 @@ PLUGIN    := $(BUILD)/kubectl-wmap
 UNIT      := $(BUILD)/unit-tests
 COMPAT    := $(BUILD)/compat-tests
 
-.PHONY: all deps demo check unit compat golden conformance e2e install uninstall clean valgrind lint format
+.PHONY: all deps demo try check unit compat golden conformance e2e install uninstall clean valgrind lint format
 .DEFAULT_GOAL := all
 
 all: $(LIBWMAP) $(LIBKUBE) $(PLUGIN)
@@ -129,6 +130,13 @@ $(CONFORMANCE): $(BUILD)/obj/tests/conformance/compare.o $(LIBWMAP)
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@sh tests/demo.sh $(PLUGIN)
+
+# The simulator, wmap-webhook against it and a scripted tour (tests/try.sh); everything it
+# starts is stopped at the end. Its targets come from the included makefiles below.
+try: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/apiserver-sim $(BUILD)/wmap-webhook
+	@SIM=$(abspath $(BUILD)/apiserver-sim) WEBHOOK=$(abspath $(BUILD)/wmap-webhook) \
+	  PLUGIN=$(abspath $(PLUGIN)) bash tests/try.sh
 
 # Unit tests run from the repository root; they read tests/fixtures and catalog/.
 unit: $(UNIT)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "wmap/apiversion.h"
+#include "wmap/gang.h"
 #include "cli.h"
 
 /* `mutate` is written by the webhook's owner in cmd_mutate.c. A weak reference lets the
@@ -56,14 +57,13 @@ const cli_command *cli_command_find(const char *name)
 	return NULL;
 }
 
-/* Levenshtein distance of two short words, capped: names longer than 32 are never close. */
-static size_t edit_distance(const char *a, const char *b)
+size_t cli_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	size_t prev[33], cur[33];
+	size_t prev[65], cur[65];
 	size_t i, j;
 
-	if (la > 32 || lb > 32)
+	if (la > 64 || lb > 64)
 		return 99;
 	for (j = 0; j <= lb; j++)
 		prev[j] = j;
@@ -86,7 +86,7 @@ const cli_command *cli_command_suggest(const char *name)
 	size_t best_d = 3, i;
 
 	for (i = 0; (c = cli_command_at(i)) != NULL; i++) {
-		size_t d = edit_distance(name, c->name);
+		size_t d = cli_edit_distance(name, c->name);
 
 		if (name[0] && strncmp(c->name, name, strlen(name)) == 0)
 			d = 0; /* "desc" for "describe" */
@@ -151,7 +151,8 @@ void cli_print_help(FILE *out, const cli_options *o, const cli_command *cmd)
 	fprintf(out, "\nGlobal flags:\n");
 	print_flags(out, cli_global_flags);
 	fprintf(out,
-		"\nExit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 no definition covers the type.\n"
+		"\nExit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 no definition covers the type,\n"
+		"5 logs: too many pods, 8 --strict: warnings.\n"
 		"Run '%s COMMAND --help' for the flags and examples of a command.\n",
 		o->prog);
 }
@@ -271,6 +272,65 @@ int cli_registry_load_for(wmap_registry **out, const cli_options *o, const json_
 	}
 	*out = reg;
 	return 0;
+}
+
+int cli_policy_load(wmap_policy_set **out, const cli_options *o, wmap_error *err)
+{
+	const char *paths[CLI_MAX_VALUES];
+	size_t n = cli_options_all(paths, CLI_MAX_VALUES, o, "policy");
+
+	*out = NULL;
+	return n ? wmap_policy_set_load_paths(out, paths, n, err) : 0;
+}
+
+size_t cli_warn_verify(const wmap_workload *w, unsigned flags, const char *where)
+{
+	wmap_error err = { 0 };
+	json_t *found = NULL, *v;
+	char prefix[600];
+	size_t i, n;
+
+	if (wmap_workload_verify(&found, w, flags, &err) != 0) {
+		cli_print_line(stderr, "warning: ", err.message, strlen(err.message));
+		return 1;
+	}
+	snprintf(prefix, sizeof(prefix), "warning: %s%s", where ? where : "", where ? ": " : "");
+	json_array_foreach(found, i, v)
+		cli_print_line(stderr, prefix, json_string_value(v), strlen(json_string_value(v)));
+	n = json_array_size(found);
+	json_decref(found);
+	return n;
+}
+
+size_t cli_verify_object(wmap_engine *eng, json_t *object, unsigned flags, const char *where)
+{
+	unsigned rf = WMAP_RESOLVE_NO_RESOURCES | (flags & WMAP_VERIFY_NO_STATUS ? WMAP_RESOLVE_NO_STATUS : 0);
+	wmap_workload *w = NULL;
+	wmap_error err = { 0 };
+	size_t n = 0;
+
+	if (wmap_workload_resolve_ex(&w, eng, object, NULL, rf, &err) == 0)
+		n = cli_warn_verify(w, flags, where);
+	wmap_workload_free(w);
+	return n;
+}
+
+int cli_require_queue_scheduler(const cli_options *o, const cli_command *cmd)
+{
+	const char *sched = cli_options_get(o, "gang-scheduler");
+	wmap_gang_scheduler s = WMAP_GANG_NONE;
+	wmap_error err = { 0 };
+
+	if (!cli_options_get(o, "queue"))
+		return 0;
+	if (sched && wmap_gang_scheduler_parse(&s, sched, &err) != 0)
+		return 0; /* reported by the caller */
+	if (s == WMAP_GANG_KAI || s == WMAP_GANG_VOLCANO || s == WMAP_GANG_YUNIKORN || s == WMAP_GANG_KUEUE)
+		return 0;
+	return cli_usage_error(o, cmd,
+			       "--queue needs --gang-scheduler kai, volcano, yunikorn or kueue (%s%s has no queues); "
+			       "without one the queue would be ignored",
+			       sched ? "" : "the default, ", sched ? sched : "none");
 }
 
 int cli_require_table(const cli_options *o, const cli_command *cmd)

@@ -12,7 +12,10 @@
 
 #include "options.h"
 #include "wmap/error.h"
+#include "wmap/policy.h"
 #include "wmap/registry.h"
+#include "wmap/verify.h"
+#include "wmap/workload.h"
 
 enum {
 	CLI_EXIT_OK = 0,
@@ -21,6 +24,7 @@ enum {
 	CLI_EXIT_NOTFOUND = 3, /* a named definition or workload does not exist */
 	CLI_EXIT_NODEF = 4,    /* no Karta definition covers the workload's type */
 	CLI_EXIT_LIMIT = 5,    /* logs: more pods than --max-pods */
+	CLI_EXIT_WARNINGS = 8, /* --strict: a definition found nothing somewhere (warnings) */
 };
 
 typedef struct cli_command {
@@ -39,6 +43,9 @@ const cli_command *cli_command_find(const char *name);
 /* The command a mistyped name most likely meant (edit distance <= 2, or a prefix); NULL
  * when none is close. */
 const cli_command *cli_command_suggest(const char *name);
+/* Levenshtein distance of two short words (letter case counts); 99 when one is longer than
+ * 64 characters (never close). */
+size_t cli_edit_distance(const char *a, const char *b);
 /* Reports an unknown command as a usage error, with a suggestion; returns CLI_EXIT_USAGE. */
 int cli_unknown_command(const cli_options *opts, const char *name);
 
@@ -71,6 +78,33 @@ int cli_registry_load(wmap_registry **out, const cli_options *opts, wmap_error *
  * are parsed (the whole catalog takes most of a describe -f otherwise). */
 int cli_registry_load_for(wmap_registry **out, const cli_options *opts, const json_t *object,
 			  wmap_error *err);
+
+/* The policies of every --policy FILE|DIR (repeatable), merged in command-line order
+ * (wmap_policy_set_load_paths); *out is NULL when no --policy was given. Owned by the
+ * caller. */
+int cli_policy_load(wmap_policy_set **out, const cli_options *opts, wmap_error *err);
+
+/* The --strict switch of describe, mutate, audit and validate: its flag table row. */
+#define CLI_FLAG_STRICT                                                                   \
+	{                                                                                 \
+		"strict", NULL, 0, NULL,                                                  \
+			"exit 8 when a definition found nothing somewhere (the warnings)" \
+	}
+
+/* Prints what the definition found nothing for in w (wmap_workload_verify) on stderr, one
+ * `warning: <where>: <finding>` line each (where may be NULL); returns how many. flags are
+ * WMAP_VERIFY_* flags. */
+size_t cli_warn_verify(const wmap_workload *w, unsigned flags, const char *where);
+
+/* Resolves object (with WMAP_VERIFY_NO_STATUS in flags: without its status) and prints
+ * what its definition found nothing for, as cli_warn_verify; returns how many. An object
+ * that does not resolve prints nothing here (the command reports it its own way). */
+size_t cli_verify_object(wmap_engine *eng, json_t *object, unsigned flags, const char *where);
+
+/* --queue names a queue of the --gang-scheduler: refused (usage error, CLI_EXIT_USAGE)
+ * when no scheduler with queues (kai, volcano, yunikorn, kueue) is given, where it would be
+ * silently ignored. Returns 0 otherwise (the scheduler's own name is checked by the caller). */
+int cli_require_queue_scheduler(const cli_options *opts, const cli_command *cmd);
 
 /* Refuses -o json|yaml for commands that only print text; returns 0 or CLI_EXIT_USAGE. */
 int cli_require_table(const cli_options *opts, const cli_command *cmd);

@@ -24,13 +24,15 @@ extern const cli_command cli_cmd_audit;
 static const cli_flag flags[] = {
 	{ "filename", "file", 'f', "PATH",
 	  "workloads offline: a file, a directory (recursive: *.yaml, *.yml, *.json) or -" },
-	{ "policy", NULL, 0, "FILE", "WorkloadPolicy documents (live: instead of the cluster's)" },
+	{ "policy", NULL, 0, "FILE|DIR",
+	  "WorkloadPolicy documents (repeatable; live: instead of the cluster's)" },
 	{ "selector", NULL, 'l', "SELECTOR", "live: label selector of the workloads" },
 	{ "kind", NULL, 0, "KIND[,KIND]", "only these kinds (Kind or Kind.group)" },
 	{ "fail-on", NULL, 0, "ACTION", "deny, warn (default) or audit: the least action whose "
 					"violation exits 1" },
 	{ "as-written", NULL, 0, NULL, "offline: judge objects as written, without wmap's mutation" },
 	{ "chunk-size", NULL, 0, "N", "live: list in pages of N (default 500; 0 = one request)" },
+	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -51,6 +53,7 @@ typedef struct audit_ctx {
 	size_t checked, skipped;
 	unsigned seen; /* actions of every violation */
 	int oom;
+	size_t warnings; /* offline: what definitions found nothing for (cli_verify_object) */
 	struct {
 		dev_t dev;
 		ino_t ino;
@@ -192,6 +195,8 @@ static void check_object(audit_ctx *a, json_t *obj, const char *where, int offli
 	else {
 		a->checked++;
 		add_result(a, obj, &r);
+		if (offline)
+			a->warnings += cli_verify_object(a->eng, obj, WMAP_VERIFY_NO_STATUS, where);
 	}
 	wmap_audit_result_free(&r);
 	json_decref(admitted);
@@ -667,7 +672,7 @@ static int parse_flags(audit_ctx *a, long *chunk)
 		return cli_usage_error(o, &cli_cmd_audit, "-f needs a PATH");
 	if (file && !cli_options_get(o, "policy"))
 		return cli_usage_error(o, &cli_cmd_audit,
-				       "the offline audit (-f) needs --policy FILE");
+				       "the offline audit (-f) needs --policy FILE|DIR");
 	if (file && (cli_options_get(o, "selector") || o->kube.all_namespaces || cs))
 		return cli_usage_error(o, &cli_cmd_audit,
 				       "-l, -A and --chunk-size are for the live audit (without -f)");
@@ -692,7 +697,6 @@ static int run(const cli_options *o)
 	wmap_registry *reg = NULL;
 	wmap_policy_set *set = NULL;
 	wmap_error err = { 0 };
-	const char *policy = cli_options_get(o, "policy");
 	int live = !cli_options_get(o, "filename"), rc, opened = 0;
 	long chunk = 0;
 	a.o = o;
@@ -703,7 +707,7 @@ static int run(const cli_options *o)
 		rc = cli_error("out of memory");
 		goto done;
 	}
-	if (policy && (rc = wmap_policy_set_load(&set, policy, &err)) != 0) {
+	if ((rc = cli_policy_load(&set, o, &err)) != 0) {
 		rc = cli_fail(&err);
 		goto done;
 	}
@@ -732,6 +736,8 @@ static int run(const cli_options *o)
 	if (rc == 0 && (rc = print_result(&a)) == 0 &&
 	    ((a.seen & a.fail_mask) || json_array_size(a.errors) > 0))
 		rc = CLI_EXIT_ERROR;
+	if (rc == 0 && a.warnings > 0 && cli_options_get(o, "strict"))
+		rc = CLI_EXIT_WARNINGS;
 done:
 	if (!live)
 		wmap_engine_free(a.eng);
@@ -749,7 +755,7 @@ done:
 const cli_command cli_cmd_audit = {
 	.name = "audit",
 	.summary = "Check workloads against WorkloadPolicies and list the violations",
-	.usage = "audit [-f PATH --policy FILE | [-n NS | -A] [-l SELECTOR] [--policy FILE]] "
+	.usage = "audit [-f PATH --policy FILE|DIR | [-n NS | -A] [-l SELECTOR] [--policy FILE|DIR]] "
 		 "[--kind KIND[,KIND]] [--fail-on deny|warn|audit] [-o table|json|yaml]",
 	.help =
 		"Evaluates the WorkloadPolicies that have validationActions (Deny, Warn, Audit)\n"
@@ -760,7 +766,10 @@ const cli_command cli_cmd_audit = {
 		"Live (no -f): every workload of every type a definition covers that the cluster\n"
 		"serves, in the namespace in force (-n, or -A for all), top-level objects only,\n"
 		"judged as stored; the policies are the cluster's workloadpolicies.wmap.io\n"
-		"objects, or --policy FILE.\n"
+		"objects, or those of --policy.\n"
+		"--policy FILE|DIR may be repeated; a folder is read recursively (*.yaml, *.yml,\n"
+		"*.json, in name order); the policies merge in command-line order, and two\n"
+		"policies of one name are an error that names both places.\n"
 		"Offline (-f PATH --policy FILE): PATH is a file (every document; kind: List\n"
 		"items), a directory walked recursively (*.yaml, *.yml, *.json; hidden entries\n"
 		"skipped) or - for stdin; -f may be repeated. Each object is judged as wmap's\n"
@@ -785,7 +794,8 @@ const cli_command cli_cmd_audit = {
 		"Exit codes: 0 no Deny or Warn policy violated (Audit-only violations are listed),\n"
 		"1 a Deny or Warn policy is violated (with --fail-on audit: any; --fail-on deny:\n"
 		"Deny only), an input could not be read or checked, or a cluster error;\n"
-		"2 usage.\n",
+		"2 usage; 8 with --strict: offline, a definition found nothing in an object\n"
+		"(the warnings describe -f gives), and nothing else failed.\n",
 	.flags = flags,
 	.run = run,
 };

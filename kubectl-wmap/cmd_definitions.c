@@ -15,7 +15,7 @@
 
 static const cli_flag flags[] = {
 	{ "group", NULL, 0, "GROUP", "only definitions of this API group (core or \"\" for Pod)" },
-	{ "kind", NULL, 0, "KIND", "only this kind (needs --group; any letter case)" },
+	{ "kind", NULL, 0, "KIND", "only this kind (any letter case; in every group without --group)" },
 	{ "version", NULL, 0, "VERSION", "only this version (needs --kind)" },
 	{ NULL, NULL, 0, NULL, NULL },
 };
@@ -29,13 +29,13 @@ static int matches(const wmap_definition *def, const filter *f)
 	const wmap_gvk *k = def->n_components > 0 ? def->components[0].kind : NULL;
 	const char *group;
 
-	if (!f->group)
+	if (!f->group && !f->kind)
 		return 1;
 	if (!k)
 		return 0;
 	/* The core group is "" in a definition; users type it as "core" or as "". */
-	group = strcmp(f->group, "core") == 0 ? "" : f->group;
-	if (strcmp(k->group ? k->group : "", group) != 0)
+	group = f->group && strcmp(f->group, "core") == 0 ? "" : f->group;
+	if (group && strcmp(k->group ? k->group : "", group) != 0)
 		return 0;
 	if (f->kind && strcasecmp(k->kind ? k->kind : "", f->kind) != 0)
 		return 0;
@@ -117,6 +117,47 @@ static int print_objects(const cli_options *o, const wmap_definition *const *def
 	return rc;
 }
 
+/* After "not found": the definitions NAME most likely meant, kubectl's way: those whose kind
+ * NAME spells (`pytorchjob`, `PyTorchJob`, `pytorchjobs`), else the names within a few
+ * edits (a typo) or that contain NAME. */
+static void suggest(const wmap_registry *reg, const char *name)
+{
+	const char *found[8];
+	size_t n = 0, best = 4, count = reg ? wmap_registry_count(reg) : 0;
+	char low[128];
+
+	snprintf(low, sizeof(low), "%s", name);
+	for (char *p = low; *p; p++)
+		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+	for (size_t i = 0; i < count && n < 8; i++) {
+		const wmap_definition *d = wmap_registry_get(reg, i);
+		const char *kind = d->n_components && d->components[0].kind ? d->components[0].kind->kind : "";
+		size_t kl = strlen(kind);
+
+		if (strcasecmp(kind, name) == 0 ||
+		    (strlen(name) == kl + 1 && strncasecmp(kind, name, kl) == 0 && name[kl] == 's'))
+			found[n++] = d->name;
+	}
+	for (size_t i = 0; n == 0 && i < count; i++) {
+		const wmap_definition *d = wmap_registry_get(reg, i);
+		size_t dist = cli_edit_distance(low, d->name);
+
+		if (strlen(low) >= 4 && strstr(d->name, low))
+			dist = 3; /* "pytorch" for kubeflow-org-pytorchjob-v1 */
+		if (dist < best) {
+			best = dist;
+			found[0] = d->name;
+		}
+	}
+	if (best < 4 && n == 0)
+		n = 1;
+	if (n == 0)
+		return;
+	fprintf(stderr, "\nDid you mean %s?\n", n == 1 ? "this" : "one of these");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "    %s\n", found[i]);
+}
+
 static int run(const cli_options *o)
 {
 	filter f = { cli_options_get(o, "group"), cli_options_get(o, "kind"),
@@ -131,8 +172,6 @@ static int run(const cli_options *o)
 	if (o->n_args > 1)
 		return cli_usage_error(o, &cli_cmd_definitions,
 				       "definitions takes at most one NAME (got %zu)", o->n_args);
-	if (f.kind && !f.group)
-		return cli_usage_error(o, &cli_cmd_definitions, "--kind needs --group");
 	if (f.version && !f.kind)
 		return cli_usage_error(o, &cli_cmd_definitions, "--version needs --kind");
 	if ((rc = cli_registry_load(&reg, o, &err)) != 0)
@@ -151,7 +190,7 @@ static int run(const cli_options *o)
 	if (name && n == 0) {
 		missing = 1;
 		rc = wmap_error_set(&err, WMAP_ENOTFOUND, "Karta definition \"%s\" not found%s",
-				    name, f.group ? " (with the --group/--kind/--version filters)" : "");
+				    name, f.group || f.kind ? " (with the --group/--kind/--version filters)" : "");
 		goto cleanup;
 	}
 	if (o->output != CLI_OUTPUT_TABLE)
@@ -164,8 +203,10 @@ cleanup:
 	fflush(stdout);
 	exit_code = rc == 0 ? CLI_EXIT_OK : cli_fail(&err);
 	/* Only the lookup of NAME says "not found": the core also uses it for missing files. */
-	if (missing)
+	if (missing) {
+		suggest(reg, name);
 		exit_code = CLI_EXIT_NOTFOUND;
+	}
 	free(defs);
 	wmap_registry_free(reg);
 	return exit_code;
@@ -174,17 +215,20 @@ cleanup:
 const cli_command cli_cmd_definitions = {
 	.name = "definitions",
 	.summary = "List the Karta definitions in force (built-in catalog and --definitions)",
-	.usage = "definitions [NAME] [--group GROUP [--kind KIND [--version VERSION]]] "
+	.usage = "definitions [NAME] [--group GROUP] [--kind KIND [--version VERSION]] "
 		 "[-o table|json|yaml]",
 	.help =
 		"Lists one row per definition: its name, the workload kind it covers, where it\n"
 		"comes from (catalog: built in; file: --definitions) and its components (the root\n"
 		"and its first children). With -o json|yaml prints the Karta objects themselves:\n"
-		"a KartaList, or the bare object when NAME is given.\n"
+		"a KartaList, or the bare object when NAME is given. --kind alone matches the kind\n"
+		"in every group. An unknown NAME gets suggestions: the definitions of the kind it\n"
+		"spells (pytorchjob), or the names a typo away.\n"
 		"\n"
 		"Examples:\n"
 		"  kubectl wmap definitions\n"
 		"  kubectl wmap definitions --group kubeflow.org\n"
+		"  kubectl wmap definitions --kind PyTorchJob\n"
 		"  kubectl wmap definitions jobset-x-k8s-io-jobset-v1alpha2 -o yaml\n"
 		"  kubectl wmap definitions --definitions ./my-kartas/\n"
 		"\n"

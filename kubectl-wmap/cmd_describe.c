@@ -1,6 +1,7 @@
 /* kubectl-wmap describe: one workload resolved through its Karta definition.
  *
- * File mode (-f FILE|-) reads one object, finds its definition (the embedded catalog plus
+ * File mode (-f FILE|-) reads one object (or each item of a List or of several
+ * documents), finds its definition (the embedded catalog plus
  * --definitions), resolves it and prints the tree, the phase read from the object's own
  * .status and the resources. The live form (TYPE/NAME) needs the cluster client, which
  * comes with the live-cluster commands; until then it says so instead of pretending. */
@@ -23,6 +24,7 @@ static const cli_flag flags[] = {
 	{ "events", NULL, 0, "N", "live: show the N newest Warning events per component and of the workload (default 3, 0 = none, no events request)" },
 	{ "watch", NULL, 'w', NULL, "live: redraw the view when the workload or its pods change (Ctrl-C ends)" },
 	{ "until-done", NULL, 0, NULL, "live, with -w: end when the workload is Completed (exit 0) or Failed (exit 1)" },
+	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -47,19 +49,21 @@ static const char *json_type_name(const json_t *v)
 	return "null";
 }
 
-/* Reads the single object of a file. Workload manifests may use YAML anchors (Helm and
- * kustomize output does), so aliases are expanded, under the reader's node cap. */
-static int read_object(json_t **docs_out, const char *path, wmap_error *err)
+/* Reads the objects of a file: one object, several documents, or a `kind: List` (what
+ * `kubectl get -o yaml` prints for several), its items in order. Workload manifests may
+ * use YAML anchors (Helm and kustomize output does), so aliases are expanded, under the
+ * reader's node cap. *list_out is 1 when the file held a List or several documents. */
+static int read_objects(json_t **out, int *list_out, const char *path, wmap_error *err)
 {
 	wmap_yaml_opts yo = { 0 };
 	const char *name = display_name(path);
 	char *data = NULL;
-	size_t len = 0;
-	json_t *docs = NULL;
-	size_t n;
+	size_t len = 0, n, i;
+	json_t *docs = NULL, *objects = NULL, *d;
 	int rc;
 
-	*docs_out = NULL;
+	*out = NULL;
+	*list_out = 0;
 	yo.allow_aliases = 1;
 	if ((rc = wmap_file_read(&data, &len, path, WMAP_YAML_MAX_BYTES, err)) != 0)
 		goto cleanup;
@@ -71,21 +75,40 @@ static int read_object(json_t **docs_out, const char *path, wmap_error *err)
 				    name);
 		goto cleanup;
 	}
-	if (n > 1) {
-		rc = wmap_error_set(err, WMAP_EINVAL,
-				    "%s: holds %zu documents; describe -f takes exactly one object",
-				    name, n);
+	if (!(objects = json_array())) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	if (!json_is_object(json_array_get(docs, 0))) {
-		rc = wmap_error_set(err, WMAP_EINVAL,
-				    "%s: the document is %s, not a Kubernetes object", name,
-				    json_type_name(json_array_get(docs, 0)));
+	json_array_foreach(docs, i, d) {
+		const char *kind = json_string_value(json_object_get(d, "kind"));
+		const json_t *items = json_object_get(d, "items");
+		size_t kl = kind ? strlen(kind) : 0;
+
+		if (!json_is_object(d)) {
+			char doc[48] = "";
+
+			if (n > 1)
+				snprintf(doc, sizeof(doc), ": document %zu", i + 1);
+			rc = wmap_error_set(err, WMAP_EINVAL, "%s%s: the document is %s, not a Kubernetes object",
+					    name, doc, json_type_name(d));
+			goto cleanup;
+		}
+		if (kl >= 4 && strcmp(kind + kl - 4, "List") == 0 && json_is_array(items)) {
+			json_array_extend(objects, (json_t *)items);
+			*list_out = 1;
+		} else {
+			json_array_append(objects, d);
+		}
+	}
+	*list_out |= n > 1;
+	if (json_array_size(objects) == 0) {
+		rc = wmap_error_set(err, WMAP_EINVAL, "%s: the List has no items", name);
 		goto cleanup;
 	}
-	*docs_out = docs;
-	docs = NULL;
+	*out = objects;
+	objects = NULL;
 cleanup:
+	json_decref(objects);
 	json_decref(docs);
 	free(data);
 	return rc;
@@ -110,51 +133,103 @@ static void print_no_definition(const cli_options *o, const json_t *object)
 	json_decref(v);
 }
 
-static int describe_file(const cli_options *o, const char *path)
+/* Describes one object: the table on stdout, or its model appended to models (-o json|
+ * yaml). where names it in messages ("file", "file: item 3"; warnings name it only when it
+ * is an item). Returns the exit code. */
+static int describe_object(const cli_options *o, json_t *object, const char *where, int item,
+			   json_t *models, int *printed, int *warned)
 {
 	wmap_error err = { 0 };
 	wmap_registry *reg = NULL;
 	wmap_engine *eng = NULL;
 	wmap_workload *w = NULL;
 	const wmap_definition *def = NULL;
-	json_t *docs = NULL, *model = NULL;
-	json_t *object;
+	json_t *model = NULL;
 	size_t i;
 	int rc;
 
-	if ((rc = read_object(&docs, path, &err)) != 0)
+	if (!json_is_object(object)) {
+		rc = wmap_error_set(&err, WMAP_EINVAL, "%s: the item is %s, not a Kubernetes object",
+				    where, json_type_name(object));
 		goto cleanup;
-	object = json_array_get(docs, 0);
+	}
 	if ((rc = cli_registry_load_for(&reg, o, object, &err)) != 0)
 		goto cleanup;
 	if ((rc = wmap_registry_find_object(&def, reg, object, &err)) == 0 &&
 	    (rc = wmap_engine_new(&eng, reg, &err)) == 0)
 		rc = wmap_workload_resolve(&w, eng, object, def, &err);
 	if (rc != 0) {
-		if (rc == WMAP_ENODEF)
+		if (rc == WMAP_ENODEF && !item)
 			print_no_definition(o, object);
 		/* The core names the JSON path; the user also needs to know which file. */
-		wmap_error_prefix(&err, "%s", display_name(path));
+		wmap_error_prefix(&err, "%s", where);
 		goto cleanup;
 	}
+	if (o->output == CLI_OUTPUT_TABLE && (*printed)++ > 0)
+		fputc('\n', stdout); /* between the tables of a List's items */
 	if (o->output == CLI_OUTPUT_TABLE)
 		rc = render_describe(stdout, w, &err);
 	else if ((rc = render_describe_model(&model, w, &err)) == 0)
-		rc = render_value(stdout, model, o->output, &err);
+		rc = models ? (json_array_append(models, model) ? wmap_error_set(&err, WMAP_ENOMEM, "out of memory") : 0)
+			    : render_value(stdout, model, o->output, &err);
 	if (rc != 0)
 		goto cleanup;
 	/* After the output, as kubectl and upstream do, so that they stay visible. */
 	fflush(stdout);
 	for (i = 0; i < w->n_warnings; i++)
 		cli_print_line(stderr, "warning: ", w->warnings[i], strlen(w->warnings[i]));
+	if (cli_warn_verify(w, 0, item ? where : NULL) > 0)
+		*warned = 1;
 cleanup:
 	fflush(stdout);
 	json_decref(model);
 	wmap_workload_free(w);
 	wmap_engine_free(eng);
 	wmap_registry_free(reg);
-	json_decref(docs);
 	return rc != 0 ? cli_fail(&err) : CLI_EXIT_OK;
+}
+
+/* One object as before; a List or several documents: each item in turn (a blank line
+ * between tables), or a List of their models with -o json|yaml. An item that fails is
+ * reported and the others are still described; the first failure's code is the exit code. */
+static int describe_file(const cli_options *o, const char *path)
+{
+	wmap_error err = { 0 };
+	json_t *objects = NULL, *models = NULL, *obj;
+	int list = 0, warned = 0, printed = 0, rc = CLI_EXIT_OK;
+	size_t i;
+
+	if (read_objects(&objects, &list, path, &err) != 0)
+		return cli_fail(&err);
+	if (o->output != CLI_OUTPUT_TABLE && list && !(models = json_array())) {
+		json_decref(objects);
+		return cli_error("out of memory");
+	}
+	json_array_foreach(objects, i, obj) {
+		char where[1024];
+		int one;
+
+		if (list)
+			snprintf(where, sizeof(where), "%s: item %zu", display_name(path), i + 1);
+		else
+			snprintf(where, sizeof(where), "%s", display_name(path));
+		one = describe_object(o, obj, where, list, models, &printed, &warned);
+		if (one != CLI_EXIT_OK && rc == CLI_EXIT_OK)
+			rc = one;
+	}
+	if (models) {
+		json_t *v = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items", models);
+		wmap_error e = { 0 };
+
+		if (!v || render_value(stdout, v, o->output, &e) != 0)
+			rc = v ? cli_fail(&e) : cli_error("out of memory");
+		json_decref(v);
+	}
+	json_decref(models);
+	json_decref(objects);
+	if (rc == CLI_EXIT_OK && warned && cli_options_get(o, "strict"))
+		rc = CLI_EXIT_WARNINGS;
+	return rc;
 }
 
 static int run(const cli_options *o)
@@ -192,7 +267,10 @@ const cli_command cli_cmd_describe = {
 		"catalog, or --definitions) and prints its components as a tree, the phase read\n"
 		"from its .status, and the replicas, GPUs, CPU and memory each component asks for.\n"
 		"\n"
-		"-f reads one object (YAML or JSON; - is standard input) and needs no cluster.\n"
+		"-f reads a file (YAML or JSON; - is standard input) and needs no cluster: one\n"
+		"object, or a kind: List (what kubectl get -o yaml prints for several) or several\n"
+		"documents, each item described in turn (-o json|yaml: a v1 List of them); an item\n"
+		"that fails is reported and the others are still described.\n"
 		"TYPE/NAME (or TYPE NAME) reads the workload and its pods from the cluster of the\n"
 		"kubeconfig (--kubeconfig, --context, -n, ...): pods per component, ready/desired.\n"
 		"-w watches the workload and its pods and redraws the view when they change (in\n"
@@ -205,9 +283,15 @@ const cli_command cli_cmd_describe = {
 		"  kubectl get jobset demo -o yaml | kubectl wmap describe -f -\n"
 		"  kubectl wmap describe jobset/train -w --until-done\n"
 		"\n"
+		"-f warns (stderr) where the definition finds nothing in the object: a spec path\n"
+		"that matched nothing although the object has the key in another case (`worker`\n"
+		"for `Worker`), no pods found at all, a pod spec without containers, a .status no\n"
+		"status mapping matches. --strict turns the warnings into exit code 8.\n"
+		"\n"
 		"Exit codes: 0 ok, 1 error (unreadable or malformed object), 2 usage,\n"
-		"4 no Karta definition covers the object's type. -w: 0 when the workload is\n"
-		"deleted or Completed, 1 when it Failed (--until-done), 130 on Ctrl-C.\n",
+		"4 no Karta definition covers the object's type, 8 warnings with --strict.\n"
+		"-w: 0 when the workload is deleted or Completed, 1 when it Failed\n"
+		"(--until-done), 130 on Ctrl-C.\n",
 	.flags = flags,
 	.run = run,
 };

@@ -220,6 +220,8 @@ static int run_install(const cli_options *o)
 		return cli_usage_error(o, &cli_cmd_install, "--gang-scheduler: %s", err.message);
 	if (queue && (!*queue || strlen(queue) > 253 || strcspn(queue, " \t\r\n=") != strlen(queue)))
 		return cli_usage_error(o, &cli_cmd_install, "--queue: expected a queue name");
+	if (cli_require_queue_scheduler(o, &cli_cmd_install) != 0)
+		return CLI_EXIT_USAGE;
 	if (cli_options_get(o, "check"))
 		return install_check(o, ns);
 	if (!image) {
@@ -367,7 +369,8 @@ static const cli_flag install_flags[] = {
 	{ "image", NULL, 0, "REF", "the webhook's image (default: deploy/base/kustomization.yaml's)" },
 	{ "replicas", NULL, 0, "N", "webhook replicas, 1 to 100 (2; with 1, no PodDisruptionBudget)" },
 	{ "gang-scheduler", NULL, 0, "NAME", "the webhook's --gang-scheduler (kai, volcano, ...; none)" },
-	{ "queue", NULL, 0, "NAME", "the webhook's --queue for the gang scheduler" },
+	{ "queue", NULL, 0, "NAME",
+	  "the webhook's --queue for the gang scheduler (needs kai, volcano, yunikorn or kueue)" },
 	{ "cert-manager", NULL, 0, NULL, "certificates from cert-manager instead of made here" },
 	{ "check", NULL, 0, NULL, "read the cluster and check the installed webhook, check by check" },
 	{ NULL, NULL, 0, NULL, NULL },

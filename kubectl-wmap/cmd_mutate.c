@@ -17,11 +17,13 @@ extern const cli_command cli_cmd_mutate;
 
 static const cli_flag flags[] = {
 	{ "filename", "file", 'f', "FILE", "the workload object, YAML or JSON (- reads stdin)" },
-	{ "policy", NULL, 0, "FILE", "WorkloadPolicy documents to apply (YAML)" },
+	{ "policy", NULL, 0, "FILE|DIR",
+	  "WorkloadPolicy documents to apply (repeatable; a folder is read recursively)" },
 	{ "gang-scheduler", NULL, 0, "NAME",
 	  "kai, volcano, coscheduling, yunikorn, kueue, native or none (default none)" },
-	{ "queue", NULL, 0, "NAME", "queue for the gang scheduler" },
+	{ "queue", NULL, 0, "NAME", "queue for the gang scheduler (kai, volcano, yunikorn or kueue)" },
 	{ "operation", NULL, 0, "OP", "CREATE (default) or UPDATE" },
+	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -38,12 +40,11 @@ static int run(const cli_options *o)
 	wmap_policy_set *policies = NULL;
 	json_t *docs = NULL, *patch = NULL, *warnings = NULL, *object = NULL;
 	const char *file = cli_options_get(o, "filename");
-	const char *policy = cli_options_get(o, "policy");
 	const char *sched = cli_options_get(o, "gang-scheduler");
 	const char *op = cli_options_get(o, "operation");
 	const char *reason = NULL;
 	wmap_admission_config cfg = { 0 };
-	int rc;
+	int rc, strict_failed = 0;
 
 	if (!file || !*file)
 		return cli_usage_error(o, &cli_cmd_mutate, "mutate needs -f FILE");
@@ -57,6 +58,8 @@ static int run(const cli_options *o)
 				       "--operation must be CREATE or UPDATE (got \"%s\")", op);
 	if (sched && wmap_gang_scheduler_parse(&cfg.scheduler, sched, &err) != 0)
 		return cli_usage_error(o, &cli_cmd_mutate, "--gang-scheduler: %s", err.message);
+	if ((rc = cli_require_queue_scheduler(o, &cli_cmd_mutate)) != 0)
+		return rc;
 	cfg.queue = cli_options_get(o, "queue");
 
 	wmap_yaml_opts yo = { 0 };
@@ -71,7 +74,7 @@ static int run(const cli_options *o)
 		goto cleanup;
 	}
 	object = json_array_get(docs, 0);
-	if (policy && (rc = wmap_policy_set_load(&policies, policy, &err)) != 0)
+	if ((rc = cli_policy_load(&policies, o, &err)) != 0)
 		goto cleanup;
 	cfg.policies = policies;
 	if ((rc = cli_registry_load(&reg, o, &err)) != 0 ||
@@ -103,6 +106,9 @@ static int run(const cli_options *o)
 	json_t *w;
 	json_array_foreach(warnings, i, w)
 		fprintf(stderr, "warning: %s\n", json_string_value(w));
+	if (cli_verify_object(eng, object, WMAP_VERIFY_NO_STATUS, NULL) > 0 &&
+	    cli_options_get(o, "strict"))
+		strict_failed = 1;
 cleanup:
 	fflush(stdout);
 	json_decref(patch);
@@ -111,13 +117,14 @@ cleanup:
 	wmap_policy_set_free(policies);
 	wmap_engine_free(eng);
 	wmap_registry_free(reg);
-	return rc != 0 ? cli_fail(&err) : CLI_EXIT_OK;
+	return rc != 0 ? cli_fail(&err) : strict_failed ? CLI_EXIT_WARNINGS
+							: CLI_EXIT_OK;
 }
 
 const cli_command cli_cmd_mutate = {
 	.name = "mutate",
 	.summary = "Show what wmap-webhook would write into a workload (offline)",
-	.usage = "mutate -f FILE [--policy FILE] [--gang-scheduler NAME] [--queue NAME] "
+	.usage = "mutate -f FILE [--policy FILE|DIR]... [--gang-scheduler NAME] [--queue NAME] "
 		 "[-o json|yaml] [flags]",
 	.help =
 		"Runs the webhook's admission logic on one object without a cluster: identity\n"
@@ -127,14 +134,22 @@ const cli_command cli_cmd_mutate = {
 		"Prints the RFC 6902 JSON Patch the webhook would return (the default, also\n"
 		"-o table), or the patched object with -o json|yaml. Warnings go to stderr.\n"
 		"Applying the patch and running mutate again prints [] (the patch is idempotent).\n"
+		"--policy FILE|DIR may be repeated; a folder is read recursively (*.yaml, *.yml,\n"
+		"*.json, in name order); the policies apply in command-line order, each on the\n"
+		"result of the ones before, and two policies of one name are an error that names\n"
+		"both places.\n"
 		"\n"
 		"Examples:\n"
 		"  kubectl wmap mutate -f jobset.yaml\n"
 		"  kubectl wmap mutate -f jobset.yaml --gang-scheduler volcano -o yaml\n"
 		"  kubectl wmap mutate -f job.yaml --policy policies.yaml -n team-a\n"
 		"\n"
+		"Warns (stderr), as describe -f does, where the definition finds nothing in the\n"
+		"object; --strict turns the warnings into exit code 8.\n"
+		"\n"
 		"Exit codes: 0 ok, 1 error (unreadable object or policy, evaluation error),\n"
-		"2 usage, 4 no Karta definition covers the object's type.\n",
+		"2 usage, 4 no Karta definition covers the object's type, 8 warnings with\n"
+		"--strict.\n",
 	.flags = flags,
 	.run = run,
 };

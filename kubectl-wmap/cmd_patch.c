@@ -25,7 +25,8 @@ static const cli_flag flags[] = {
 	{ "priority-class", NULL, 0, "NAME", "set spec.priorityClassName of every pod template" },
 	{ "node-selector", NULL, 0, "KEY=VALUE", "add a nodeSelector entry (repeatable)" },
 	{ "toleration", NULL, 0, "KEY[=VALUE]:EFFECT", "add a toleration (repeatable)" },
-	{ "policy", NULL, 0, "FILE", "apply the WorkloadPolicy documents of FILE (as the webhook does)" },
+	{ "policy", NULL, 0, "FILE|DIR",
+	  "apply the WorkloadPolicy documents of FILE or DIR (repeatable; as the webhook does)" },
 	{ "component", NULL, 0, "NAME", "only the pod templates of this component" },
 	{ "dry-run", NULL, 0, "none|client|server", "client: send nothing; server: ?dryRun=All" },
 	{ "diff", NULL, 0, NULL, "print a unified diff of the object before and after" },
@@ -360,7 +361,7 @@ static int run(const cli_options *o)
 	if (policy) {
 		wmap_error err = { 0 };
 
-		if (wmap_policy_set_load(&a.policies, policy, &err) != 0) {
+		if (cli_policy_load(&a.policies, o, &err) != 0) {
 			rc = live_fail(&err, CLI_EXIT_ERROR);
 			goto done;
 		}
@@ -396,7 +397,7 @@ const cli_command cli_cmd_patch = {
 	.summary = "Change every pod template of a live workload (labels, scheduler, policy, ...)",
 	.usage = "patch TYPE/NAME [--label K=V|K-]... [--annotation K=V|K-]... [--scheduler-name N] "
 		 "[--priority-class N] [--node-selector K=V]... [--toleration K[=V]:EFFECT]... "
-		 "[--policy FILE] [--component NAME] [--dry-run=client|server] [--diff] [-o json|yaml]",
+		 "[--policy FILE|DIR]... [--component NAME] [--dry-run=client|server] [--diff] [-o json|yaml]",
 	.help =
 		"Finds every pod template of the workload through its Karta definition (templates,\n"
 		"pod specs, or the fields of a fragmented pod spec) and sends one JSON Patch guarded\n"

@@ -1,4 +1,4 @@
-/* kubectl-wmap validate FILE|-: checks Karta definitions offline with upstream's rules
+/* kubectl-wmap validate (FILE|DIR|-)...: checks Karta definitions offline with upstream's rules
  * (structure, references, cycles, gang members, jq syntax and forbidden jq), and with
  * --crd FILE or --from-cluster every plain path of a definition against the structural schema
  * of its kind's CRD (wmap/schema.h).
@@ -16,6 +16,8 @@
 #include "wmap/definition.h"
 #include "wmap/file.h"
 #include "wmap/schema.h"
+#include "wmap/verify.h"
+#include "wmap/workload.h"
 #include "wmap/yaml.h"
 
 static const cli_flag flags[] = {
@@ -25,6 +27,10 @@ static const cli_flag flags[] = {
 	 * which the plugin honours for every live command, this one included. */
 	{ "from-cluster", NULL, 0, NULL,
 	  "check paths against the CRD of each definition's kind read from the cluster" },
+	{ "sample", NULL, 0, "FILE",
+	  "resolve the objects of FILE through each definition of their kind and warn where it "
+	  "finds nothing" },
+	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
 };
 
@@ -44,7 +50,7 @@ static const char *display_name(const char *path)
  * Every finding starts with the file's name (the core names the place); a line that does
  * not continues the finding above it (libjq's compile errors quote the expression on a
  * line of their own). */
-static size_t print_findings(const char *m, const char *name)
+static size_t print_findings(FILE *out, const char *m, const char *name)
 {
 	size_t n = 0, name_len = strlen(name);
 	const char *nl;
@@ -57,10 +63,10 @@ static size_t print_findings(const char *m, const char *name)
 		if (len == 0)
 			continue;
 		if (n > 0 && strncmp(m, name, name_len) != 0) {
-			printf("    %.*s\n", len, m);
+			fprintf(out, "    %.*s\n", len, m);
 			continue;
 		}
-		printf("  %.*s\n", len, m);
+		fprintf(out, "  %.*s\n", len, m);
 		n++;
 	}
 	return n;
@@ -100,7 +106,7 @@ static json_t *cluster_crd(live_ctx *lc, const wmap_gvk *gvk, char *note, size_t
 }
 
 /* The schema check of a valid definition; returns the number of findings. */
-static size_t check_schema(const wmap_definition *def, const crd_source *src)
+static size_t check_schema(FILE *out, const wmap_definition *def, const crd_source *src)
 {
 	const wmap_gvk *gvk = def->n_components ? def->components[0].kind : NULL;
 	json_t *crd = NULL, *findings = NULL, *d;
@@ -124,24 +130,24 @@ static size_t check_schema(const wmap_definition *def, const crd_source *src)
 				 src->file, gvk->kind, gvk->group[0] ? "." : "", gvk->group);
 	}
 	if (!crd) {
-		printf("  schema not checked: %s\n", note);
+		fprintf(out, "  schema not checked: %s\n", note);
 		return 0;
 	}
 	if (wmap_schema_check(&findings, def, crd, &err) != 0) {
-		printf("  schema not checked: %s\n", err.message);
+		fprintf(out, "  schema not checked: %s\n", err.message);
 		json_decref(crd);
 		return 0;
 	}
 	const char *crd_name = json_string_value(json_object_get(json_object_get(crd, "metadata"), "name"));
 	if (json_array_size(findings) == 0) {
-		printf("  every plain path is in the schema of %s (CRD %s)\n", gvk->version,
-		       crd_name ? crd_name : "?");
+		fprintf(out, "  every plain path is in the schema of %s (CRD %s)\n", gvk->version,
+			crd_name ? crd_name : "?");
 	} else {
-		printf("SCHEMA: %zu finding%s against the CRD %s, version %s:\n", json_array_size(findings),
-		       json_array_size(findings) == 1 ? "" : "s", crd_name ? crd_name : "?", gvk->version);
+		fprintf(out, "SCHEMA: %zu finding%s against the CRD %s, version %s:\n", json_array_size(findings),
+			json_array_size(findings) == 1 ? "" : "s", crd_name ? crd_name : "?", gvk->version);
 		json_array_foreach(findings, i, d) {
 			const char *m = json_string_value(json_object_get(d, "message"));
-			cli_print_line(stdout, "  ", m, strlen(m));
+			cli_print_line(out, "  ", m, strlen(m));
 		}
 		n = json_array_size(findings);
 	}
@@ -150,37 +156,185 @@ static size_t check_schema(const wmap_definition *def, const crd_source *src)
 	return n;
 }
 
-/* Loads and checks one document; returns the number of findings (0 = valid). */
-static size_t check_document(const json_t *doc, const char *name, const json_t *positions,
-			     size_t index, size_t n_docs, const crd_source *src)
+/* What one file came to: its findings, the GVKs of its valid documents, the warnings of
+ * --sample, and the text to print under its verdict. */
+typedef struct file_result {
+	size_t findings, warnings, valid;
+	char gvks[1024]; /* "a; b" of the valid documents */
+	FILE *body;      /* an open_memstream: notes and findings, printed under the verdict */
+	char *text;
+	size_t len;
+} file_result;
+
+/* --sample: the objects of a file, and where it came from. */
+typedef struct sample_source {
+	const char *name;
+	json_t *objects; /* every document, List items spread out */
+} sample_source;
+
+/* Resolves every sample object of def's kind through def alone (doc, loaded again into a
+ * registry of its own) and prints what it found nothing for (wmap_workload_verify, every
+ * check); returns the warnings, and adds a finding when an object does not resolve. */
+static size_t check_sample(file_result *fr, const json_t *doc, const wmap_definition *def,
+			   const char *name, const sample_source *sample)
+{
+	const wmap_gvk *g = def->components[0].kind;
+	wmap_registry *reg = NULL;
+	wmap_definition *copy = NULL;
+	wmap_engine *eng = NULL;
+	wmap_error err = { 0 };
+	size_t warnings = 0, used = 0, i;
+	json_t *obj;
+
+	if (wmap_registry_new(&reg, &err) != 0 ||
+	    wmap_definition_load(&copy, doc, name, WMAP_ORIGIN_FILE, NULL, 0, &err) != 0 ||
+	    wmap_registry_add(reg, copy, &err) != 0 || wmap_engine_new(&eng, reg, &err) != 0) {
+		fprintf(fr->body, "  sample not checked: %s\n", err.message);
+		goto out;
+	}
+	json_array_foreach(sample->objects, i, obj) {
+		const wmap_definition *d = NULL;
+		wmap_workload *w = NULL;
+		json_t *found = NULL, *v;
+		char who[700];
+		size_t k;
+
+		if (wmap_registry_find_object(&d, reg, obj, &err) != 0)
+			continue; /* another kind: for another definition of the files */
+		used++;
+		snprintf(who, sizeof(who), "%s: %s/%s", sample->name,
+			 json_string_value(json_object_get(obj, "kind")),
+			 json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"))
+				 ? json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"))
+				 : "?");
+		if (wmap_workload_resolve(&w, eng, obj, d, &err) != 0 ||
+		    wmap_workload_verify(&found, w, WMAP_VERIFY_ALL, &err) != 0) {
+			fprintf(fr->body, "  %s: %s\n", who, err.message);
+			fr->findings++;
+			wmap_workload_free(w);
+			continue;
+		}
+		json_array_foreach(found, k, v)
+			fprintf(fr->body, "  warning: %s: %s\n", who, json_string_value(v));
+		warnings += json_array_size(found);
+		json_decref(found);
+		wmap_workload_free(w);
+	}
+	if (used == 0) {
+		fprintf(fr->body, "  warning: %s holds no %s%s%s object to try the definition on\n",
+			sample->name, g->kind, g->group[0] ? "." : "", g->group);
+		warnings++;
+	}
+out:
+	wmap_engine_free(eng);
+	wmap_registry_free(reg);
+	return warnings;
+}
+
+/* Loads and checks one document into fr. */
+static void check_document(file_result *fr, const json_t *doc, const char *name,
+			   const json_t *positions, size_t index, const crd_source *src,
+			   const sample_source *sample)
 {
 	wmap_definition *def = NULL;
 	wmap_error err = { 0 };
-	char where[64] = "";
-	size_t n = 0;
+	size_t n;
 	int rc;
 
-	if (n_docs > 1)
-		snprintf(where, sizeof(where), " (document %zu)", index + 1);
 	rc = wmap_definition_load(&def, doc, name, WMAP_ORIGIN_FILE, positions, (int)index, &err);
 	if (rc == 0)
 		rc = wmap_definition_check_jq(def, &err);
 	if (rc == 0) {
 		char gvk[256] = "?";
+		size_t l = strlen(fr->gvks);
 
 		if (def->n_components > 0 && def->components[0].kind)
 			wmap_gvk_format(gvk, sizeof(gvk), def->components[0].kind);
-		printf("OK: %s%s is a valid Karta definition (GVK: %s)\n", name, where, gvk);
+		snprintf(fr->gvks + l, sizeof(fr->gvks) - l, "%s%s", l ? "; " : "", gvk);
+		fr->valid++;
 		if (src)
-			n = check_schema(def, src);
+			fr->findings += check_schema(fr->body, def, src);
+		if (sample)
+			fr->warnings += check_sample(fr, doc, def, name, sample);
 	} else {
-		printf("INVALID: %s%s\n", name, where);
-		n = print_findings(err.message[0] ? err.message : wmap_error_name(rc), name);
-		if (n == 0)
-			n = 1;
+		n = print_findings(fr->body, err.message[0] ? err.message : wmap_error_name(rc), name);
+		fr->findings += n ? n : 1;
 	}
 	wmap_definition_free(def);
-	return n;
+}
+
+/* Checks every document of one file into fr; an unreadable file or one that is not YAML is
+ * a finding of its own. */
+static void check_file(file_result *fr, const char *path, const crd_source *src,
+		       const sample_source *sample)
+{
+	wmap_yaml_opts yo = { 0 };
+	wmap_error err = { 0 };
+	json_t *docs = NULL, *positions = json_object();
+	const char *name = display_name(path);
+	char *data = NULL;
+	size_t len = 0, n, i;
+
+	/* Positions let findings name file:line:column; definitions may not use anchors. */
+	yo.positions = positions;
+	if (!positions) {
+		wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
+	} else if (wmap_file_read(&data, &len, path, WMAP_YAML_MAX_BYTES, &err) == 0 &&
+		   wmap_yaml_parse(&docs, data, len, name, &yo, &err) == 0) {
+		n = json_array_size(docs);
+		if (n == 0)
+			wmap_error_set(&err, WMAP_EINVAL, "%s: no Karta definition (the file is empty)", name);
+		for (i = 0; i < n; i++)
+			check_document(fr, json_array_get(docs, i), name, positions, i, src, sample);
+	}
+	if (err.code) {
+		fprintf(fr->body, "  %s\n", err.message);
+		fr->findings++;
+	}
+	json_decref(docs);
+	json_decref(positions);
+	free(data);
+}
+
+/* The verdict of one file, then what was found. */
+static void print_verdict(const file_result *fr, const char *name, int strict)
+{
+	if (fr->findings > 0 || (strict && fr->warnings > 0))
+		printf("INVALID: %s%s\n", name,
+		       fr->findings == 0 ? " (warnings, with --strict)" : "");
+	else if (fr->valid == 1)
+		printf("OK: %s is a valid Karta definition (GVK: %s)\n", name, fr->gvks);
+	else
+		printf("OK: %s holds %zu valid Karta definitions (GVK: %s)\n", name, fr->valid, fr->gvks);
+	fwrite(fr->text, 1, fr->len, stdout);
+}
+
+/* The objects of --sample FILE: every document, kind: List items spread out. */
+static int load_sample(sample_source *s, const char *path, wmap_error *err)
+{
+	wmap_yaml_opts yo = { .allow_aliases = 1 };
+	json_t *docs = NULL, *d;
+	size_t i;
+	int rc;
+
+	s->name = display_name(path);
+	if ((rc = wmap_yaml_parse_file(&docs, path, &yo, err)) != 0)
+		return rc;
+	if (!(s->objects = json_array())) {
+		json_decref(docs);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	json_array_foreach(docs, i, d) {
+		const json_t *items = json_object_get(d, "items");
+		if (json_is_array(items) && json_is_string(json_object_get(d, "kind")))
+			json_array_extend(s->objects, (json_t *)items);
+		else if (json_is_object(d))
+			json_array_append(s->objects, d);
+	}
+	json_decref(docs);
+	if (json_array_size(s->objects) == 0)
+		return wmap_error_set(err, WMAP_EINVAL, "%s: no object in the --sample file", s->name);
+	return 0;
 }
 
 /* The CRD documents of --crd FILE (positions are not needed: findings name the Karta).
@@ -199,103 +353,140 @@ static int load_crds(json_t **out, const char *file, wmap_error *err)
 
 static int run(const cli_options *o)
 {
-	wmap_yaml_opts yo = { 0 };
 	wmap_error err = { 0 };
-	json_t *docs = NULL, *positions = NULL;
-	const char *path, *name;
-	char *data = NULL;
-	size_t len = 0, n, i, findings = 0;
-	int rc, opened = 0;
+	wmap_file_list files = { 0 };
+	file_result *res = NULL;
+	size_t i, findings = 0, failed = 0, warnings = 0, stdin_uses = 0;
+	int rc = 0, opened = 0, strict = cli_options_get(o, "strict") != NULL;
+	const char *sample_path = cli_options_get(o, "sample");
 	crd_source src = { NULL, NULL, NULL };
+	sample_source sample = { NULL, NULL };
 	live_ctx lc;
 
 	if ((rc = cli_require_table(o, &cli_cmd_validate)) != 0)
 		return rc;
-	if (o->n_args != 1)
+	if (o->n_args == 0)
 		return cli_usage_error(o, &cli_cmd_validate,
-				       "validate takes exactly one FILE (- reads standard input)");
+				       "validate needs a FILE or DIR (- reads standard input)");
 	src.file = cli_options_get(o, "crd");
 	if (src.file && cli_options_get(o, "from-cluster"))
 		return cli_usage_error(o, &cli_cmd_validate, "--crd and --from-cluster exclude each other");
-	path = o->args[0];
-	name = display_name(path);
-	if (src.file && strcmp(src.file, "-") == 0 && strcmp(path, "-") == 0)
+	for (i = 0; i < o->n_args; i++)
+		stdin_uses += strcmp(o->args[i], "-") == 0;
+	stdin_uses += (src.file && strcmp(src.file, "-") == 0) + (sample_path && strcmp(sample_path, "-") == 0);
+	if (stdin_uses > 1)
 		return cli_usage_error(o, &cli_cmd_validate,
-				       "FILE and --crd cannot both be standard input");
-	if (src.file && (rc = load_crds(&src.docs, src.file, &err)) != 0)
+				       "standard input (-) can be read once: by one FILE, --crd or --sample");
+	for (i = 0; i < o->n_args && rc == 0; i++)
+		rc = wmap_file_list_add(&files, o->args[i], &err);
+	if (rc == 0 && src.file)
+		rc = load_crds(&src.docs, src.file, &err);
+	if (rc == 0 && sample_path)
+		rc = load_sample(&sample, sample_path, &err);
+	if (rc != 0)
 		goto cleanup;
 	if (cli_options_get(o, "from-cluster")) {
 		if ((rc = live_open(&lc, o)) != 0) {
 			live_close(&lc);
-			return rc;
+			goto done;
 		}
 		opened = 1;
 		src.lc = &lc;
 	}
-	/* Positions let findings name file:line:column; definitions may not use anchors. */
-	if ((positions = json_object()) == NULL) {
+	if (!(res = calloc(files.n, sizeof(*res)))) {
 		rc = wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
 		goto cleanup;
 	}
-	yo.positions = positions;
-	if ((rc = wmap_file_read(&data, &len, path, WMAP_YAML_MAX_BYTES, &err)) != 0)
-		goto cleanup;
-	if ((rc = wmap_yaml_parse(&docs, data, len, name, &yo, &err)) != 0)
-		goto cleanup;
-	n = json_array_size(docs);
-	if (n == 0) {
-		rc = wmap_error_set(&err, WMAP_EINVAL, "%s: no Karta definition (the file is empty)",
-				    name);
-		goto cleanup;
+	for (i = 0; i < files.n; i++) {
+		if (!(res[i].body = open_memstream(&res[i].text, &res[i].len))) {
+			rc = wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
+			goto cleanup;
+		}
+		check_file(&res[i], files.paths[i], src.file || src.lc ? &src : NULL,
+			   sample_path ? &sample : NULL);
+		fclose(res[i].body);
+		res[i].body = NULL;
+		findings += res[i].findings;
+		warnings += res[i].warnings;
+		failed += res[i].findings > 0;
 	}
-	for (i = 0; i < n; i++)
-		findings += check_document(json_array_get(docs, i), name, positions, i, n,
-					   src.file || src.lc ? &src : NULL);
-	if (findings > 0)
+	/* One verdict per file, the valid ones first: a failure is the last thing on screen,
+	 * never followed by an OK that could be mistaken for the run's. */
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < files.n; i++)
+			if ((res[i].findings > 0 || (strict && res[i].warnings > 0)) == pass)
+				print_verdict(&res[i], display_name(files.paths[i]), strict);
+	if (findings > 0 && files.n == 1)
 		rc = wmap_error_set(&err, WMAP_EINVALID, "%zu finding%s in %s", findings,
-				    findings == 1 ? "" : "s", name);
+				    findings == 1 ? "" : "s", display_name(files.paths[0]));
+	else if (findings > 0)
+		rc = wmap_error_set(&err, WMAP_EINVALID, "%zu finding%s in %zu of %zu files", findings,
+				    findings == 1 ? "" : "s", failed, files.n);
 cleanup:
 	fflush(stdout);
+	/* Invalid, unreadable or not YAML: all exit 1, never 2 (see the top). */
+	if (rc != 0)
+		rc = (cli_fail(&err), CLI_EXIT_ERROR);
+	else if (strict && warnings > 0)
+		rc = (cli_error("%zu warning%s, with --strict", warnings, warnings == 1 ? "" : "s"),
+		      CLI_EXIT_WARNINGS);
+done:
 	if (opened)
 		live_close(&lc);
+	for (i = 0; res && i < files.n; i++) {
+		if (res[i].body)
+			fclose(res[i].body);
+		free(res[i].text);
+	}
+	free(res);
+	wmap_file_list_clear(&files);
 	json_decref(src.docs);
-	json_decref(docs);
-	json_decref(positions);
-	free(data);
-	/* Invalid, unreadable or not YAML: all exit 1, never 2 (see the top). */
-	return rc == 0 ? CLI_EXIT_OK : (cli_fail(&err), CLI_EXIT_ERROR);
+	json_decref(sample.objects);
+	return rc;
 }
 
 const cli_command cli_cmd_validate = {
 	.name = "validate",
-	.summary = "Check Karta definitions in a file (paths too, with --crd)",
-	.usage = "validate FILE|- [--crd CRD-FILE | --from-cluster]",
+	.summary = "Check Karta definitions in files and folders (paths too, with --crd)",
+	.usage = "validate (FILE|DIR|-)... [--crd CRD-FILE | --from-cluster]",
 	.help =
-		"Checks every document of FILE (- is standard input) with upstream's rules: the\n"
-		"structure, unique component names, owner references, ownership cycles, gang\n"
-		"members, and that every jq expression compiles and uses no forbidden builtin\n"
-		"(del, range, paths, recurse, walk, repeat, .., assignments). Prints\n"
-		"`OK: FILE is a valid Karta definition (GVK: ...)` per document, or `INVALID: FILE`\n"
-		"followed by every finding.\n"
+		"Checks every document of every FILE (- is standard input; a DIR is read\n"
+		"recursively: *.yaml, *.yml, *.json in name order, hidden entries skipped) with\n"
+		"upstream's rules: the structure, unique component names, owner references,\n"
+		"ownership cycles, gang members, and that every jq expression compiles and uses no\n"
+		"forbidden builtin (del, range, paths, recurse, walk, repeat, .., assignments).\n"
+		"\n"
+		"Prints one verdict per file, the valid files first and the failing ones last:\n"
+		"`OK: FILE is a valid Karta definition (GVK: ...)` (`OK: FILE holds N valid Karta\n"
+		"definitions` for several documents), or `INVALID: FILE` followed by every finding.\n"
 		"\n"
 		"With --crd or --from-cluster, every plain path a valid definition reads or writes on its\n"
 		"workload (pod templates, pod specs, metadata, replicas, instance ids, status,\n"
 		"suspend/resume actions) is also walked through the structural schema of the\n"
 		"definition's version in its kind's CustomResourceDefinition; a path the schema\n"
-		"lacks is listed under `SCHEMA:` with the Karta field that holds it. --crd reads\n"
-		"the CRDs from a file (several documents allowed); --from-cluster reads the CRD of\n"
-		"each definition's kind from the cluster of the kubeconfig (connection flags as for\n"
-		"the live commands, --cluster NAME included). Expressions that are more than a\n"
-		"plain path are not checked.\n"
+		"lacks makes the file INVALID and is listed under `SCHEMA:` with the Karta field\n"
+		"that holds it. --crd reads the CRDs from a file (several documents allowed);\n"
+		"--from-cluster reads the CRD of each definition's kind from the cluster of the\n"
+		"kubeconfig (connection flags as for the live commands, --cluster NAME included).\n"
+		"Expressions that are more than a plain path are not checked.\n"
+		"\n"
+		"--sample FILE resolves the objects of FILE (documents, List items) through each\n"
+		"valid definition of their kind and warns, as upstream's karta-verify does, where\n"
+		"the definition finds nothing: a spec path that matched nothing, a pod spec without\n"
+		"containers, a multi-instance component without instances, an object .status no\n"
+		"status mapping matches. With --strict a warning makes its file INVALID (exit 8).\n"
 		"\n"
 		"Examples:\n"
 		"  kubectl wmap validate my-karta.yaml\n"
+		"  kubectl wmap validate kartas/ extra-karta.yaml\n"
 		"  kubectl get karta my-karta -o yaml | kubectl wmap validate -\n"
 		"  kubectl wmap validate my-karta.yaml --crd jobset-crd.yaml\n"
 		"  kubectl wmap validate my-karta.yaml --from-cluster\n"
+		"  kubectl wmap validate my-karta.yaml --crd widget-crd.yaml --sample widget.yaml --strict\n"
 		"\n"
-		"Exit codes: 0 valid (and every checked path in its schema), 1 invalid, a path\n"
-		"missing from the schema, unreadable or not YAML, or the cluster failed, 2 usage.\n",
+		"Exit codes: 0 every file valid (and every checked path in its schema), 1 a file\n"
+		"invalid, a path missing from the schema, unreadable or not YAML, or the cluster\n"
+		"failed, 2 usage, 8 warnings with --strict (and nothing invalid).\n",
 	.flags = flags,
 	.run = run,
 };

@@ -1,6 +1,7 @@
 /* kubectl-wmap: shared helpers of the live commands (see live.h). */
 #define _GNU_SOURCE /* timegm */
 #include <stdarg.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,7 +244,46 @@ int live_split_target(char *type, size_t tlen, char *name, size_t nlen, int *has
 	return 0;
 }
 
-/* Whether some definition's root kind is called type (kind, or kind.group). */
+/* The plural the API server would most likely serve for kind, lower case (Kubernetes'
+ * default: PyTorchJob -> pytorchjobs, Gateway... -> ...s, Policy -> policies, Ingress ->
+ * ingresses): a CRD that is not installed has no discovery entry to read it from. */
+static void guess_plural(char *buf, size_t len, const char *kind)
+{
+	size_t n = strlen(kind);
+	char low[256];
+
+	snprintf(low, sizeof(low), "%s", kind);
+	for (char *p = low; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	n = strlen(low);
+	if (n > 1 && low[n - 1] == 'y' && !strchr("aeiou", low[n - 2]))
+		snprintf(buf, len, "%.*sies", (int)(n - 1), low);
+	else if (n > 0 && (low[n - 1] == 's' || low[n - 1] == 'x' ||
+			   (n > 1 && (low[n - 1] == 'h') && (low[n - 2] == 'c' || low[n - 2] == 's'))))
+		snprintf(buf, len, "%ses", low);
+	else
+		snprintf(buf, len, "%ss", low);
+}
+
+/* Whether type names kind in group as kubectl would spell it: the kind, its singular or
+ * (guessed) plural, each alone or followed by .group or .version.group. */
+static int names_kind(const char *type, const wmap_gvk *k)
+{
+	const char *dot = strchr(type, '.');
+	size_t n = dot ? (size_t)(dot - type) : strlen(type);
+	char plural[300], vg[512];
+
+	if (dot) {
+		snprintf(vg, sizeof(vg), "%s.%s", k->version, k->group);
+		if (strcasecmp(dot + 1, k->group) != 0 && strcasecmp(dot + 1, vg) != 0)
+			return 0;
+	}
+	guess_plural(plural, sizeof(plural), k->kind);
+	return (strlen(k->kind) == n && strncasecmp(type, k->kind, n) == 0) ||
+	       (strlen(plural) == n && strncasecmp(type, plural, n) == 0);
+}
+
+/* Whether some definition's root kind is called type (names_kind). */
 static int definition_knows(live_ctx *lc, const char *type)
 {
 	wmap_registry *reg = lc->reg;
@@ -258,12 +298,8 @@ static int definition_knows(live_ctx *lc, const char *type)
 	}
 	for (size_t i = 0; i < wmap_registry_count(reg) && !known; i++) {
 		const wmap_gvk *k = wmap_registry_get(reg, i)->components[0].kind;
-		char full[512];
 
-		if (!k)
-			continue;
-		snprintf(full, sizeof(full), "%s.%s", k->kind, k->group);
-		known = strcasecmp(type, k->kind) == 0 || strcasecmp(type, full) == 0;
+		known = k && names_kind(type, k);
 	}
 	if (reg != lc->reg)
 		wmap_registry_free(reg);

@@ -843,12 +843,6 @@ cleanup:
 
 /* ---- -o json|yaml ------------------------------------------------------------------ */
 
-static json_t *resources_json(const wmap_resources *r)
-{
-	return json_pack("{s:I, s:I, s:I}", "gpus", (json_int_t)r->gpu, "cpuMillis",
-			 (json_int_t)r->cpu_milli, "memoryBytes", (json_int_t)r->memory);
-}
-
 static json_t *replicas_json(const stats *s)
 {
 	return json_pack("{s:I, s:I, s:I}", "desired", (json_int_t)s->desired, "current",
@@ -913,7 +907,7 @@ static json_t *pods_json(const desc *d, int k, int inst)
 			continue;
 		o = json_pack("{s:s?, s:s, s:b, s:o, s:o}", "name", p->name, "phase", p->phase,
 			      "ready", p->ready, "node", p->node ? json_string(p->node) : json_null(),
-			      "resources", resources_json(&p->res));
+			      "resources", render_resources_json(&p->res));
 		if (o && p->reason && !p->ready)
 			json_object_set_new(o, "reason", json_string(p->reason));
 		if (o)
@@ -935,11 +929,13 @@ static json_t *component_json(const desc *d, int k, int depth)
 		return NULL;
 	count(d, k, -1, &s);
 	c = json_pack("{s:s, s:o, s:o, s:o}", "name", n->def->name, "replicas", replicas_json(&s),
-		      "resources", resources_json(&n->total), "nodes", nodes_json(&s));
+		      "resources", render_resources_json(&n->total), "nodes", nodes_json(&s));
 	if (!c)
 		return NULL;
 	if (n->def->kind)
 		json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group", n->def->kind->group, "version", n->def->kind->version, "kind", n->def->kind->kind));
+	if (wmap_component_has_pods(n->def) && !n->def->instance_id_path)
+		render_pod_location(c, n, 0);
 	if (wmap_component_has_pods(n->def) && n->def->instance_id_path) {
 		json_t *list = json_array();
 
@@ -949,11 +945,13 @@ static json_t *component_json(const desc *d, int k, int depth)
 			count(d, k, (int)i, &is);
 			json_t *io = json_pack("{s:s, s:o, s:o, s:o, s:o}", "id", n->instances[i].id,
 					       "replicas", replicas_json(&is), "resources",
-					       resources_json(&n->instances[i].total), "nodes",
+					       render_resources_json(&n->instances[i].total), "nodes",
 					       nodes_json(&is), "pods", pods_json(d, k, (int)i));
 
-			if (io)
+			if (io) {
 				add_section_events(d, io, k, (int)i);
+				render_pod_location(io, n, i);
+			}
 			json_array_append_new(list, io);
 		}
 		json_object_set_new(c, "instances", list);
@@ -989,16 +987,11 @@ static int render_model(desc *d, cli_output format)
 {
 	const wmap_workload *w = d->w;
 	const json_t *md = json_object_get(w->object, "metadata");
-	json_t *m, *phases = json_array(), *list = json_array();
+	json_t *m, *phases = render_phases_json(w), *list = json_array();
 	int top[MAX_KIDS], rc;
 	size_t nt = w->n_nodes ? top_level(d, top, MAX_KIDS) : 0;
 	stats all = { 0 };
 
-	for (int s = 0; phases && s < WMAP_STATUS_COUNT; s++)
-		if (w->statuses & (1u << s))
-			json_array_append_new(phases, json_string(wmap_status_name((wmap_status)s)));
-	if (phases && json_array_size(phases) == 0)
-		json_array_append_new(phases, json_string(wmap_status_name(WMAP_STATUS_UNDEFINED)));
 	all.desired = w->desired;
 	for (size_t i = 0; i < d->n_pods; i++)
 		if (d->pods[i].comp >= 0) {
@@ -1013,7 +1006,7 @@ static int render_model(desc *d, cli_output format)
 		      json_string_value(json_object_get(md, "creationTimestamp")), "definition",
 		      "name", w->definition->name, "origin", wmap_origin_name(w->definition->origin),
 		      "fileMode", 0, "phases", phases, "phase", w->phase, "replicas",
-		      replicas_json(&all), "resources", resources_json(&w->total), "components",
+		      replicas_json(&all), "resources", render_resources_json(&w->total), "components",
 		      list);
 	if (!m)
 		return wmap_error_set(&d->err, WMAP_ENOMEM, "out of memory building the output");

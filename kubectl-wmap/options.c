@@ -326,3 +326,13 @@ const char *cli_options_get(const cli_options *o, const char *name)
 			return o->values[i].value;
 	return NULL;
 }
+
+size_t cli_options_all(const char **out, size_t max, const cli_options *o, const char *name)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < o->n_values; i++)
+		if (strcmp(o->values[i].name, name) == 0 && n < max)
+			out[n++] = o->values[i].value;
+	return n;
+}

@@ -103,6 +103,10 @@ const cli_flag *cli_flag_lookup(const char *token, const cli_flag *command_flags
 /* The last value of a command flag, NULL when it was not given (borrowed from argv). */
 const char *cli_options_get(const cli_options *opts, const char *name);
 
+/* Every value of a repeatable command flag, in command-line order, into out (at most max);
+ * returns how many were given (borrowed from argv). */
+size_t cli_options_all(const char **out, size_t max, const cli_options *opts, const char *name);
+
 /* The name of an output format: "table", "json", "yaml". */
 const char *cli_output_name(cli_output o);
 

@@ -443,7 +443,7 @@ cleanup:
 
 /* jansson's _new setters steal their value, and a NULL value makes them fail; so
  * every builder below can be nested and one check on the outer object is enough. */
-static json_t *resources_json(const wmap_resources *r)
+json_t *render_resources_json(const wmap_resources *r)
 {
 	return json_pack("{s:I, s:I, s:I}", "gpus", (json_int_t)r->gpu, "cpuMillis",
 			 (json_int_t)r->cpu_milli, "memoryBytes", (json_int_t)r->memory);
@@ -473,6 +473,25 @@ static const char *pod_pointer(const wmap_instance *in)
 	return NULL;
 }
 
+/* {desired, current, ready}: a file has no pods, so current and ready are null (absent),
+ * where the live form counts them. */
+static json_t *file_replicas_json(int64_t desired)
+{
+	return json_pack("{s:I, s:n, s:n}", "desired", (json_int_t)desired, "current", "ready");
+}
+
+int render_pod_location(json_t *c, const wmap_node *n, size_t instance)
+{
+	if (!wmap_component_has_pods(n->def))
+		return 0;
+	if (n->def->instance_id_path) {
+		const char *p = instance < n->n_instances ? pod_pointer(&n->instances[instance]) : NULL;
+		return p ? json_object_set_new(c, "pointer", json_string(p)) : 0;
+	}
+	const char *p = n->n_instances > 0 ? pod_pointer(&n->instances[0]) : NULL;
+	return json_object_set_new(c, "podTemplate", json_pack("{s:s, s:s?}", "shape", shape_name(n->def->shape), "pointer", p));
+}
+
 static json_t *component_json(const wmap_workload *w, int i, int depth)
 {
 	const wmap_node *n = &w->nodes[i];
@@ -487,17 +506,13 @@ static json_t *component_json(const wmap_workload *w, int i, int depth)
 	if (n->def->kind &&
 	    json_object_set_new(c, "kind", json_pack("{s:s, s:s, s:s}", "group", n->def->kind->group, "version", n->def->kind->version, "kind", n->def->kind->kind)) != 0)
 		goto fail;
-	if (json_object_set_new(c, "replicas", json_integer(shown_replicas(w, i, 0))) != 0 ||
-	    json_object_set_new(c, "resources", resources_json(&n->total)) != 0)
+	if (json_object_set_new(c, "replicas", file_replicas_json(shown_replicas(w, i, 0))) != 0 ||
+	    json_object_set_new(c, "resources", render_resources_json(&n->total)) != 0 ||
+	    json_object_set_new(c, "nodes", json_null()) != 0)
 		goto fail;
-	if (node_has_pods(n) && !multi_instance(n)) {
-		const char *p = n->n_instances > 0 ? pod_pointer(&n->instances[0]) : NULL;
-
-		if (json_object_set_new(c, "podTemplate",
-					json_pack("{s:s, s:s?}", "shape", shape_name(n->def->shape),
-						  "pointer", p)) != 0)
-			goto fail;
-	}
+	if (node_has_pods(n) && !multi_instance(n) &&
+	    (render_pod_location(c, n, 0) != 0 || json_object_set_new(c, "pods", json_null()) != 0))
+		goto fail;
 	if (node_has_pods(n) && multi_instance(n)) {
 		json_t *list = json_array();
 
@@ -505,13 +520,11 @@ static json_t *component_json(const wmap_workload *w, int i, int depth)
 			goto fail;
 		for (k = 0; k < n->n_instances; k++) {
 			const wmap_instance *in = &n->instances[k];
+			json_t *io = json_pack("{s:s, s:o, s:o, s:n, s:n}", "id", in->id ? in->id : "",
+					       "replicas", file_replicas_json(in->desired), "resources",
+					       render_resources_json(&in->total), "nodes", "pods");
 
-			if (json_array_append_new(list, json_pack("{s:s, s:I, s:o, s:s?}", "id",
-								  in->id ? in->id : "", "replicas",
-								  (json_int_t)in->desired,
-								  "resources",
-								  resources_json(&in->total),
-								  "pointer", pod_pointer(in))) != 0)
+			if (json_array_append_new(list, io) != 0 || render_pod_location(io, n, k) != 0)
 				goto fail;
 		}
 	}
@@ -529,7 +542,7 @@ fail:
 	return NULL;
 }
 
-static json_t *statuses_json(const wmap_workload *w)
+json_t *render_phases_json(const wmap_workload *w)
 {
 	json_t *list = json_array();
 	int s;
@@ -555,12 +568,18 @@ int render_describe_model(json_t **out, const wmap_workload *w, wmap_error *err)
 	size_t n_top, k;
 
 	*out = NULL;
-	m = json_pack("{s:s?, s:s?, s:s?, s:s?, s:{s:s, s:s}, s:b, s:o, s:s?, s:I, s:o}",
+	const json_t *md = json_object_get(w->object, "metadata");
+
+	/* The live form's shape (live_describe.c), what a file cannot know set to null: no pods,
+	 * so no current or ready counts, nodes, events or gang state. */
+	m = json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?, s:{s:s, s:s}, s:b, s:o, s:s?, s:o, s:o, s:n, s:n}",
 		      "kind", w->kind, "apiVersion", w->api_version, "name",
-		      w->name ? w->name : w->generate_name, "namespace", w->namespace_,
-		      "definition", "name", def->name, "origin", wmap_origin_name(def->origin),
-		      "fileMode", 1, "statuses", statuses_json(w), "phase", w->phase,
-		      "replicas", (json_int_t)w->desired, "resources", resources_json(&w->total));
+		      w->name ? w->name : w->generate_name, "namespace", w->namespace_, "createdAt",
+		      json_string_value(json_object_get(md, "creationTimestamp")), "definition",
+		      "name", def->name, "origin", wmap_origin_name(def->origin), "fileMode", 1,
+		      "phases", render_phases_json(w), "phase", w->phase, "replicas",
+		      file_replicas_json(w->desired), "resources", render_resources_json(&w->total),
+		      "events", "gang");
 	if (!m)
 		goto nomem;
 	if (json_object_set_new(m, "components", list = json_array()) != 0)

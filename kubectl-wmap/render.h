@@ -33,6 +33,16 @@ int render_describe(FILE *out, const wmap_workload *w, wmap_error *err);
 /* Builds the `-o json|yaml` model of w (documented in README.md), owned by the caller. */
 int render_describe_model(json_t **out, const wmap_workload *w, wmap_error *err);
 
+/* The pieces of that model the live form (live_describe.c) builds with, so that both have
+ * one shape: {gpus, cpuMillis, memoryBytes}; the matched statuses in evaluation order
+ * (["Undefined"] when none); and, on a component's object c (instance: the index into
+ * n's instances, for a multi-instance component's instance object), where its pods are
+ * described (podTemplate {shape, pointer?}, or an instance's pointer). Values are new
+ * references (NULL when out of memory); render_pod_location returns 0 or -1. */
+json_t *render_resources_json(const wmap_resources *r);
+json_t *render_phases_json(const wmap_workload *w);
+int render_pod_location(json_t *c, const wmap_node *n, size_t instance);
+
 /* Writes value as indented JSON or as YAML, ending with a newline. */
 int render_value(FILE *out, const json_t *value, cli_output format, wmap_error *err);
 

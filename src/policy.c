@@ -471,8 +471,8 @@ int wmap_policy_set_parse(wmap_policy_set **out, const json_t *docs, const char 
 		}
 		for (size_t j = 0; j + 1 < set->n; j++) {
 			if (strcmp(set->policies[j].name, set->policies[i].name) == 0) {
-				fail(&c, "/metadata/name", "policy \"%s\" is defined twice",
-				     set->policies[i].name);
+				fail(&c, "/metadata/name", "policy \"%s\" is defined twice (first at %s)",
+				     set->policies[i].name, set->policies[j].where);
 				wmap_policy_set_free(set);
 				return WMAP_EINVAL;
 			}

@@ -1,10 +1,8 @@
 /* wmap: the definitions in force (see include/wmap/registry.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "wmap/apiversion.h"
 #include "wmap/registry.h"
@@ -79,6 +77,18 @@ int wmap_registry_add(wmap_registry *reg, wmap_definition *def, wmap_error *err)
 {
 	const wmap_gvk *g = root_kind(def);
 
+	for (size_t i = 0; i < reg->n; i++) {
+		/* Two definitions of one name from the same kind of source: which one
+		 * `definitions NAME` shows would depend on the order of the arguments. */
+		if (strcmp(reg->defs[i]->name, def->name) == 0 && !same_gvk(root_kind(reg->defs[i]), g) &&
+		    rank(reg->defs[i]->origin) == rank(def->origin) && def->origin != WMAP_ORIGIN_CATALOG) {
+			int rc = wmap_error_set(err, WMAP_EINVALID,
+						"%s: definition %s is also defined in %s (names must be unique)",
+						def->source, def->name, reg->defs[i]->source);
+			wmap_definition_free(def);
+			return rc;
+		}
+	}
 	for (size_t i = 0; i < reg->n; i++) {
 		if (!same_gvk(root_kind(reg->defs[i]), g))
 			continue;
@@ -236,74 +246,31 @@ static int add_file(wmap_registry *reg, const char *path, wmap_origin origin, wm
 	return rc;
 }
 
-static int has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n > m && strcmp(s + n - m, suffix) == 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int wmap_registry_add_path(wmap_registry *reg, const char *path, wmap_origin origin,
 			   wmap_error *err)
 {
-	struct stat st;
-	if (strcmp(path, "-") != 0 && stat(path, &st) != 0)
-		return wmap_error_set(err, errno == ENOENT ? WMAP_ENOTFOUND : WMAP_EIO, "%s: %s", path,
-				      strerror(errno));
-	if (strcmp(path, "-") == 0 || !S_ISDIR(st.st_mode))
-		return add_file(reg, path, origin, err);
-
-	/* A directory: its YAML and JSON files in name order, all or nothing. */
-	DIR *dir = opendir(path);
-	char **names = NULL;
-	size_t n = 0, cap = 0;
+	wmap_file_list files = { 0 };
 	wmap_registry *tmp = NULL;
-	int rc = 0;
-	struct dirent *de;
+	int rc;
 
-	if (!dir)
-		return wmap_error_set(err, WMAP_EIO, "%s: %s", path, strerror(errno));
-	while ((de = readdir(dir))) {
-		if (de->d_name[0] == '.' || !(has_suffix(de->d_name, ".yaml") ||
-					      has_suffix(de->d_name, ".yml") || has_suffix(de->d_name, ".json")))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			char **nn = realloc(names, cap * sizeof(*nn));
-			if (!nn) {
-				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-				goto out;
-			}
-			names = nn;
-		}
-		size_t l = strlen(path) + strlen(de->d_name) + 2;
-		if (!(names[n] = malloc(l))) {
-			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-			goto out;
-		}
-		snprintf(names[n], l, "%s/%s", path, de->d_name);
-		n++;
+	if ((rc = wmap_file_list_add(&files, path, err)) != 0)
+		return rc;
+	if (files.n == 1 && strcmp(files.paths[0], path) == 0) {
+		rc = add_file(reg, path, origin, err);
+		goto out;
 	}
-	if (names)
-		qsort(names, n, sizeof(*names), cmp_str);
+	/* A directory: its YAML and JSON files in name order, all or nothing. */
 	if ((rc = wmap_registry_new(&tmp, err)))
 		goto out;
-	for (size_t i = 0; i < n && !rc; i++)
-		rc = add_file(tmp, names[i], origin, err);
+	for (size_t i = 0; i < files.n && !rc; i++)
+		rc = add_file(tmp, files.paths[i], origin, err);
 	/* Every file read: move the definitions over. */
 	while (!rc && tmp->n > 0) {
 		wmap_definition *d = tmp->defs[--tmp->n];
 		rc = wmap_registry_add(reg, d, err);
 	}
 out:
-	closedir(dir);
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	wmap_file_list_clear(&files);
 	wmap_registry_free(tmp);
 	return rc;
 }

@@ -87,6 +87,13 @@ int wmap_policy_set_load(wmap_policy_set **out, const char *path, wmap_error *er
 int wmap_policy_set_parse(wmap_policy_set **out, const json_t *docs, const char *name,
 			  const json_t *positions, wmap_error *err);
 
+/* Reads the policies of several FILE|DIR paths (wmap_file_list_add: a folder is walked
+ * recursively in name order) into one set, in the order given: the paths in argument order,
+ * each file's documents in file order. An invalid document fails it all; two policies of one
+ * name are an error naming both places (file:line:col). The caller owns *out. */
+int wmap_policy_set_load_paths(wmap_policy_set **out, const char *const *paths, size_t n,
+			       wmap_error *err);
+
 void wmap_policy_set_free(wmap_policy_set *set);
 
 /* 1 when p applies to a workload of kind ("Kind.group", or "Kind" for the core group) in

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -238,4 +239,42 @@ Test(policy, selector_operators)
 	json_decref(l2);
 	json_decref(l3);
 	json_decref(l4);
+}
+
+/* Several files and folders merge in argument order; one name twice names both places. */
+Test(policy, load_paths_merges_in_order_and_names_both_places_of_a_conflict)
+{
+	char dir[128], sub[200];
+	const char *one = "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: %s}\n"
+			  "spec: {podTemplate: {runtimeClassName: nvidia}}\n";
+	char a[300], b[300], c[300];
+	wmap_error err = { 0 };
+	wmap_policy_set *set = NULL;
+
+	t_temp_dir(dir, sizeof(dir), "wmap-policies");
+	snprintf(sub, sizeof(sub), "%s/more", dir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	snprintf(a, sizeof(a), one, "first");
+	snprintf(b, sizeof(b), one, "second");
+	snprintf(c, sizeof(c), one, "third");
+	const char *fa = t_write_file(dir, "a.yaml", a);
+	char fa_copy[300];
+	snprintf(fa_copy, sizeof(fa_copy), "%s", fa);
+	t_write_file(sub, "b.yaml", b);
+	t_write_file(sub, "c.yaml", c);
+	const char *paths[] = { sub, fa_copy };
+	cr_assert_eq(wmap_policy_set_load_paths(&set, paths, 2, &err), 0, "%s", err.message);
+	cr_assert_eq(set->n, 3);
+	cr_assert_str_eq(set->policies[0].name, "second");
+	cr_assert_str_eq(set->policies[1].name, "third");
+	cr_assert_str_eq(set->policies[2].name, "first");
+	wmap_policy_set_free(set);
+
+	t_write_file(sub, "d.yaml", a); /* "first" again */
+	cr_assert_eq(wmap_policy_set_load_paths(&set, paths, 2, &err), WMAP_EINVAL);
+	cr_assert_null(set);
+	cr_assert(strstr(err.message, "policy \"first\" is defined twice"), "%s", err.message);
+	cr_assert(strstr(err.message, "/a.yaml:1:1") && strstr(err.message, "/more/d.yaml:1:1"), "%s",
+		  err.message);
+	t_remove_dir(dir);
 }

@@ -23,6 +23,14 @@ json=$(kubectl wmap describe jobset/train -o json 2>/dev/null) || fail "describe
 assert_eq '{"desired":5,"current":5,"ready":4}' "$(jq -c .replicas <<<"$json")" "workload replicas"
 assert_eq "Pending Unschedulable" "$(jq -r '.components[0].instances[1].pods[] | select(.ready|not) | "\(.phase) \(.reason)"' <<<"$json")"
 assert_eq null "$(jq -r '.components[0].instances[1].pods[] | select(.ready|not) | .node' <<<"$json")"
+run_ok kubectl wmap describe jobset/train -o json
+# One shape for the file and the live form: the same keys at every level (README.md,
+# "describe -o json"), a file filling what it cannot know with null.
+keys='[paths | map(if type == "number" then "[]" else . end) | join(".")] | map(select(test("events|gang\\.|nodes\\.|pods\\.|\\.kind\\.|^definition\\.|resources\\.|replicas\\.") | not)) | unique'
+run_ok kubectl get jobset train -o json
+file_json=$(kubectl wmap describe -f - -o json <<<"$OUT" 2>/dev/null) || fail "describe -f -o json"
+assert_eq "$(jq -c "$keys" <<<"$json")" "$(jq -c "$keys" <<<"$file_json")" "describe -f and describe TYPE/NAME: one shape"
+assert_eq '{"desired":5,"current":null,"ready":null}' "$(jq -c .replicas <<<"$file_json")" "file mode: counts it cannot know are null"
 run_ok kubectl wmap describe jobset/train -o yaml
 assert_contains "$OUT" "definition:"
 

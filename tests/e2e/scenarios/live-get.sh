@@ -70,3 +70,20 @@ run_ok "$KUBECTL" __complete wmap get jobsets -n team-b ""
 assert_contains "$OUT" "js-other"
 run_ok "$KUBECTL" __complete wmap describe -n ""
 assert_contains "$OUT" "team-b"
+
+# A covered type whose CRD is not installed answers the same (exit 3) in every spelling
+# kubectl accepts; a type nothing covers exits 4.
+for t in PyTorchJob pytorchjob pytorchjobs pytorchjobs.kubeflow.org PyTorchJob.v1.kubeflow.org; do
+    set +e
+    out=$(kubectl wmap get "$t" 2>&1)
+    rc=$?
+    set -e
+    assert_eq 3 "$rc" "get $t: exit code"
+    assert_contains "$out" "its CRD is not installed in this cluster" "get $t"
+done
+set +e
+out=$(kubectl wmap get gizmos 2>&1)
+rc=$?
+set -e
+assert_eq 4 "$rc" "get gizmos: no definition covers it"
+assert_contains "$out" "no Karta definition covers it"

@@ -11,7 +11,7 @@ for what in namespace/wmap-system customresourcedefinition.apiextensions.k8s.io/
     serviceaccount/wmap-webhook clusterrole.rbac.authorization.k8s.io/wmap-webhook \
     clusterrolebinding.rbac.authorization.k8s.io/wmap-webhook role.rbac.authorization.k8s.io/wmap-webhook-leader \
     rolebinding.rbac.authorization.k8s.io/wmap-webhook-leader \
-    configmap/wmap-policies deployment.apps/wmap-webhook service/wmap-webhook \
+    deployment.apps/wmap-webhook service/wmap-webhook \
     poddisruptionbudget.policy/wmap-webhook networkpolicy.networking.k8s.io/wmap-webhook \
     mutatingwebhookconfiguration.admissionregistration.k8s.io/wmap-webhook \
     validatingwebhookconfiguration.admissionregistration.k8s.io/wmap-webhook; do
@@ -76,10 +76,36 @@ run_ok kc get kartas
 assert_contains "$OUT" "JobSet"
 assert_contains "$(head -n1 <<<"$OUT")" "READY"
 
-# WorkloadPolicy objects: the ConfigMap's documents apply as they are, a typo fails at apply.
+# kubectl explain gives every Karta field a real description (docs/karta-guide.md is the
+# long form): the simulator publishes the CRD's schema as the API server does.
+run_ok kc explain karta.spec
+assert_contains "$OUT" "docs/karta-guide.md"
+run_ok kc explain karta.spec.structureDefinition.childComponents.podSelector
+assert_contains "$OUT" "wmap.io/component"
+run_ok kc explain karta.spec.optimizationInstructions.gangScheduling.podGroups.members.groupByKeyPaths
+assert_contains "$OUT" "run on each Pod (not on the workload)"
+run_ok python3 - "$REPO_ROOT/deploy/base/01-crd-kartas.run.ai.yaml" <<'PY'
+import sys, yaml
+missing = []
+def walk(node, path):
+    for k, v in (node.get("properties") or {}).items():
+        if not v.get("description"):
+            missing.append(".".join(path + [k]))
+        walk(v, path + [k])
+    if isinstance(node.get("items"), dict):
+        walk(node["items"], path)
+crd = yaml.safe_load(open(sys.argv[1]))
+walk(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"], [])
+sys.exit("fields without a description: " + ", ".join(missing) if missing else 0)
+PY
+
+
+# WorkloadPolicy objects: deploy/ ships none (nothing in force that the user did not ask
+# for); the examples of docs/ apply as they are, a typo fails at apply.
 wait_until 10 kc get workloadpolicies
-kc get configmap wmap-policies -n wmap-system -o jsonpath='{.data.policies\.yaml}' >"$E2E_TMP/policies.yaml"
-run_ok kc apply --validate=strict -f "$E2E_TMP/policies.yaml"
+assert_eq 0 "$(kc get workloadpolicies -o json | jq '.items | length')" "deploy/ puts no policy in force"
+assert_fails kc -n wmap-system get configmap wmap-policies
+run_ok kc apply --validate=strict -f "$REPO_ROOT/docs/examples/workloadpolicies.yaml"
 assert_contains "$OUT" "workloadpolicy.wmap.io/gpu-training-defaults created"
 run_ok kc get workloadpolicy prod-serving-priority -o json
 assert_eq serving-high "$(jq -r .spec.podTemplate.priorityClassName <<<"$OUT")"
