@@ -1,12 +1,16 @@
-/* wmap-webhook: definitions and policies from the cluster.
+/* wmap-webhook: the watches, the only writer of the state in force with a cluster.
  *
- * Two watch threads (wmap_watch_run, each with its own API client) keep the kartas.run.ai
- * and workloadpolicies.wmap.io objects in step with the API server and hand snapshots to a
- * builder thread. The builder coalesces bursts (it waits DEBOUNCE_MS after a change), builds
- * the new definition set (catalog, --definitions, cluster Kartas) with every thread's engine
- * prepared, and the new policy set (the --policy file, then the cluster's policies), and
- * swaps them in. Reviews never wait for any of it: they run on the sets in force. When the
- * API server cannot be reached, the last good sets stay. */
+ * Three watch threads (wmap_watch_run, each with its own API client) keep the kartas.run.ai,
+ * workloadpolicies.wmap.io and customresourcedefinitions objects in step with the API
+ * server. The CRDs are published at once (an index by group and kind for the schema path
+ * check); the other two hand snapshots to a builder thread. The builder coalesces bursts (it
+ * waits DEBOUNCE_MS after a change), builds the new definition set (catalog, --definitions,
+ * cluster Kartas) with every thread's engine prepared, and the new policy set (the --policy
+ * file, then the cluster's policies), and publishes them with their verdicts and the
+ * objects they were built from (wh_inforce_publish), in one state. Reviews never wait for
+ * any of it: they run on the state in force. When the API server cannot be reached, the last
+ * good sets stay. The watches start nothing and call no controller: main.c's listener on the
+ * state in force kicks the controllers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,30 +39,21 @@ typedef struct wsource {
 } wsource;
 
 struct wh_cluster {
-	wh_server *srv;
-	wmap_kube_config *cfg;
+	const wh_options *opt;
+	wh_inforce *inf;             /* where the builds are published */
+	const wmap_kube_config *cfg; /* borrowed */
 	wsource kartas, policies, crds;
-	/* The CRDs by "group\nkind" for the schema path check at /validate (crd_find), swapped
-	 * whole under crd_lock when the CRD watch reports a change. */
-	pthread_mutex_t crd_lock;
-	json_t *crd_index;
-	wmap_crd_lookup crd_lookup;
 	pthread_t builder;
-	int builder_started, auditor_started;
-	wh_leader *leader;
-	_Atomic(wh_reconciler *) reconciler; /* set once started; the threads kick it */
+	int builder_started;
 	atomic_int stop;
 	pthread_mutex_t lock; /* snapshots, dirty flags */
 	pthread_cond_t cond;
 	int file_policy_dirty;
 	json_t *file_docs, *file_pos; /* the --policy file's last good documents */
 	json_t *invalid_seen;         /* "kind/name" -> resourceVersion already logged */
-	/* What the last builds took (to skip a build when only statuses changed), and their
-	 * verdicts per object (name -> {generation, ready, reason, message, group, version,
-	 * kind}) for the status writer; under lock. */
+	/* What the last builds took (to skip a build when only statuses changed); under lock. */
 	json_t *built_kartas, *built_policies;
 	int built_k, built_p;
-	json_t *verdict_kartas, *verdict_policies;
 	struct timespec started_at;
 	/* metrics */
 	atomic_uint swaps, swap_failures, policy_swaps, invalid_kartas, invalid_policies,
@@ -76,57 +71,18 @@ static double elapsed_s(const struct timespec *t0)
 
 /* ---- the watch threads ------------------------------------------------------------ */
 
-/* A new index of CRDs (name -> object) by "group\nkind"; NULL on ENOMEM. */
-static json_t *crd_index_of(const json_t *objects)
-{
-	json_t *idx = json_object(), *crd;
-	const char *name;
-	if (!idx)
-		return NULL;
-	json_object_foreach((json_t *)objects, name, crd) {
-		const json_t *spec = json_object_get(crd, "spec");
-		const char *g = json_string_value(json_object_get(spec, "group"));
-		const char *k = json_string_value(json_object_get(json_object_get(spec, "names"), "kind"));
-		char key[512];
-		if (!g || !k || (size_t)snprintf(key, sizeof(key), "%s\n%s", g, k) >= sizeof(key))
-			continue;
-		if (json_object_set(idx, key, crd) != 0) {
-			json_decref(idx);
-			return NULL;
-		}
-	}
-	return idx;
-}
-
-/* wmap_crd_lookup_fn: the CRD of group and kind the watch knows, a new reference. */
-static json_t *crd_find(void *ctx, const char *group, const char *kind)
-{
-	wh_cluster *cl = ctx;
-	char key[512];
-	json_t *crd = NULL;
-	if ((size_t)snprintf(key, sizeof(key), "%s\n%s", group, kind) >= sizeof(key))
-		return NULL;
-	pthread_mutex_lock(&cl->crd_lock);
-	crd = json_incref(json_object_get(cl->crd_index, key));
-	pthread_mutex_unlock(&cl->crd_lock);
-	return crd;
-}
-
-/* The CRD watch: the index is swapped at once (no build needed), and the reconciler looks
- * at discovery again (a kind may be served now, or no longer). */
+/* The CRD watch: the index is published at once (no build needed); the listeners learn that
+ * the CRDs changed (the reconciler looks at discovery again: a kind may be served now, or no
+ * longer). */
 static void on_crds(wsource *src, const json_t *objects)
 {
 	wh_cluster *cl = src->cl;
-	json_t *idx = crd_index_of(objects);
-	if (!idx)
+	wh_update u = { .what = WH_STATE_CRDS, .crd_index = wh_crd_index(objects) };
+	if (!u.crd_index)
 		return; /* the last index stays */
-	pthread_mutex_lock(&cl->crd_lock);
-	json_t *old = cl->crd_index;
-	cl->crd_index = idx;
-	pthread_mutex_unlock(&cl->crd_lock);
-	json_decref(old);
-	atomic_store(&cl->cluster_crds, (unsigned)json_object_size(idx));
-	wh_reconcile_kick(atomic_load(&cl->reconciler));
+	size_t n = json_object_size(u.crd_index);
+	if (wh_inforce_publish(cl->inf, &u) == 0)
+		atomic_store(&cl->cluster_crds, (unsigned)n);
 }
 
 static void on_change(void *ud, const json_t *objects, int synced)
@@ -280,7 +236,7 @@ static json_t *without_status(const json_t *obj)
 static int build_registry(wh_cluster *cl, wmap_registry **out, const json_t *kartas,
 			  json_t *verdicts, wmap_error *err)
 {
-	const wh_options *o = &cl->srv->opt;
+	const wh_options *o = cl->opt;
 	wmap_registry *reg = NULL;
 	const char **keys = NULL;
 	size_t n = 0;
@@ -375,7 +331,7 @@ fail:
 /* Reads the --policy file's documents (the reload thread has checked the file). */
 static void load_file_policies(wh_cluster *cl)
 {
-	const char *path = cl->srv->opt.policy;
+	const char *path = cl->opt->policy;
 	json_t *docs = NULL, *pos = json_object();
 	wmap_yaml_opts yo = { 0 };
 	wmap_error err;
@@ -468,7 +424,7 @@ static int build_policies(wh_cluster *cl, wmap_policy_set **out, const json_t *o
 	atomic_store(&cl->invalid_policies, invalid);
 	atomic_store(&cl->cluster_policies, count);
 	/* The file's documents come first, so their recorded positions still apply. */
-	rc = wmap_policy_set_parse(out, docs, cl->srv->opt.policy ? cl->srv->opt.policy : "workloadpolicies.wmap.io",
+	rc = wmap_policy_set_parse(out, docs, cl->opt->policy ? cl->opt->policy : "workloadpolicies.wmap.io",
 				   cl->file_pos, err);
 cleanup:
 	free(keys);
@@ -479,28 +435,18 @@ cleanup:
 
 static void set_ready(wh_cluster *cl, int timed_out)
 {
-	wh_server *s = cl->srv;
-	if (s->ready)
+	if (wh_inforce_ready(cl->inf))
 		return;
-	s->ready = 1;
+	wh_inforce_set_ready(cl->inf);
 	wh_metrics_set_ready(1);
 	if (timed_out) {
 		atomic_fetch_add(&cl->sync_timeouts, 1);
 		wh_logf("warn", "not synced with the API server after %u s; ready with the "
 				"definitions and policies at hand (catalog and files), still trying",
-			s->opt.sync_timeout_s);
+			cl->opt->sync_timeout_s);
 	} else {
 		wh_logf("info", "synced with the API server; ready");
 	}
-}
-
-/* Puts the verdicts of a build in place of the last ones (a new reference). */
-static void publish(wh_cluster *cl, json_t **slot, json_t *verdicts)
-{
-	pthread_mutex_lock(&cl->lock);
-	json_decref(*slot);
-	*slot = json_incref(verdicts);
-	pthread_mutex_unlock(&cl->lock);
 }
 
 /* 1 when the metadata keys a build reads are equal. */
@@ -546,62 +492,76 @@ static int same_but_status(const json_t *a, const json_t *b)
 	return 1;
 }
 
+/* Builds what changed (defs, policies) from the snapshots kartas and pols, and publishes it
+ * in one state with the snapshots themselves (the status writer's input). A set that cannot
+ * be built leaves the last good one in force. */
 static void rebuild(wh_cluster *cl, int defs, int policies, json_t *kartas, json_t *pols)
 {
-	wh_server *s = cl->srv;
+	wh_update u = { .what = WH_STATE_OBJECTS };
 	wmap_error err;
 	struct timespec t0;
+	size_t n_defs = 0, n_policies = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (defs) {
 		wmap_registry *reg = NULL;
-		wh_defs *d = NULL;
 		json_t *verdicts = json_object();
-		if (build_registry(cl, &reg, kartas, verdicts, &err) != 0 ||
-		    wh_defs_prepare(&d, reg, s->opt.threads, &err) != 0) {
+		if (!verdicts || build_registry(cl, &reg, kartas, verdicts, &err) != 0 ||
+		    wh_defs_prepare(&u.defs, reg, cl->opt->threads, &err) != 0) {
+			if (!verdicts)
+				wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
 			atomic_fetch_add(&cl->swap_failures, 1);
 			json_t *f = json_pack("{s:s}", "error", err.message);
 			wh_log("error", "cannot build the new definition set; the last good one "
 					"stays in force",
 			       f);
 			json_decref(f);
+			json_decref(verdicts);
 		} else {
-			size_t count = wmap_registry_count(d->reg);
-			wh_defs_swap(s, d);
-			publish(cl, &cl->verdict_kartas, verdicts);
-			atomic_fetch_add(&cl->swaps, 1);
-			wh_reconcile_kick(atomic_load(&cl->reconciler));
-			wh_audit_kick();
-			json_t *f = json_pack("{s:i, s:i, s:i, s:f}", "definitions", (int)count,
-					      "clusterKartas", (int)atomic_load(&cl->cluster_kartas),
-					      "invalidKartas", (int)atomic_load(&cl->invalid_kartas),
-					      "buildMs", elapsed_s(&t0) * 1e3);
-			wh_log("info", "definitions swapped", f);
-			json_decref(f);
+			u.what |= WH_STATE_DEFS;
+			u.kverdicts = verdicts;
+			n_defs = wmap_registry_count(u.defs->reg);
 		}
-		json_decref(verdicts);
 	}
 	if (policies) {
-		wmap_policy_set *set = NULL;
 		json_t *verdicts = json_object();
-		if (build_policies(cl, &set, pols, verdicts, &err) != 0) {
+		if (!verdicts || build_policies(cl, &u.policies, pols, verdicts, &err) != 0) {
+			if (!verdicts)
+				wmap_error_set(&err, WMAP_ENOMEM, "out of memory");
 			json_t *f = json_pack("{s:s}", "error", err.message);
 			wh_log("error", "cannot merge the policies; the last good ones stay", f);
 			json_decref(f);
+			json_decref(verdicts);
 		} else {
-			size_t np = set->n;
-			wh_policy_swap(s, set);
-			publish(cl, &cl->verdict_policies, verdicts);
-			wh_audit_kick();
-			atomic_fetch_add(&cl->policy_swaps, 1);
-			/* the validating rules follow the policies */
-			wh_reconcile_kick(atomic_load(&cl->reconciler));
-			json_t *f = json_pack("{s:i, s:i, s:i}", "policies", (int)np, "clusterPolicies",
-					      (int)atomic_load(&cl->cluster_policies), "invalidPolicies",
-					      (int)atomic_load(&cl->invalid_policies));
-			wh_log("info", "policies swapped", f);
-			json_decref(f);
+			u.what |= WH_STATE_POLICIES;
+			u.pverdicts = verdicts;
+			n_policies = u.policies->n;
 		}
-		json_decref(verdicts);
+	}
+	unsigned what = u.what;
+	u.kartas = json_incref(kartas);
+	u.wpolicies = json_incref(pols);
+	if (wh_inforce_publish(cl->inf, &u) != 0) {
+		if (what & WH_STATE_DEFS)
+			atomic_fetch_add(&cl->swap_failures, 1);
+		wh_logf("error", "cannot publish the new state (out of memory); the last one stays");
+		what = 0;
+	}
+	if (what & WH_STATE_DEFS) {
+		atomic_fetch_add(&cl->swaps, 1);
+		json_t *f = json_pack("{s:i, s:i, s:i, s:f}", "definitions", (int)n_defs,
+				      "clusterKartas", (int)atomic_load(&cl->cluster_kartas),
+				      "invalidKartas", (int)atomic_load(&cl->invalid_kartas),
+				      "buildMs", elapsed_s(&t0) * 1e3);
+		wh_log("info", "definitions swapped", f);
+		json_decref(f);
+	}
+	if (what & WH_STATE_POLICIES) {
+		atomic_fetch_add(&cl->policy_swaps, 1);
+		json_t *f = json_pack("{s:i, s:i, s:i}", "policies", (int)n_policies,
+				      "clusterPolicies", (int)atomic_load(&cl->cluster_policies),
+				      "invalidPolicies", (int)atomic_load(&cl->invalid_policies));
+		wh_log("info", "policies swapped", f);
+		json_decref(f);
 	}
 	atomic_store(&cl->last_build_us, (long long)(elapsed_s(&t0) * 1e6));
 }
@@ -621,8 +581,8 @@ static void *builder_main(void *arg)
 				t.tv_nsec -= 1000000000L;
 			}
 			pthread_cond_timedwait(&cl->cond, &cl->lock, &t);
-			if (!cl->srv->ready &&
-			    elapsed_s(&cl->started_at) >= (double)cl->srv->opt.sync_timeout_s)
+			if (!wh_inforce_ready(cl->inf) &&
+			    elapsed_s(&cl->started_at) >= (double)cl->opt->sync_timeout_s)
 				set_ready(cl, 1);
 			continue;
 		}
@@ -656,8 +616,6 @@ static void *builder_main(void *arg)
 		if (file)
 			load_file_policies(cl);
 		rebuild(cl, defs, pols, k, p);
-		/* the objects changed: their statuses may be due */
-		wh_reconcile_kick_status(atomic_load(&cl->reconciler));
 		json_decref(k);
 		json_decref(p);
 		if (synced) {
@@ -671,20 +629,6 @@ static void *builder_main(void *arg)
 }
 
 /* ---- start and stop --------------------------------------------------------------- */
-
-int wh_cluster_config(wmap_kube_config **out, const wh_options *o, wmap_error *err)
-{
-	wmap_kube_overrides ov = { 0 };
-	const char *host = getenv("KUBERNETES_SERVICE_HOST");
-	*out = NULL;
-	if (o->no_cluster)
-		return 0;
-	if (o->kubeconfig)
-		ov.kubeconfig = o->kubeconfig;
-	else if (!host || !host[0])
-		return 0; /* neither a kubeconfig nor a pod: files only */
-	return wmap_kubeconfig_load(out, &ov, err);
-}
 
 void wh_cluster_policy_file_changed(wh_cluster *cl)
 {
@@ -715,34 +659,30 @@ static int start_source(wh_cluster *cl, wsource *src, const char *what, const ch
 	return 0;
 }
 
-/* The leader's callback: a new leader reconciles at once. */
-static void on_lead(void *ctx)
-{
-	wh_cluster *cl = ctx;
-	wh_reconcile_kick(atomic_load(&cl->reconciler));
-}
+static void cluster_metrics(void *ctx, wmap_buf *o);
 
-int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap_error *err)
+int wh_cluster_start(wh_cluster **out, const wh_options *opt, wh_inforce *inf,
+		     const wmap_kube_config *cfg, wmap_error *err)
 {
 	wh_cluster *cl = calloc(1, sizeof(*cl));
 	int rc;
 	*out = NULL;
 	if (!cl || !(cl->invalid_seen = json_object())) {
 		free(cl);
-		wmap_kubeconfig_free(cfg);
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
-	cl->srv = s;
+	cl->opt = opt;
+	cl->inf = inf;
 	cl->cfg = cfg;
 	pthread_mutex_init(&cl->lock, NULL);
-	pthread_mutex_init(&cl->crd_lock, NULL);
 	pthread_cond_init(&cl->cond, NULL);
-	cl->crd_lookup.find = crd_find;
-	cl->crd_lookup.ctx = cl;
-	atomic_store(&s->crds, &cl->crd_lookup);
 	clock_gettime(CLOCK_MONOTONIC, &cl->started_at);
-	if (s->opt.policy)
+	if (opt->policy)
 		load_file_policies(cl);
+	if ((rc = wh_metrics_provide("/metrics", cluster_metrics, cl)) != 0) {
+		wmap_error_set(err, rc, "too many metrics providers");
+		goto fail;
+	}
 	if ((rc = start_source(cl, &cl->kartas, "kartas", KARTAS_PATH, err)) != 0 ||
 	    (rc = start_source(cl, &cl->policies, "workloadpolicies", POLICIES_PATH, err)) != 0 ||
 	    (rc = start_source(cl, &cl->crds, "customresourcedefinitions", CRDS_PATH, err)) != 0)
@@ -752,21 +692,8 @@ int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap
 		goto fail;
 	}
 	cl->builder_started = 1;
-	/* The Lease lives in the webhook's namespace: the pod's, or the kubeconfig context's
-	 * when it names one, else wmap-system. */
-	if ((rc = wh_leader_start(&cl->leader, cfg,
-				  cfg->in_cluster || cfg->namespace_explicit ? cfg->namespace_ : "wmap-system",
-				  on_lead, cl, err)) != 0)
-		goto fail;
-	wh_reconciler *r = NULL;
-	if ((rc = wh_reconcile_start(&r, s, cl, cl->leader, cfg, err)) != 0)
-		goto fail;
-	atomic_store(&cl->reconciler, r);
-	if ((rc = wh_audit_start(s, cl->leader, cfg, err)) != 0)
-		goto fail;
-	cl->auditor_started = 1;
 	json_t *f = json_pack("{s:s, s:s, s:i}", "server", cfg->server, "source", cfg->source,
-			      "syncTimeoutS", (int)s->opt.sync_timeout_s);
+			      "syncTimeoutS", (int)opt->sync_timeout_s);
 	wh_log("info", "watching Kartas, WorkloadPolicies and CRDs", f);
 	json_decref(f);
 	*out = cl;
@@ -790,70 +717,42 @@ void wh_cluster_stop(wh_cluster *cl)
 			pthread_join(srcs[i]->thread, NULL);
 	if (cl->builder_started)
 		pthread_join(cl->builder, NULL);
-	/* The auditor and the reconciler first: they ask the leader whether they may write. */
-	if (cl->auditor_started)
-		wh_audit_stop();
-	wh_reconcile_stop(atomic_exchange(&cl->reconciler, NULL));
-	wh_leader_stop(cl->leader);
-	cl->leader = NULL;
+	wh_metrics_withdraw(cl);
 	for (int i = 0; i < 3; i++) {
 		wmap_kube_client_free(srcs[i]->client);
 		json_decref(srcs[i]->objects);
 	}
-	/* Reviews are over (the server drained) or never used it; clear it anyway. */
-	const wmap_crd_lookup *mine = &cl->crd_lookup;
-	atomic_compare_exchange_strong(&cl->srv->crds, &mine, NULL);
-	json_decref(cl->crd_index);
-	pthread_mutex_destroy(&cl->crd_lock);
 	json_decref(cl->file_docs);
 	json_decref(cl->file_pos);
 	json_decref(cl->invalid_seen);
 	json_decref(cl->built_kartas);
 	json_decref(cl->built_policies);
-	json_decref(cl->verdict_kartas);
-	json_decref(cl->verdict_policies);
-	wmap_kubeconfig_free(cl->cfg);
 	pthread_mutex_destroy(&cl->lock);
 	pthread_cond_destroy(&cl->cond);
 	free(cl);
 }
 
-void wh_cluster_status_input(wh_cluster *cl, json_t **kartas, json_t **kverdicts,
-			     json_t **policies, json_t **pverdicts)
-{
-	pthread_mutex_lock(&cl->lock);
-	*kartas = json_incref(cl->kartas.objects);
-	*policies = json_incref(cl->policies.objects);
-	*kverdicts = json_incref(cl->verdict_kartas);
-	*pverdicts = json_incref(cl->verdict_policies);
-	pthread_mutex_unlock(&cl->lock);
-}
-
 /* ---- metrics ---------------------------------------------------------------------- */
 
-char *wh_cluster_metrics(const wh_cluster *cl)
+/* The watches' and the builder's families (wh_metrics_fn). */
+static void cluster_metrics(void *ctx, wmap_buf *o)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
-	if (!cl || !(f = open_memstream(&buf, &len)))
-		return NULL;
+	const wh_cluster *cl = ctx;
 	const wsource *srcs[3] = { &cl->kartas, &cl->policies, &cl->crds };
-	fprintf(f, "# HELP wmap_webhook_cluster_synced 1 once Kartas and WorkloadPolicies were "
-		   "listed and the sets built from them are in force.\n"
-		   "# TYPE wmap_webhook_cluster_synced gauge\nwmap_webhook_cluster_synced %d\n",
-		atomic_load(&cl->synced));
-	fprintf(f, "# HELP wmap_webhook_sync_timeouts_total Times the webhook turned ready "
-		   "without a sync (--sync-timeout).\n# TYPE wmap_webhook_sync_timeouts_total "
-		   "counter\nwmap_webhook_sync_timeouts_total %u\n",
-		atomic_load(&cl->sync_timeouts));
+	wh_prom_family(o, "wmap_webhook_cluster_synced", "gauge",
+		       "1 once Kartas and WorkloadPolicies were listed and the sets built from them are in force.");
+	wh_prom_sample(o, "wmap_webhook_cluster_synced", atomic_load(&cl->synced), NULL);
+	wh_prom_family(o, "wmap_webhook_sync_timeouts_total", "counter",
+		       "Times the webhook turned ready without a sync (--sync-timeout).");
+	wh_prom_sample(o, "wmap_webhook_sync_timeouts_total", atomic_load(&cl->sync_timeouts), NULL);
 	static const char *const names[][2] = {
 		{ "lists", "successful lists" }, { "list_errors", "failed lists" }, { "watches", "watch requests" }, { "watch_restarts", "watches started again" }, { "watch_gone", "410 Gone answers (listed again)" }, { "watch_events", "ADDED, MODIFIED and DELETED events" }, { "watch_bad_events", "lines that were not watch events" }
 	};
 	for (size_t m = 0; m < sizeof(names) / sizeof(names[0]); m++) {
-		fprintf(f, "# HELP wmap_webhook_%s_total List/watch of cluster objects: %s.\n"
-			   "# TYPE wmap_webhook_%s_total counter\n",
-			names[m][0], names[m][1], names[m][0]);
+		char name[64], help[128];
+		snprintf(name, sizeof(name), "wmap_webhook_%s_total", names[m][0]);
+		snprintf(help, sizeof(help), "List/watch of cluster objects: %s.", names[m][1]);
+		wh_prom_family(o, name, "counter", help);
 		for (int i = 0; i < 3; i++) {
 			const wmap_watch_stats *st = &srcs[i]->stats;
 			unsigned v = m == 0   ? atomic_load(&st->lists)
@@ -863,49 +762,25 @@ char *wh_cluster_metrics(const wh_cluster *cl)
 				     : m == 4 ? atomic_load(&st->gone)
 				     : m == 5 ? atomic_load(&st->events)
 					      : atomic_load(&st->bad_events);
-			fprintf(f, "wmap_webhook_%s_total{resource=\"%s\"} %u\n", names[m][0],
-				srcs[i]->what, v);
+			wh_prom_sample(o, name, v, "resource", srcs[i]->what, NULL);
 		}
 	}
-	fprintf(f, "# HELP wmap_webhook_definition_swaps_total Definition sets built and put in "
-		   "force, by result.\n# TYPE wmap_webhook_definition_swaps_total counter\n"
-		   "wmap_webhook_definition_swaps_total{result=\"success\"} %u\n"
-		   "wmap_webhook_definition_swaps_total{result=\"failure\"} %u\n",
-		atomic_load(&cl->swaps), atomic_load(&cl->swap_failures));
-	fprintf(f, "# HELP wmap_webhook_policy_swaps_total Policy sets merged and put in force.\n"
-		   "# TYPE wmap_webhook_policy_swaps_total counter\n"
-		   "wmap_webhook_policy_swaps_total %u\n",
-		atomic_load(&cl->policy_swaps));
-	fprintf(f, "# HELP wmap_webhook_cluster_objects Cluster objects in force.\n"
-		   "# TYPE wmap_webhook_cluster_objects gauge\n"
-		   "wmap_webhook_cluster_objects{resource=\"kartas\"} %u\n"
-		   "wmap_webhook_cluster_objects{resource=\"workloadpolicies\"} %u\n"
-		   "wmap_webhook_cluster_objects{resource=\"customresourcedefinitions\"} %u\n",
-		atomic_load(&cl->cluster_kartas), atomic_load(&cl->cluster_policies),
-		atomic_load(&cl->cluster_crds));
-	fprintf(f, "# HELP wmap_webhook_invalid_objects Cluster objects skipped as invalid "
-		   "(kartas: also a second Karta claiming a kind).\n"
-		   "# TYPE wmap_webhook_invalid_objects gauge\n"
-		   "wmap_webhook_invalid_objects{resource=\"kartas\",reason=\"invalid\"} %u\n"
-		   "wmap_webhook_invalid_objects{resource=\"kartas\",reason=\"conflict\"} %u\n"
-		   "wmap_webhook_invalid_objects{resource=\"workloadpolicies\",reason=\"invalid\"} "
-		   "%u\n",
-		atomic_load(&cl->invalid_kartas), atomic_load(&cl->conflicts),
-		atomic_load(&cl->invalid_policies));
-	char *more[2] = { wh_reconcile_metrics(atomic_load(&cl->reconciler)),
-			  wh_leader_metrics(cl->leader) };
-	for (int i = 0; i < 2; i++) {
-		if (more[i])
-			fputs(more[i], f);
-		free(more[i]);
-	}
-	fprintf(f, "# HELP wmap_webhook_last_build_seconds Time the last build of the sets "
-		   "took (off the request path).\n# TYPE wmap_webhook_last_build_seconds gauge\n"
-		   "wmap_webhook_last_build_seconds %.6f\n",
-		(double)atomic_load(&cl->last_build_us) / 1e6);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	wh_prom_family(o, "wmap_webhook_definition_swaps_total", "counter",
+		       "Definition sets built and put in force, by result.");
+	wh_prom_sample(o, "wmap_webhook_definition_swaps_total", atomic_load(&cl->swaps), "result", "success", NULL);
+	wh_prom_sample(o, "wmap_webhook_definition_swaps_total", atomic_load(&cl->swap_failures), "result", "failure", NULL);
+	wh_prom_family(o, "wmap_webhook_policy_swaps_total", "counter", "Policy sets merged and put in force.");
+	wh_prom_sample(o, "wmap_webhook_policy_swaps_total", atomic_load(&cl->policy_swaps), NULL);
+	wh_prom_family(o, "wmap_webhook_cluster_objects", "gauge", "Cluster objects in force.");
+	wh_prom_sample(o, "wmap_webhook_cluster_objects", atomic_load(&cl->cluster_kartas), "resource", "kartas", NULL);
+	wh_prom_sample(o, "wmap_webhook_cluster_objects", atomic_load(&cl->cluster_policies), "resource", "workloadpolicies", NULL);
+	wh_prom_sample(o, "wmap_webhook_cluster_objects", atomic_load(&cl->cluster_crds), "resource", "customresourcedefinitions", NULL);
+	wh_prom_family(o, "wmap_webhook_invalid_objects", "gauge",
+		       "Cluster objects skipped as invalid (kartas: also a second Karta claiming a kind).");
+	wh_prom_sample(o, "wmap_webhook_invalid_objects", atomic_load(&cl->invalid_kartas), "resource", "kartas", "reason", "invalid", NULL);
+	wh_prom_sample(o, "wmap_webhook_invalid_objects", atomic_load(&cl->conflicts), "resource", "kartas", "reason", "conflict", NULL);
+	wh_prom_sample(o, "wmap_webhook_invalid_objects", atomic_load(&cl->invalid_policies), "resource", "workloadpolicies", "reason", "invalid", NULL);
+	wh_prom_family(o, "wmap_webhook_last_build_seconds", "gauge",
+		       "Time the last build of the sets took (off the request path).");
+	wh_prom_sample(o, "wmap_webhook_last_build_seconds", (double)atomic_load(&cl->last_build_us) / 1e6, NULL);
 }

@@ -8,7 +8,8 @@
  * by this process's own clock (so clock skew between replicas does not matter), again with
  * an update guarded by resourceVersion, so two candidates cannot both win. On a clean stop
  * the leader gives the Lease up (holderIdentity emptied), so the next one takes over within
- * one retry. Only the leader writes the webhook configurations. */
+ * one retry. Only the leader writes to the cluster: every controller asks wh_leader_is before
+ * each write. The on-lead callback (main.c's) kicks the controllers. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,8 @@ static void *leader_main(void *arg)
 	return NULL;
 }
 
+static void leader_metrics(void *ctx, wmap_buf *o);
+
 int wh_leader_start(wh_leader **out, const wmap_kube_config *cfg, const char *ns,
 		    void (*on_lead)(void *ctx), void *ctx, wmap_error *err)
 {
@@ -234,6 +237,10 @@ int wh_leader_start(wh_leader **out, const wmap_kube_config *cfg, const char *ns
 	snprintf(L->coll, sizeof(L->coll), "/apis/coordination.k8s.io/v1/namespaces/%s/leases", L->ns);
 	snprintf(L->path, sizeof(L->path), "%s/%s", L->coll, L->name);
 	clock_gettime(CLOCK_MONOTONIC, &L->seen_at);
+	if ((rc = wh_metrics_provide("/metrics", leader_metrics, L)) != 0) {
+		wmap_error_set(err, rc, "too many metrics providers");
+		goto fail;
+	}
 	if (pthread_create(&L->thread, NULL, leader_main, L) != 0) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "cannot start the leader election thread");
 		goto fail;
@@ -258,29 +265,20 @@ void wh_leader_stop(wh_leader *L)
 	atomic_store(&L->stop, 1);
 	if (L->started)
 		pthread_join(L->thread, NULL);
+	wh_metrics_withdraw(L);
 	wmap_kube_client_free(L->client);
 	free(L);
 }
 
-char *wh_leader_metrics(const wh_leader *L)
+/* The election's families (wh_metrics_fn). */
+static void leader_metrics(void *ctx, wmap_buf *o)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	fprintf(f, "# HELP wmap_webhook_leader 1 while this replica holds the Lease (and may write).\n"
-		   "# TYPE wmap_webhook_leader gauge\nwmap_webhook_leader %d\n"
-		   "# HELP wmap_webhook_leader_acquired_total Times this replica became the leader.\n"
-		   "# TYPE wmap_webhook_leader_acquired_total counter\n"
-		   "wmap_webhook_leader_acquired_total %u\n"
-		   "# HELP wmap_webhook_leader_renew_failures_total Rounds in which the leader could "
-		   "not renew.\n# TYPE wmap_webhook_leader_renew_failures_total counter\n"
-		   "wmap_webhook_leader_renew_failures_total %u\n",
-		wh_leader_is(L), atomic_load(&L->transitions), atomic_load(&L->renew_failures));
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	const wh_leader *L = ctx;
+	wh_prom_family(o, "wmap_webhook_leader", "gauge", "1 while this replica holds the Lease (and may write).");
+	wh_prom_sample(o, "wmap_webhook_leader", wh_leader_is(L), NULL);
+	wh_prom_family(o, "wmap_webhook_leader_acquired_total", "counter", "Times this replica became the leader.");
+	wh_prom_sample(o, "wmap_webhook_leader_acquired_total", atomic_load(&L->transitions), NULL);
+	wh_prom_family(o, "wmap_webhook_leader_renew_failures_total", "counter",
+		       "Rounds in which the leader could not renew.");
+	wh_prom_sample(o, "wmap_webhook_leader_renew_failures_total", atomic_load(&L->renew_failures), NULL);
 }

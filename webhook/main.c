@@ -1,5 +1,13 @@
-/* wmap-webhook: the admission server's entry point: options, start-up, file reloads,
- * signals. */
+/* wmap-webhook: the entry point, and the one place that wires the parts together.
+ *
+ * main.c reads the options, loads what the server starts with into the state in force
+ * (inforce.c), and starts the parts in a known order: the HTTP server (server.c), the
+ * watches (cluster.c, the only writer of the state in force with a cluster), the leader
+ * election (leader.c), then every controller of the table below, then the file reloads.
+ * No part starts or calls another: main.c listens to the state in force and to the leader,
+ * and kicks the controllers. On SIGTERM it stops them in the reverse order: the server
+ * drains, the reloads and the watches stop (nothing is published any more), the controllers
+ * stop from the last to the first, the leader gives the Lease up. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -73,18 +81,31 @@ static int parse_num(const char *s, unsigned long long max, unsigned long long *
 	return 0;
 }
 
+/* The controllers, in start order (stopped in the reverse order). A controller is a file
+ * defining a wh_controller (webhook.h) and its two lines here: the declaration and the row. */
+extern const wh_controller wh_reconcile_controller; /* webhook configuration rules, statuses */
+extern const wh_controller wh_audit_controller;     /* policy reports */
+static const wh_controller *const controllers[] = {
+	&wh_reconcile_controller,
+	&wh_audit_controller,
+};
+#define N_CONTROLLERS (sizeof(controllers) / sizeof(controllers[0]))
+
 typedef struct reloader {
-	wh_server *srv;
+	const wh_options *opt;
+	wh_inforce *inforce;
+	wh_cluster *cluster; /* NULL without a cluster: the policy file is published here */
 	wh_filesig cert, key, policy;
 	wh_filesig cert_failed, policy_failed; /* last bad versions, reported once */
 	pthread_t thread;
+	int started;
 	pthread_mutex_t lock; /* the reload thread and SIGHUP in the main thread */
 	atomic_int stop;
 } reloader;
 
 static void reload_certs(reloader *rl, int force)
 {
-	const wh_options *o = &rl->srv->opt;
+	const wh_options *o = rl->opt;
 	wh_filesig c = wh_filesig_of(o->cert), k = wh_filesig_of(o->key);
 	if (!force && wh_filesig_same(&c, &rl->cert) && wh_filesig_same(&k, &rl->key))
 		return;
@@ -113,7 +134,7 @@ static void reload_certs(reloader *rl, int force)
 
 static void reload_policy(reloader *rl, int force)
 {
-	const char *path = rl->srv->opt.policy;
+	const char *path = rl->opt->policy;
 	if (!path)
 		return;
 	wh_filesig p = wh_filesig_of(path);
@@ -124,12 +145,12 @@ static void reload_policy(reloader *rl, int force)
 	if (wmap_policy_set_load(&set, path, &err) == 0) {
 		rl->policy = p;
 		memset(&rl->policy_failed, 0, sizeof(rl->policy_failed));
-		if (rl->srv->cluster) {
+		if (rl->cluster) {
 			wmap_policy_set_free(set); /* merged with the cluster's by the builder */
-			set = NULL;
-			wh_cluster_policy_file_changed(rl->srv->cluster);
+			wh_cluster_policy_file_changed(rl->cluster);
 		} else {
-			wh_policy_swap(rl->srv, set);
+			wh_update u = { .what = WH_STATE_POLICIES, .policies = set };
+			wh_inforce_publish(rl->inforce, &u);
 		}
 		wh_metrics_reload("policy", 1);
 		json_t *f = json_pack("{s:s}", "file", path);
@@ -148,7 +169,7 @@ static void *reload_loop(void *arg)
 {
 	reloader *rl = arg;
 	while (!rl->stop) {
-		unsigned ms = rl->srv->opt.reload_ms;
+		unsigned ms = rl->opt->reload_ms;
 		struct timespec t = { ms / 1000, (long)(ms % 1000) * 1000000L };
 		nanosleep(&t, NULL);
 		if (rl->stop)
@@ -368,12 +389,66 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Loads what the server starts with: the certificate, the definitions (compiled, one engine
- * per poll thread), the cluster's configuration (*kcfg, NULL without a cluster) and the policy
- * file. Returns 0, or -1 having logged why. */
-static int load_inputs(wh_server *srv, reloader *rl, wmap_kube_config **kcfg)
+/* The cluster to talk to: --kubeconfig FILE, else the service account when running in a pod
+ * (KUBERNETES_SERVICE_HOST), else none (*out NULL: files only; also with --no-cluster).
+ * The caller owns *out. */
+static int kube_config(wmap_kube_config **out, const wh_options *o, wmap_error *err)
 {
-	const wh_options *o = &srv->opt;
+	wmap_kube_overrides ov = { 0 };
+	const char *host = getenv("KUBERNETES_SERVICE_HOST");
+	*out = NULL;
+	if (o->no_cluster)
+		return 0;
+	if (o->kubeconfig)
+		ov.kubeconfig = o->kubeconfig;
+	else if (!host || !host[0])
+		return 0; /* neither a kubeconfig nor a pod: files only */
+	return wmap_kubeconfig_load(out, &ov, err);
+}
+
+/* The running parts. */
+typedef struct app {
+	wh_server srv;
+	wh_inforce *inforce;
+	wmap_kube_config *kube; /* NULL without a cluster */
+	wh_cluster *cluster;
+	wh_leader *leader;
+	wh_env env; /* what every controller is given */
+	reloader rl;
+	pthread_mutex_t ctl_lock; /* kicks against stops */
+	void *ctl[N_CONTROLLERS]; /* the controllers' handles; NULL: not running */
+} app;
+
+/* Kicks every running controller with what (never blocks: a kick only notes the work). */
+static void kick_all(app *a, unsigned what)
+{
+	pthread_mutex_lock(&a->ctl_lock);
+	for (size_t i = 0; i < N_CONTROLLERS; i++)
+		if (a->ctl[i])
+			controllers[i]->kick(a->ctl[i], what);
+	pthread_mutex_unlock(&a->ctl_lock);
+}
+
+/* The state in force changed (wh_inforce_listener): the watches published a build. */
+static void on_state(void *ctx, unsigned what)
+{
+	kick_all(ctx, what);
+}
+
+/* This replica took the Lease (the leader's callback, on its thread). */
+static void on_lead(void *ctx)
+{
+	kick_all(ctx, WH_KICK_LEAD);
+}
+
+/* Loads what the server starts with into the state in force: the certificate, the
+ * definitions (compiled, one engine per poll thread), the policy file; and the cluster's
+ * configuration (a->kube, NULL without a cluster). Returns 0, or -1 having logged why. */
+static int load_inputs(app *a)
+{
+	const wh_options *o = &a->srv.opt;
+	reloader *rl = &a->rl;
+	wh_update u = { .what = WH_STATE_DEFS | WH_STATE_POLICIES };
 	wmap_error err;
 	char msg[512];
 	if (wh_tls_load(o->cert, o->key, msg, sizeof(msg)) != 0) {
@@ -392,67 +467,108 @@ static int load_inputs(wh_server *srv, reloader *rl, wmap_kube_config **kcfg)
 		wmap_registry_free(reg);
 		return -1;
 	}
-	if (wh_cluster_config(kcfg, o, &err) != 0) {
+	if (kube_config(&a->kube, o, &err) != 0) {
 		wh_logf("error", "cluster: %s", err.message);
 		wmap_registry_free(reg);
 		return -1;
 	}
 	if (o->policy) {
-		wmap_policy_set *ps = NULL;
-		if (wmap_policy_set_load(&ps, o->policy, &err)) {
+		if (wmap_policy_set_load(&u.policies, o->policy, &err)) {
 			wh_logf("error", "policy: %s", err.message);
+			wmap_registry_free(reg);
 			return -1;
 		}
-		wh_policy_swap(srv, ps);
 		rl->policy = wh_filesig_of(o->policy);
 		wh_metrics_reload("policy", 1);
 	}
 	/* One engine per poll thread, every definition compiled now (readiness waits). */
-	if (wh_defs_prepare(&srv->defs, reg, o->threads, &err)) {
+	if (wh_inforce_new(&a->inforce, o->threads, &err) != 0 ||
+	    wh_defs_prepare(&u.defs, reg, o->threads, &err) != 0) {
 		wh_logf("error", "compiling definitions: %s", err.message);
+		wmap_policy_set_free(u.policies);
+		return -1;
+	}
+	if (wh_inforce_publish(a->inforce, &u) != 0) {
+		wh_logf("error", "out of memory");
 		return -1;
 	}
 	return 0;
 }
 
-/* Starts serving, the cluster watch (kcfg, taken; NULL without a cluster) and the reload
- * thread. Returns 0, or -1 having logged why. */
-static int start_serving(wh_server *srv, reloader *rl, wmap_kube_config *kcfg)
+/* Starts the watches, the leader election and the controllers, in that order. Returns 0,
+ * or -1 having logged why. */
+static int start_cluster(app *a)
 {
+	const wmap_kube_config *cfg = a->kube;
 	wmap_error err;
-	if (wh_server_start(srv))
-		return -1;
-	/* With a cluster, /readyz waits for the first sync (or --sync-timeout). */
-	if (kcfg && wh_cluster_start(&srv->cluster, srv, kcfg, &err) != 0) {
+	if (wh_inforce_listen(a->inforce, on_state, a) != 0 ||
+	    wh_cluster_start(&a->cluster, &a->srv.opt, a->inforce, cfg, &err) != 0) {
 		wh_logf("error", "cluster: %s", err.message);
 		return -1;
 	}
-	if (pthread_create(&rl->thread, NULL, reload_loop, rl) != 0) {
+	a->rl.cluster = a->cluster;
+	/* The Lease lives in the webhook's namespace: the pod's, or the kubeconfig context's
+	 * when it names one, else wmap-system. */
+	if (wh_leader_start(&a->leader, cfg,
+			    cfg->in_cluster || cfg->namespace_explicit ? cfg->namespace_ : "wmap-system",
+			    on_lead, a, &err) != 0) {
+		wh_logf("error", "leader election: %s", err.message);
+		return -1;
+	}
+	a->env = (wh_env){ .opt = &a->srv.opt, .inforce = a->inforce, .kube = cfg, .leader = a->leader };
+	for (size_t i = 0; i < N_CONTROLLERS; i++) {
+		void *self = NULL;
+		if (controllers[i]->start(&self, &a->env, &err) != 0) {
+			wh_logf("error", "%s: %s", controllers[i]->name, err.message);
+			return -1;
+		}
+		pthread_mutex_lock(&a->ctl_lock);
+		a->ctl[i] = self;
+		pthread_mutex_unlock(&a->ctl_lock);
+	}
+	return 0;
+}
+
+/* Starts serving, the cluster's parts (with a cluster) and the reload thread. Returns 0, or
+ * -1 having logged why. */
+static int start_serving(app *a)
+{
+	wh_server *srv = &a->srv;
+	srv->inforce = a->inforce;
+	if (wh_server_start(srv))
+		return -1;
+	/* With a cluster, /readyz waits for the first sync (or --sync-timeout). */
+	if (a->kube && start_cluster(a) != 0)
+		return -1;
+	if (pthread_create(&a->rl.thread, NULL, reload_loop, &a->rl) != 0) {
 		wh_logf("error", "cannot start the reload thread");
 		return -1;
 	}
+	a->rl.started = 1;
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	if (di && di->port)
 		srv->opt.port = di->port;
-	if (!srv->cluster) {
-		srv->ready = 1;
+	if (!a->kube) {
+		wh_inforce_set_ready(a->inforce);
 		wh_metrics_set_ready(1);
 	}
 	return 0;
 }
 
 /* Logs that the server listens, how it is set up and how long start-up took (since t0). */
-static void log_started(const wh_server *srv, const struct timespec *t0)
+static void log_started(app *a, const struct timespec *t0)
 {
-	const wh_options *o = &srv->opt;
+	const wh_options *o = &a->srv.opt;
 	struct timespec t1;
+	wh_state *st = wh_inforce_acquire(a->inforce);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	json_t *f = json_pack("{s:i, s:i, s:i, s:s, s:f}", "port", o->port, "threads",
-			      (int)o->threads, "definitions", (int)wmap_registry_count(srv->defs->reg),
+			      (int)o->threads, "definitions", (int)wmap_registry_count(st->defs->reg),
 			      "gangScheduler", wmap_gang_scheduler_name(o->scheduler), "startMs",
 			      (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
 				      (double)(t1.tv_nsec - t0->tv_nsec) / 1e6);
-	wh_log("info", srv->cluster ? "listening; ready once synced" : "ready", f);
+	wh_inforce_release(st);
+	wh_log("info", a->kube ? "listening; ready once synced" : "ready", f);
 	json_decref(f);
 	if (o->null_admission)
 		wh_logf("warn", "--null-admission: every review is allowed unchanged (benchmarks "
@@ -512,39 +628,48 @@ static void shutdown_delay(wh_server *s, const sigset_t *set)
 	}
 }
 
-/* Drains the requests in flight (up to --drain-timeout), then stops the threads and frees
- * what the server holds. */
-static void shut_down(wh_server *srv, reloader *rl)
+/* Drains the requests in flight (up to --drain-timeout), then stops the parts in the reverse
+ * order of their start and frees what they hold. Also after a failed start (every step
+ * takes what was not started). */
+static void shut_down(app *a)
 {
-	rl->stop = 1;
-	wh_server_drain(srv);
-	pthread_join(rl->thread, NULL);
-	wh_cluster_stop(srv->cluster);
-	srv->cluster = NULL;
-	wh_defs_free(srv->defs);
-	srv->defs = NULL;
-	wh_policy_swap(srv, NULL);
-	pthread_mutex_lock(&srv->lock);
-	if (srv->policy) {
-		wmap_policy_set_free(srv->policy->set);
-		free(srv->policy);
-		srv->policy = NULL;
+	a->rl.stop = 1;
+	if (a->srv.daemon)
+		wh_server_drain(&a->srv);
+	if (a->rl.started)
+		pthread_join(a->rl.thread, NULL);
+	/* The watches first: nothing is published, so nothing kicks a controller any more. */
+	wh_cluster_stop(a->cluster);
+	a->cluster = NULL;
+	for (size_t i = N_CONTROLLERS; i-- > 0;) {
+		pthread_mutex_lock(&a->ctl_lock);
+		void *self = a->ctl[i];
+		a->ctl[i] = NULL; /* no kick reaches it from here on */
+		pthread_mutex_unlock(&a->ctl_lock);
+		if (self)
+			controllers[i]->stop(self);
 	}
-	pthread_mutex_unlock(&srv->lock);
+	/* After the controllers: they ask the leader whether they may write. */
+	wh_leader_stop(a->leader);
+	a->leader = NULL;
+	wmap_kubeconfig_free(a->kube);
+	a->kube = NULL;
+	wh_inforce_free(a->inforce);
+	a->inforce = NULL;
 	wh_tls_free_all();
 	wh_logf("info", "stopped");
 }
 
 int main(int argc, char **argv)
 {
-	static wh_server srv;
+	static app a;
 	cli c = { 0 };
 	int rc = parse_options(&c, argc, argv);
 	if (rc < 0)
 		rc = check_options(&c.opt, argc);
 	if (rc >= 0)
 		return rc;
-	srv.opt = c.opt;
+	a.srv.opt = c.opt;
 
 	sigset_t set;
 	block_signals(&set);
@@ -557,18 +682,23 @@ int main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	mallopt(M_MMAP_THRESHOLD, 16 << 20);
 	wh_metrics_init();
-	pthread_mutex_init(&srv.lock, NULL);
-	reloader rl = { .srv = &srv, .lock = PTHREAD_MUTEX_INITIALIZER };
-	wmap_kube_config *kcfg = NULL;
-	if (load_inputs(&srv, &rl, &kcfg) != 0 || start_serving(&srv, &rl, kcfg) != 0)
+	pthread_mutex_init(&a.ctl_lock, NULL);
+	pthread_mutex_init(&a.rl.lock, NULL);
+	a.rl.opt = &a.srv.opt;
+	if (load_inputs(&a) != 0)
 		return 1;
-	log_started(&srv, &t0);
-	if (c.ready_file && write_ready_file(c.ready_file, srv.opt.port) != 0)
+	a.rl.inforce = a.inforce;
+	if (start_serving(&a) != 0) {
+		shut_down(&a);
+		return 1;
+	}
+	log_started(&a, &t0);
+	if (c.ready_file && write_ready_file(c.ready_file, a.srv.opt.port) != 0)
 		wh_logf("warn", "cannot write %s", c.ready_file);
 
-	run_until_stopped(&rl, &set);
-	if (srv.opt.shutdown_delay_s > 0)
-		shutdown_delay(&srv, &set);
-	shut_down(&srv, &rl);
+	run_until_stopped(&a.rl, &set);
+	if (a.srv.opt.shutdown_delay_s > 0)
+		shutdown_delay(&a.srv, &set);
+	shut_down(&a);
 	return 0;
 }

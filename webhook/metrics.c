@@ -1,8 +1,14 @@
 /* wmap-webhook: Prometheus metrics, text exposition format 0.0.4.
  *
- * Counters live behind one mutex: a request touches it twice for a few nanoseconds, far
- * below the cost of the TLS record around it. Label sets are bounded (kinds the request
+ * Three things: the request metrics the HTTP server counts, the table of metrics providers
+ * (each part registers a function that writes its own families; GET /metrics, or the path a
+ * provider names, renders them in order), and the one writer of the text format that every
+ * provider uses (wh_prom_family, wh_prom_sample).
+ *
+ * Request counters live behind one mutex: a request touches it twice for a few nanoseconds,
+ * far below the cost of the TLS record around it. Label sets are bounded (kinds the request
  * names are free text, so past MAX_SERIES new ones are counted as kind="other"). */
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,8 +62,12 @@ static struct {
 	size_t n_viol;
 } m = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+static void request_metrics(void *ctx, wmap_buf *o);
+
 void wh_metrics_init(void)
 {
+	/* The request metrics come first on /metrics. */
+	wh_metrics_provide("/metrics", request_metrics, NULL);
 }
 
 static void bump(series *tab, size_t *n, size_t cap, const char *const keys[4])
@@ -197,126 +207,206 @@ void wh_metrics_set_ready(int ready)
 	pthread_mutex_unlock(&m.lock);
 }
 
-/* The exposition text: a few hundred series at most (the tables above are capped). */
-#define METRICS_TEXT_MAX ((size_t)16 << 20)
+/* ---- the Prometheus text writer -------------------------------------------------- */
 
-/* Label values are escaped as the format requires (\\, \", \n). */
-static const char *esc(char *buf, size_t len, const char *s)
+/* Appends s escaped as a label value (\\, \", \n) or, with help set, as HELP text (\\, \n). */
+static void put_escaped(wmap_buf *o, const char *s, int help)
 {
-	size_t n = 0;
-	for (; *s && n + 3 < len; s++) {
-		if (*s == '\\' || *s == '"') {
-			buf[n++] = '\\';
-			buf[n++] = *s;
-		} else if (*s == '\n') {
-			buf[n++] = '\\';
-			buf[n++] = 'n';
-		} else {
-			buf[n++] = *s;
-		}
+	const char *run = s;
+	for (; *s; s++) {
+		if (*s != '\\' && *s != '\n' && (help || *s != '"'))
+			continue;
+		const char esc[3] = { '\\', *s == '\n' ? 'n' : *s, '\0' };
+		wmap_buf_add(o, run, (size_t)(s - run));
+		wmap_buf_add(o, esc, 2);
+		run = s + 1;
 	}
-	buf[n] = '\0';
-	return buf;
+	wmap_buf_add(o, run, (size_t)(s - run));
 }
+
+void wh_prom_family(wmap_buf *o, const char *name, const char *type, const char *help)
+{
+	wmap_buf_addf(o, "# HELP %s ", name);
+	put_escaped(o, help, 1);
+	wmap_buf_addf(o, "\n# TYPE %s %s\n", name, type);
+}
+
+void wh_prom_sample(wmap_buf *o, const char *name, double value, ...)
+{
+	va_list ap;
+	const char *label;
+	int n = 0;
+	wmap_buf_adds(o, name);
+	va_start(ap, value);
+	while ((label = va_arg(ap, const char *)) != NULL) {
+		const char *v = va_arg(ap, const char *);
+		wmap_buf_addf(o, "%s%s=\"", n++ ? "," : "{", label);
+		put_escaped(o, v ? v : "", 0);
+		wmap_buf_addc(o, '"');
+	}
+	va_end(ap);
+	if (n)
+		wmap_buf_addc(o, '}');
+	/* Counts are integers: written as such up to 2^53 (%g would round them). */
+	if (isnan(value))
+		wmap_buf_adds(o, " NaN\n");
+	else if (isinf(value))
+		wmap_buf_adds(o, value > 0 ? " +Inf\n" : " -Inf\n");
+	else if (value == floor(value) && fabs(value) < 9007199254740992.0)
+		wmap_buf_addf(o, " %.0f\n", value);
+	else
+		wmap_buf_addf(o, " %.9g\n", value);
+}
+
+/* ---- the providers ---------------------------------------------------------------- */
+
+#define MAX_PROVIDERS 32
+#define PATH_MAX_LEN 64
+/* The exposition of one path: a few hundred series for /metrics (the tables above are
+ * capped); a provider of its own path may write far more (a series per workload). */
+#define METRICS_TEXT_MAX ((size_t)256 << 20)
+
+static struct {
+	pthread_mutex_t lock; /* held while providers render: withdraw waits for them */
+	struct {
+		char path[PATH_MAX_LEN];
+		wh_metrics_fn fn;
+		void *ctx;
+	} p[MAX_PROVIDERS];
+	size_t n;
+} providers = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int wh_metrics_provide(const char *path, wh_metrics_fn fn, void *ctx)
+{
+	int rc = 0;
+	if (strlen(path) >= PATH_MAX_LEN || strncmp(path, "/metrics", 8) != 0)
+		return WMAP_EINVAL;
+	pthread_mutex_lock(&providers.lock);
+	if (providers.n < MAX_PROVIDERS) {
+		snprintf(providers.p[providers.n].path, PATH_MAX_LEN, "%s", path);
+		providers.p[providers.n].fn = fn;
+		providers.p[providers.n++].ctx = ctx;
+	} else {
+		rc = WMAP_ELIMIT;
+	}
+	pthread_mutex_unlock(&providers.lock);
+	return rc;
+}
+
+void wh_metrics_withdraw(void *ctx)
+{
+	pthread_mutex_lock(&providers.lock);
+	size_t j = 0;
+	for (size_t i = 0; i < providers.n; i++)
+		if (providers.p[i].ctx != ctx)
+			providers.p[j++] = providers.p[i];
+	providers.n = j;
+	pthread_mutex_unlock(&providers.lock);
+}
+
+char *wh_metrics_render(const char *path, size_t *len, int *found)
+{
+	wmap_buf o = WMAP_BUF_INIT(METRICS_TEXT_MAX, 8192);
+	*found = 0;
+	*len = 0;
+	pthread_mutex_lock(&providers.lock);
+	for (size_t i = 0; i < providers.n; i++) {
+		if (strcmp(providers.p[i].path, path) != 0)
+			continue;
+		*found = 1;
+		providers.p[i].fn(providers.p[i].ctx, &o);
+	}
+	pthread_mutex_unlock(&providers.lock);
+	if (!*found)
+		return NULL;
+	return wmap_buf_take(&o, len); /* no series at all is an empty text, not a failure */
+}
+
+/* ---- the request metrics ---------------------------------------------------------- */
 
 /* wmap_policy_violations, with the lock held. */
 static void render_violations(wmap_buf *o)
 {
-	char a[300], b[300];
-	wmap_buf_addf(o, "# HELP wmap_policy_violations Workloads admitted or denied at /validate "
-			 "that violated a policy, by policy, action (deny, warn, audit: each of the "
-			 "policy's validationActions) and namespace; dry runs not counted.\n"
-			 "# TYPE wmap_policy_violations counter\n");
+	wh_prom_family(o, "wmap_policy_violations", "counter",
+		       "Workloads admitted or denied at /validate that violated a policy, by policy, "
+		       "action (deny, warn, audit: each of the policy's validationActions) and "
+		       "namespace; dry runs not counted.");
 	for (size_t i = 0; i < m.n_viol; i++)
-		wmap_buf_addf(o, "wmap_policy_violations{policy=\"%s\",action=\"%s\",namespace=\"%s\"} "
-				 "%llu\n",
-			      esc(a, sizeof(a), m.viol[i].policy), action_labels[m.viol[i].action],
-			      esc(b, sizeof(b), m.viol[i].ns), m.viol[i].count);
+		wh_prom_sample(o, "wmap_policy_violations", (double)m.viol[i].count, "policy",
+			       m.viol[i].policy, "action", action_labels[m.viol[i].action], "namespace",
+			       m.viol[i].ns, NULL);
 }
 
-char *wh_metrics_render(long inflight)
+/* The request metrics (wh_metrics_fn). */
+static void request_metrics(void *ctx, wmap_buf *o)
 {
-	wmap_buf o = WMAP_BUF_INIT(METRICS_TEXT_MAX, 8192);
-	char a[300], b[300], c[300], d[300];
 	static const char *const codes[6] = { "200", "400", "404", "413", "503", "other" };
+	static const char *const what[2] = { "certificate", "policy" };
+	(void)ctx;
 	pthread_mutex_lock(&m.lock);
-	wmap_buf_addf(&o, "# HELP wmap_webhook_requests_total Admission reviews answered, by endpoint, "
-			  "workload kind, operation and result (patched, allowed, denied, failopen).\n"
-			  "# TYPE wmap_webhook_requests_total counter\n");
+	wh_prom_family(o, "wmap_webhook_requests_total", "counter",
+		       "Admission reviews answered, by endpoint, workload kind, operation and result "
+		       "(patched, allowed, denied, failopen).");
 	for (size_t i = 0; i < m.n_req; i++)
-		wmap_buf_addf(&o, "wmap_webhook_requests_total{endpoint=\"%s\",kind=\"%s\",operation=\"%s\","
-				  "result=\"%s\"} %llu\n",
-			      esc(a, sizeof(a), m.req[i].key[0]),
-			      esc(b, sizeof(b), m.req[i].key[1]), esc(c, sizeof(c), m.req[i].key[2]),
-			      esc(d, sizeof(d), m.req[i].key[3]), m.req[i].count);
-	wmap_buf_addf(&o, "# HELP wmap_webhook_fail_open_total Reviews allowed unchanged because wmap "
-			  "could not process them, by reason.\n# TYPE wmap_webhook_fail_open_total counter\n");
+		wh_prom_sample(o, "wmap_webhook_requests_total", (double)m.req[i].count, "endpoint",
+			       m.req[i].key[0], "kind", m.req[i].key[1], "operation", m.req[i].key[2],
+			       "result", m.req[i].key[3], NULL);
+	wh_prom_family(o, "wmap_webhook_fail_open_total", "counter",
+		       "Reviews allowed unchanged because wmap could not process them, by reason.");
 	for (size_t i = 0; i < m.n_failopen; i++)
-		wmap_buf_addf(&o, "wmap_webhook_fail_open_total{endpoint=\"%s\",reason=\"%s\"} %llu\n",
-			      m.failopen[i].key[0], esc(a, sizeof(a), m.failopen[i].key[1]),
-			      m.failopen[i].count);
-	wmap_buf_addf(&o, "# HELP wmap_webhook_http_responses_total HTTP responses by endpoint and code.\n"
-			  "# TYPE wmap_webhook_http_responses_total counter\n");
+		wh_prom_sample(o, "wmap_webhook_fail_open_total", (double)m.failopen[i].count,
+			       "endpoint", m.failopen[i].key[0], "reason", m.failopen[i].key[1], NULL);
+	wh_prom_family(o, "wmap_webhook_http_responses_total", "counter",
+		       "HTTP responses by endpoint and code.");
 	for (int e = 0; e < WH_EP_COUNT; e++)
 		for (int s = 0; s < 6; s++)
 			if (m.status[e][s])
-				wmap_buf_addf(&o, "wmap_webhook_http_responses_total{endpoint=\"%s\",code=\"%s\"} "
-						  "%llu\n",
-					      endpoints[e], codes[s], m.status[e][s]);
-	wmap_buf_addf(&o, "# HELP wmap_webhook_request_duration_seconds Time from the request headers to "
-			  "the last response byte.\n# TYPE wmap_webhook_request_duration_seconds histogram\n");
+				wh_prom_sample(o, "wmap_webhook_http_responses_total", (double)m.status[e][s],
+					       "endpoint", endpoints[e], "code", codes[s], NULL);
+	wh_prom_family(o, "wmap_webhook_request_duration_seconds", "histogram",
+		       "Time from the request headers to the last response byte.");
 	for (int e = 0; e < WH_EP_COUNT; e++) {
 		unsigned long long cum = 0;
+		char le[32];
 		for (int bi = 0; bi < N_BUCKETS; bi++) {
 			cum += m.hist[e][bi];
-			wmap_buf_addf(&o, "wmap_webhook_request_duration_seconds_bucket{endpoint=\"%s\",le=\"%g\"}"
-					  " %llu\n",
-				      endpoints[e], buckets[bi], cum);
+			snprintf(le, sizeof(le), "%g", buckets[bi]);
+			wh_prom_sample(o, "wmap_webhook_request_duration_seconds_bucket", (double)cum,
+				       "endpoint", endpoints[e], "le", le, NULL);
 		}
 		cum += m.hist[e][N_BUCKETS];
-		wmap_buf_addf(&o, "wmap_webhook_request_duration_seconds_bucket{endpoint=\"%s\",le=\"+Inf\"} "
-				  "%llu\n",
-			      endpoints[e], cum);
-		wmap_buf_addf(&o, "wmap_webhook_request_duration_seconds_sum{endpoint=\"%s\"} %.9f\n",
-			      endpoints[e], m.hist_sum[e]);
-		wmap_buf_addf(&o, "wmap_webhook_request_duration_seconds_count{endpoint=\"%s\"} %llu\n",
-			      endpoints[e], m.hist_count[e]);
+		wh_prom_sample(o, "wmap_webhook_request_duration_seconds_bucket", (double)cum,
+			       "endpoint", endpoints[e], "le", "+Inf", NULL);
+		wh_prom_sample(o, "wmap_webhook_request_duration_seconds_sum", m.hist_sum[e],
+			       "endpoint", endpoints[e], NULL);
+		wh_prom_sample(o, "wmap_webhook_request_duration_seconds_count",
+			       (double)m.hist_count[e], "endpoint", endpoints[e], NULL);
 	}
-	wmap_buf_addf(&o, "# HELP wmap_webhook_patches_total Responses that carried a JSON Patch.\n"
-			  "# TYPE wmap_webhook_patches_total counter\nwmap_webhook_patches_total %llu\n"
-			  "# HELP wmap_webhook_patch_operations_total JSON Patch operations sent.\n"
-			  "# TYPE wmap_webhook_patch_operations_total counter\n"
-			  "wmap_webhook_patch_operations_total %llu\n"
-			  "# HELP wmap_webhook_patch_bytes_total JSON Patch bytes sent (before base64).\n"
-			  "# TYPE wmap_webhook_patch_bytes_total counter\nwmap_webhook_patch_bytes_total %llu\n",
-		      m.patches, m.patch_ops, m.patch_bytes);
-	wmap_buf_addf(&o, "# HELP wmap_webhook_reloads_total File reloads by file and result; a failed "
-			  "reload keeps the last good file in force.\n"
-			  "# TYPE wmap_webhook_reloads_total counter\n");
-	static const char *const what[2] = { "certificate", "policy" };
+	wh_prom_family(o, "wmap_webhook_patches_total", "counter", "Responses that carried a JSON Patch.");
+	wh_prom_sample(o, "wmap_webhook_patches_total", (double)m.patches, NULL);
+	wh_prom_family(o, "wmap_webhook_patch_operations_total", "counter", "JSON Patch operations sent.");
+	wh_prom_sample(o, "wmap_webhook_patch_operations_total", (double)m.patch_ops, NULL);
+	wh_prom_family(o, "wmap_webhook_patch_bytes_total", "counter", "JSON Patch bytes sent (before base64).");
+	wh_prom_sample(o, "wmap_webhook_patch_bytes_total", (double)m.patch_bytes, NULL);
+	wh_prom_family(o, "wmap_webhook_reloads_total", "counter",
+		       "File reloads by file and result; a failed reload keeps the last good file in force.");
 	for (int w = 0; w < 2; w++) {
-		wmap_buf_addf(&o, "wmap_webhook_reloads_total{file=\"%s\",result=\"success\"} %llu\n",
-			      what[w], m.reload_ok[w]);
-		wmap_buf_addf(&o, "wmap_webhook_reloads_total{file=\"%s\",result=\"failure\"} %llu\n",
-			      what[w], m.reload_fail[w]);
+		wh_prom_sample(o, "wmap_webhook_reloads_total", (double)m.reload_ok[w], "file", what[w],
+			       "result", "success", NULL);
+		wh_prom_sample(o, "wmap_webhook_reloads_total", (double)m.reload_fail[w], "file",
+			       what[w], "result", "failure", NULL);
 	}
-	wmap_buf_addf(&o, "# HELP wmap_webhook_reload_last_failure_timestamp_seconds When a reload last "
-			  "failed (0 = never).\n# TYPE wmap_webhook_reload_last_failure_timestamp_seconds "
-			  "gauge\n");
+	wh_prom_family(o, "wmap_webhook_reload_last_failure_timestamp_seconds", "gauge",
+		       "When a reload last failed (0 = never).");
 	for (int w = 0; w < 2; w++)
-		wmap_buf_addf(&o, "wmap_webhook_reload_last_failure_timestamp_seconds{file=\"%s\"} %.0f\n",
-			      what[w], m.last_reload_fail[w]);
-	wmap_buf_addf(&o, "# HELP wmap_webhook_certificate_expiry_timestamp_seconds notAfter of the serving "
-			  "certificate in force.\n# TYPE wmap_webhook_certificate_expiry_timestamp_seconds "
-			  "gauge\nwmap_webhook_certificate_expiry_timestamp_seconds %.0f\n",
-		      m.cert_expiry);
-	wmap_buf_addf(&o, "# HELP wmap_webhook_ready 1 once every definition is compiled and the server "
-			  "accepts reviews.\n# TYPE wmap_webhook_ready gauge\nwmap_webhook_ready %d\n",
-		      m.ready);
-	render_violations(&o);
+		wh_prom_sample(o, "wmap_webhook_reload_last_failure_timestamp_seconds",
+			       m.last_reload_fail[w], "file", what[w], NULL);
+	wh_prom_family(o, "wmap_webhook_certificate_expiry_timestamp_seconds", "gauge",
+		       "notAfter of the serving certificate in force.");
+	wh_prom_sample(o, "wmap_webhook_certificate_expiry_timestamp_seconds", m.cert_expiry, NULL);
+	wh_prom_family(o, "wmap_webhook_ready", "gauge",
+		       "1 once every definition is compiled and the server accepts reviews.");
+	wh_prom_sample(o, "wmap_webhook_ready", m.ready, NULL);
+	render_violations(o);
 	pthread_mutex_unlock(&m.lock);
-	wmap_buf_addf(&o, "# HELP wmap_webhook_in_flight_requests Requests being read or answered.\n"
-			  "# TYPE wmap_webhook_in_flight_requests gauge\nwmap_webhook_in_flight_requests %ld\n",
-		      inflight);
-	return wmap_buf_take(&o, NULL);
 }

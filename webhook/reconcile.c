@@ -183,13 +183,17 @@ static unsigned validated_ops(const void *ctx, const char *kind)
 	return op & (WMAP_POLICY_OP_CREATE | WMAP_POLICY_OP_UPDATE);
 }
 
-json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc)
+/* The CREATE rules for the root kinds of reg that disc serves, sorted; a new array. */
+static json_t *mutating_rules(const wmap_registry *reg, const wmap_discovery *disc)
 {
 	return rules_for(reg, disc, create_only, NULL);
 }
 
-json_t *wh_validating_rules(const wmap_registry *reg, const wmap_discovery *disc,
-			    const wmap_policy_set *policies)
+/* The rules of the validating webhook: the root kinds of reg that disc serves and that a
+ * policy of policies (may be NULL) needing /validate matches, with those policies'
+ * operations, sorted; a new array (empty when no such policy). */
+static json_t *validating_rules(const wmap_registry *reg, const wmap_discovery *disc,
+				const wmap_policy_set *policies)
 {
 	return rules_for(reg, disc, validated_ops, policies);
 }
@@ -207,10 +211,9 @@ typedef struct cfg_target {
 #define KICK_RULES 1
 #define KICK_STATUS 2
 
-struct wh_reconciler {
-	wh_server *srv;
-	wh_cluster *cluster;
-	const wh_leader *leader; /* only while it leads does a round read or write anything */
+typedef struct wh_reconciler {
+	const wh_env *env;       /* env->leader: only while it leads does a round read or write */
+	const wh_leader *leader; /* env->leader */
 	wmap_kube_client *client;
 	wmap_discovery *disc;
 	pthread_t thread;
@@ -220,7 +223,7 @@ struct wh_reconciler {
 	atomic_int stop;
 	cfg_target mwc, vwc;
 	wh_status_writer status;
-};
+} wh_reconciler;
 
 static void log_error(cfg_target *t, const char *what, const wmap_error *err)
 {
@@ -317,37 +320,50 @@ done:
 /* One round: compute, compare, write when different (the rules with KICK_RULES in what,
  * the statuses with KICK_STATUS). Discovery is read again on the periodic rounds (a CRD may
  * have gone), and on a definition change only when a kind of it is not in the discovery at
- * hand (a full walk costs a request per group). */
+ * hand (a full walk costs a request per group). The state in force is held only while the
+ * rules are computed, never across a request: a publish waits for its readers. */
 static void reconcile_once(wh_reconciler *R, int what, int resync)
 {
 	wmap_error err;
-	json_t *mrules = NULL, *vrules = NULL;
+	json_t *mrules = NULL, *vrules = NULL, *k = NULL, *kv = NULL, *p = NULL, *pv = NULL;
 	if (!wh_leader_is(R->leader))
 		return; /* only the leader reads discovery and writes */
-	wh_defs *d = wh_defs_ref(R->srv);
-	wh_policy_ref *pol = wh_policy_acquire(R->srv);
-	if (!d)
-		goto done;
-	if (!R->disc ? wmap_discovery_load(&R->disc, R->client, 1, &err) != 0
-		     : (what & KICK_RULES) && (resync || !all_found(d->reg, R->disc)) &&
-			       wmap_discovery_refresh(R->disc, R->client, &err) != 0) {
+	wh_state *st = wh_inforce_acquire(R->env->inforce);
+	if (!st)
+		return;
+	int load = !R->disc;
+	int refresh = !load && (what & KICK_RULES) && (resync || !all_found(st->defs->reg, R->disc));
+	wh_inforce_release(st);
+	if (load ? wmap_discovery_load(&R->disc, R->client, 1, &err) != 0
+		 : refresh && wmap_discovery_refresh(R->disc, R->client, &err) != 0) {
 		log_error(&R->mwc, "discovery", &err);
-		goto done;
+		return;
 	}
+	if (!(st = wh_inforce_acquire(R->env->inforce)))
+		return;
 	if (what & KICK_RULES) {
-		if (!(mrules = wh_mutating_rules(d->reg, R->disc)) ||
-		    !(vrules = wh_validating_rules(d->reg, R->disc, pol ? pol->set : NULL)))
-			goto done;
+		mrules = mutating_rules(st->defs->reg, R->disc);
+		vrules = validating_rules(st->defs->reg, R->disc, st->policies);
+	}
+	if (what & KICK_STATUS) {
+		k = json_incref(st->kartas);
+		kv = json_incref(st->kverdicts);
+		p = json_incref(st->wpolicies);
+		pv = json_incref(st->pverdicts);
+	}
+	wh_inforce_release(st);
+	if (mrules && vrules) {
 		sync_rules(R, &R->mwc, mrules);
 		sync_rules(R, &R->vwc, vrules);
 	}
 	if (what & KICK_STATUS)
-		wh_status_sync(&R->status, R->client, R->disc, R->cluster, R->leader);
-done:
+		wh_status_sync(&R->status, R->client, R->disc, k, kv, p, pv, R->leader);
 	json_decref(mrules);
 	json_decref(vrules);
-	wh_policy_release(R->srv, pol);
-	wh_defs_release(d);
+	json_decref(k);
+	json_decref(kv);
+	json_decref(p);
+	json_decref(pv);
 }
 
 static long long mono_ms(void)
@@ -407,65 +423,70 @@ static void *reconcile_main(void *arg)
 	return NULL;
 }
 
-int wh_reconcile_start(wh_reconciler **out, wh_server *s, wh_cluster *cl,
-		       const wh_leader *leader, const wmap_kube_config *cfg, wmap_error *err)
+static void reconcile_metrics(void *ctx, wmap_buf *o);
+static void reconcile_stop(void *self);
+
+static int reconcile_start(void **self, const wh_env *env, wmap_error *err)
 {
 	wmap_kube_opts ko = { .timeout_ms = 10000, .max_retries = 2, .user_agent = "wmap-webhook/" WMAP_VERSION };
 	wh_reconciler *R = calloc(1, sizeof(*R));
 	int rc;
-	*out = NULL;
+	*self = NULL;
 	if (!R)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	pthread_mutex_init(&R->lock, NULL);
 	pthread_cond_init(&R->cond, NULL);
-	R->srv = s;
-	R->cluster = cl;
-	R->leader = leader;
+	R->env = env;
+	R->leader = env->leader;
 	R->mwc = (cfg_target){ .what = "mutating", .kind = "MutatingWebhookConfiguration", .path = MWC_PATH, .webhook = "pod-templates.wmap.io" };
 	R->vwc = (cfg_target){ .what = "validating", .kind = "ValidatingWebhookConfiguration", .path = VWC_PATH, .webhook = "policies.wmap.io" };
-	if ((rc = wmap_kube_client_new(&R->client, cfg, &ko, err)) != 0)
+	if ((rc = wmap_kube_client_new(&R->client, env->kube, &ko, err)) != 0)
 		goto fail;
+	if ((rc = wh_metrics_provide("/metrics", reconcile_metrics, R)) != 0) {
+		wmap_error_set(err, rc, "too many metrics providers");
+		goto fail;
+	}
 	R->kick = KICK_RULES | KICK_STATUS;
 	if (pthread_create(&R->thread, NULL, reconcile_main, R) != 0) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "cannot start the reconciler thread");
 		goto fail;
 	}
 	R->started = 1;
-	*out = R;
+	*self = R;
 	return 0;
 fail:
-	wh_reconcile_stop(R);
+	reconcile_stop(R);
 	return rc;
 }
 
 static void kick(wh_reconciler *R, int what)
 {
-	if (!R)
-		return;
 	pthread_mutex_lock(&R->lock);
 	R->kick |= what;
 	pthread_cond_signal(&R->cond);
 	pthread_mutex_unlock(&R->lock);
 }
 
-void wh_reconcile_kick(wh_reconciler *R)
+/* Definitions, policies or CRDs changed, or this replica leads now: rules and statuses.
+ * Only the objects changed (their statuses among them): statuses. */
+static void reconcile_kick(void *self, unsigned what)
 {
-	kick(R, KICK_RULES | KICK_STATUS);
+	if (what & (WH_STATE_DEFS | WH_STATE_POLICIES | WH_STATE_CRDS | WH_KICK_LEAD))
+		kick(self, KICK_RULES | KICK_STATUS);
+	else if (what & WH_STATE_OBJECTS)
+		kick(self, KICK_STATUS);
 }
 
-void wh_reconcile_kick_status(wh_reconciler *R)
+static void reconcile_stop(void *self)
 {
-	kick(R, KICK_STATUS);
-}
-
-void wh_reconcile_stop(wh_reconciler *R)
-{
+	wh_reconciler *R = self;
 	if (!R)
 		return;
 	atomic_store(&R->stop, 1);
-	wh_reconcile_kick(R);
+	kick(R, KICK_RULES | KICK_STATUS);
 	if (R->started)
 		pthread_join(R->thread, NULL);
+	wh_metrics_withdraw(R);
 	wmap_discovery_free(R->disc);
 	wh_status_writer_clear(&R->status);
 	wmap_kube_client_free(R->client);
@@ -474,11 +495,13 @@ void wh_reconcile_stop(wh_reconciler *R)
 	free(R);
 }
 
-char *wh_reconcile_metrics(const wh_reconciler *R)
+const wh_controller wh_reconcile_controller = { "reconciler", reconcile_start, reconcile_kick,
+						reconcile_stop };
+
+/* The two configurations' families, then the status writer's (wh_metrics_fn). */
+static void reconcile_metrics(void *ctx, wmap_buf *o)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	const wh_reconciler *R = ctx;
 	static const char *const help[][3] = {
 		{ "writes_total", "counter", "Updates of a webhook configuration's rules." },
 		{ "conflicts_total", "counter", "Updates refused with 409 (read again)." },
@@ -487,11 +510,10 @@ char *wh_reconcile_metrics(const wh_reconciler *R)
 		  "Rounds that left rules written by a newer version alone." },
 		{ "rules", "gauge", "Rules computed from what is in force." },
 	};
-	if (!f)
-		return NULL;
 	for (size_t m = 0; m < sizeof(help) / sizeof(help[0]); m++) {
-		fprintf(f, "# HELP wmap_webhook_config_%s %s\n# TYPE wmap_webhook_config_%s %s\n",
-			help[m][0], help[m][2], help[m][0], help[m][1]);
+		char name[64];
+		snprintf(name, sizeof(name), "wmap_webhook_config_%s", help[m][0]);
+		wh_prom_family(o, name, help[m][1], help[m][2]);
 		const cfg_target *ts[2] = { &R->mwc, &R->vwc };
 		for (int i = 0; i < 2; i++) {
 			const cfg_target *t = ts[i];
@@ -500,17 +522,8 @@ char *wh_reconcile_metrics(const wh_reconciler *R)
 				     : m == 2 ? atomic_load(&t->errors)
 				     : m == 3 ? atomic_load(&t->skipped_newer)
 					      : atomic_load(&t->rules);
-			fprintf(f, "wmap_webhook_config_%s{configuration=\"%s\"} %u\n", help[m][0],
-				t->what, v);
+			wh_prom_sample(o, name, v, "configuration", t->what, NULL);
 		}
 	}
-	char *st = wh_status_metrics(&R->status);
-	if (st)
-		fputs(st, f);
-	free(st);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	wh_status_metrics(&R->status, o);
 }

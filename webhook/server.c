@@ -1,10 +1,12 @@
 /* wmap-webhook: HTTP over TLS with libmicrohttpd (internal polling thread pool).
  *
- * The handler runs on MHD's poll threads. Each poll thread takes one prepared wmap_engine
- * the first time it serves a review and keeps it (libjq is not thread-safe, and compiling
+ * The handler runs on MHD's poll threads. A review takes the state in force (inforce.c) and
+ * its poll thread's prepared wmap_engine of it (libjq is not thread-safe, and compiling
  * costs ~25 ms, so no compile ever happens on the request path). The body is copied into
  * one buffer with a hard cap and parsed once (wmap_admission_parse: wmap_json_parse with
- * caps on depth, members and values, and the deadline) into jansson values. */
+ * caps on depth, members and values, and the deadline) into jansson values. GET /metrics
+ * (and any path a metrics provider serves) renders the providers (metrics.c). The server
+ * reads the state in force and writes metrics; it calls no other part. */
 #include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
@@ -34,45 +36,6 @@ static double since(const struct timespec *t0)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
-wh_policy_ref *wh_policy_acquire(wh_server *s)
-{
-	pthread_mutex_lock(&s->lock);
-	wh_policy_ref *p = s->policy;
-	if (p)
-		p->refs++;
-	pthread_mutex_unlock(&s->lock);
-	return p;
-}
-
-void wh_policy_release(wh_server *s, wh_policy_ref *p)
-{
-	if (!p)
-		return;
-	pthread_mutex_lock(&s->lock);
-	int last = --p->refs == 0;
-	pthread_mutex_unlock(&s->lock);
-	if (last) {
-		wmap_policy_set_free(p->set);
-		free(p);
-	}
-}
-
-void wh_policy_swap(wh_server *s, wmap_policy_set *set)
-{
-	wh_policy_ref *p = calloc(1, sizeof(*p));
-	if (!p) {
-		wmap_policy_set_free(set);
-		return;
-	}
-	p->set = set;
-	p->refs = 1; /* the server's own reference */
-	pthread_mutex_lock(&s->lock);
-	wh_policy_ref *old = s->policy;
-	s->policy = p;
-	pthread_mutex_unlock(&s->lock);
-	wh_policy_release(s, old);
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, request *r, unsigned status,
@@ -256,25 +219,23 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	if (!review)
 		return ret;
 
-	wh_policy_ref *pol = wh_policy_acquire(s);
+	wh_state *st = wh_inforce_acquire(s->inforce);
 	cfg.scheduler = s->opt.scheduler;
 	cfg.queue = s->opt.queue;
-	cfg.policies = pol ? pol->set : NULL;
+	cfg.policies = st ? st->policies : NULL;
 	cfg.cut = &cut;
-	cfg.crds = atomic_load(&s->crds);
+	cfg.crds = st ? st->crds : NULL;
 
 	wmap_admission_info info;
 	wmap_error err;
 	json_t *out = NULL;
-	wmap_engine *eng = NULL;
-	wh_defs *defs = wh_defs_acquire(s, &eng);
+	wmap_engine *eng = wh_state_engine(s->inforce, st);
 	wmap_admission_mode mode = s->opt.null_admission   ? WMAP_ADMISSION_ALLOW
 				   : r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
 							   : WMAP_ADMISSION_VALIDATE;
 	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
-	wh_defs_release(defs);
-	wh_policy_release(s, pol);
+	wh_inforce_release(st);
 	json_decref(review);
 	if (rc == WMAP_EINVAL)
 		return refuse(c, r, MHD_HTTP_BAD_REQUEST, err.message, 1, NULL);
@@ -294,34 +255,16 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	return ret;
 }
 
-/* Appends more (taken; NULL is nothing) to *text, which stays as it was when it is NULL or
- * cannot grow. */
-static void append_taken(char **text, char *more)
+/* GET /metrics, or another path a provider serves: the providers' text; 0 when none serves
+ * url (then it is a 404). */
+static enum MHD_Result reply_metrics(struct MHD_Connection *c, request *r, const char *url,
+				     int *found)
 {
-	if (*text && more) {
-		size_t a = strlen(*text), b = strlen(more);
-		char *all = realloc(*text, a + b + 1);
-		if (all) {
-			memcpy(all + a, more, b + 1);
-			*text = all;
-		}
-	}
-	free(more);
-}
-
-/* GET /metrics: the server's metrics, then the cluster's (watches, builds, the reconciler,
- * statuses and the leader election) and the background audit's. */
-static enum MHD_Result reply_metrics(struct MHD_Connection *c, request *r)
-{
-	wh_server *s = r->srv;
-	char *text = wh_metrics_render(atomic_load(&s->inflight));
-	char *more = wh_cluster_metrics(s->cluster);
-	append_taken(&more, s->cluster ? wh_audit_metrics() : NULL);
-	append_taken(&text, more);
+	size_t len = 0;
+	char *text = wh_metrics_render(url, &len, found);
 	if (!text)
 		return MHD_NO;
-	return reply(c, r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text,
-		     strlen(text));
+	return reply(c, r, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
 /* A request's first call: the reviews are read on (or refused at once when too large); the
@@ -353,13 +296,17 @@ static enum MHD_Result route(struct MHD_Connection *c, request *r, const char *u
 	if (strcmp(url, "/healthz") == 0 || strcmp(url, "/livez") == 0)
 		return reply_text(c, r, MHD_HTTP_OK, "ok\n");
 	if (strcmp(url, "/readyz") == 0) {
-		int ok = s->ready && !s->draining;
+		int ok = wh_inforce_ready(s->inforce) && !s->draining;
 		return reply_text(c, r, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
 				  ok ? "ok\n" : s->draining ? "draining\n"
 							    : "starting\n");
 	}
-	if (strcmp(url, "/metrics") == 0)
-		return reply_metrics(c, r);
+	if (strncmp(url, "/metrics", 8) == 0) {
+		int found = 0;
+		enum MHD_Result ret = reply_metrics(c, r, url, &found);
+		if (found)
+			return ret;
+	}
 	return reply_text(c, r, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
@@ -454,6 +401,14 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 	json_decref(f);
 }
 
+/* wmap_webhook_in_flight_requests (wh_metrics_fn). */
+static void server_metrics(void *ctx, wmap_buf *o)
+{
+	const wh_server *s = ctx;
+	wh_prom_family(o, "wmap_webhook_in_flight_requests", "gauge", "Requests being read or answered.");
+	wh_prom_sample(o, "wmap_webhook_in_flight_requests", (double)atomic_load(&s->inflight), NULL);
+}
+
 int wh_server_start(wh_server *s)
 {
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS | MHD_USE_ITC |
@@ -474,6 +429,10 @@ int wh_server_start(wh_server *s)
 		MHD_OPTION_END);
 	if (!s->daemon) {
 		wh_logf("error", "cannot start the HTTPS server on port %d", s->opt.port);
+		return -1;
+	}
+	if (wh_metrics_provide("/metrics", server_metrics, s) != 0) {
+		wh_logf("error", "too many metrics providers");
 		return -1;
 	}
 	return 0;
@@ -504,4 +463,5 @@ void wh_server_drain(wh_server *s)
 		left);
 	MHD_stop_daemon(s->daemon);
 	s->daemon = NULL;
+	wh_metrics_withdraw(s);
 }

@@ -1,9 +1,10 @@
 /* wmap-webhook: the Ready condition of every Karta and WorkloadPolicy, written by the
  * replica holding the Lease.
  *
- * The builder (cluster.c) records what it made of each object: in force, invalid (with the
- * findings), superseded (another Karta claims its kind), for the metadata.generation it
- * read. Here, in the reconciler's thread, the leader turns that into a condition
+ * The builder (cluster.c) publishes, in the state in force, the objects and what it made of
+ * each: in force, invalid (with the findings), superseded (another Karta claims its kind),
+ * for the metadata.generation it read. Here, in the reconciler's thread, the leader turns
+ * that into a condition
  *
  *   {type: Ready, status: "True"|"False", reason, message, observedGeneration,
  *    lastTransitionTime}
@@ -213,20 +214,15 @@ static void sync_all(wh_status_writer *w, wmap_kube_client *c, const wh_leader *
 }
 
 void wh_status_sync(wh_status_writer *w, wmap_kube_client *c, const wmap_discovery *disc,
-		    wh_cluster *cl, const wh_leader *leader)
+		    const json_t *kartas, const json_t *kverdicts, const json_t *policies,
+		    const json_t *pverdicts, const wh_leader *leader)
 {
-	json_t *k = NULL, *kv = NULL, *p = NULL, *pv = NULL;
-	if (!cl || !wh_leader_is(leader))
+	if (!wh_leader_is(leader))
 		return;
 	if (!w->pending && !(w->pending = json_object()))
 		return;
-	wh_cluster_status_input(cl, &k, &kv, &p, &pv);
-	sync_all(w, c, leader, &KARTAS, k, kv, disc);
-	sync_all(w, c, leader, &POLICIES, p, pv, disc);
-	json_decref(k);
-	json_decref(kv);
-	json_decref(p);
-	json_decref(pv);
+	sync_all(w, c, leader, &KARTAS, kartas, kverdicts, disc);
+	sync_all(w, c, leader, &POLICIES, policies, pverdicts, disc);
 }
 
 void wh_status_writer_clear(wh_status_writer *w)
@@ -237,26 +233,13 @@ void wh_status_writer_clear(wh_status_writer *w)
 	w->pending = NULL;
 }
 
-char *wh_status_metrics(const wh_status_writer *w)
+void wh_status_metrics(const wh_status_writer *w, wmap_buf *o)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f)
-		return NULL;
-	fprintf(f, "# HELP wmap_webhook_status_writes_total Ready conditions written (one per change).\n"
-		   "# TYPE wmap_webhook_status_writes_total counter\n"
-		   "wmap_webhook_status_writes_total %u\n"
-		   "# HELP wmap_webhook_status_conflicts_total Status writes refused with 409 (compared again).\n"
-		   "# TYPE wmap_webhook_status_conflicts_total counter\n"
-		   "wmap_webhook_status_conflicts_total %u\n"
-		   "# HELP wmap_webhook_status_errors_total Status writes that failed otherwise.\n"
-		   "# TYPE wmap_webhook_status_errors_total counter\n"
-		   "wmap_webhook_status_errors_total %u\n",
-		atomic_load(&w->writes), atomic_load(&w->conflicts), atomic_load(&w->errors));
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	wh_prom_family(o, "wmap_webhook_status_writes_total", "counter", "Ready conditions written (one per change).");
+	wh_prom_sample(o, "wmap_webhook_status_writes_total", atomic_load(&w->writes), NULL);
+	wh_prom_family(o, "wmap_webhook_status_conflicts_total", "counter",
+		       "Status writes refused with 409 (compared again).");
+	wh_prom_sample(o, "wmap_webhook_status_conflicts_total", atomic_load(&w->conflicts), NULL);
+	wh_prom_family(o, "wmap_webhook_status_errors_total", "counter", "Status writes that failed otherwise.");
+	wh_prom_sample(o, "wmap_webhook_status_errors_total", atomic_load(&w->errors), NULL);
 }

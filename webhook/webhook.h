@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "wmap/admission.h"
+#include "wmap/buf.h"
 #include "wmap/gang.h"
 #include "wmap/kube/client.h"
 #include "wmap/kube/kubeconfig.h"
@@ -49,7 +50,7 @@ typedef struct wh_options {
 void wh_log(const char *level, const char *msg, const json_t *extra);
 void wh_logf(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- metrics.c ---- */
+/* ---- metrics.c: the request metrics, the metrics providers and the Prometheus writer ---- */
 typedef enum wh_endpoint { WH_EP_MUTATE,
 			   WH_EP_VALIDATE,
 			   WH_EP_OTHER,
@@ -68,8 +69,32 @@ void wh_metrics_http(wh_endpoint ep, unsigned status, double seconds);
 void wh_metrics_reload(const char *what, int ok);
 void wh_metrics_cert_expiry(time_t not_after);
 void wh_metrics_set_ready(int ready);
-/* Prometheus text exposition into a new string owned by the caller. */
-char *wh_metrics_render(long inflight);
+
+/* A metrics provider: appends its families to out at scrape time (with wh_prom_family and
+ * wh_prom_sample, or text it rendered earlier with wmap_buf_add). It runs on a poll thread
+ * and must not block for long: take a lock for a copy, never make a request. */
+typedef void (*wh_metrics_fn)(void *ctx, wmap_buf *out);
+/* Adds fn(ctx) to the providers of path ("/metrics", or a path of the provider's own such
+ * as "/metrics/workloads": under 64 bytes, starting with "/metrics"); GET path renders them
+ * in the order they were added (200 with an empty body when they write nothing; 404 for a
+ * path no provider serves). 0, WMAP_EINVAL for another path, or WMAP_ELIMIT when the table
+ * (32) is full. ctx is borrowed until wh_metrics_withdraw(ctx). */
+int wh_metrics_provide(const char *path, wh_metrics_fn fn, void *ctx);
+/* Removes every provider of ctx; returns once no scrape runs one of them (call it before
+ * freeing ctx). */
+void wh_metrics_withdraw(void *ctx);
+/* The text of GET path, a new string owned by the caller (its length in *len); NULL with
+ * *found 0 when no provider serves path, NULL with *found 1 when out of memory. */
+char *wh_metrics_render(const char *path, size_t *len, int *found);
+
+/* The Prometheus text writer (exposition format 0.0.4), for providers and for text rendered
+ * ahead of a scrape. */
+/* The # HELP and # TYPE lines of family name (type: counter, gauge, histogram). */
+void wh_prom_family(wmap_buf *out, const char *name, const char *type, const char *help);
+/* One sample line: name{label="value",...} value, the labels given as name, value pairs
+ * ended by NULL (values escaped as the format requires). Integers are written exactly. */
+void wh_prom_sample(wmap_buf *out, const char *name, double value, ...)
+	__attribute__((sentinel));
 
 /* ---- tls.c: the serving certificate, swapped under a lock on every handshake ---- */
 /* Loads cert and key; 0 or -1 with a message in err (the old pair stays in force). */
@@ -89,52 +114,114 @@ typedef struct wh_filesig {
 wh_filesig wh_filesig_of(const char *path);
 int wh_filesig_same(const wh_filesig *a, const wh_filesig *b);
 
-/* ---- defs.c: the definition set in force, swapped whole ---- */
+/* ---- inforce.c: the state in force, published whole, read by every part ----
+ *
+ * A state is immutable once published. Readers take a reference (wh_inforce_acquire), read,
+ * and give it back (wh_inforce_release) without waiting for anything: a review holds one for
+ * its evaluation, a controller while it computes from it, never across a request to the API
+ * server (the auditor is the exception: it holds one for a page and follows the state with
+ * wh_inforce_follow). The writer (the watches with a cluster, main.c's file reload without
+ * one) publishes a new state from the parts it changed; the publish waits until no reader
+ * holds the state it replaces and frees the parts no longer in force, so no reader ever pays
+ * for a free or sees a half-built state, and then tells the listeners what changed. */
+
+/* The parts of a state (bits): a publish names the ones it replaces. */
+#define WH_STATE_DEFS 1u     /* the definitions (and the verdicts on the Kartas) */
+#define WH_STATE_POLICIES 2u /* the policies (and the verdicts on the WorkloadPolicies) */
+#define WH_STATE_CRDS 4u     /* the cluster's CRDs (schema path check) */
+#define WH_STATE_OBJECTS 8u  /* the Karta and WorkloadPolicy objects last seen */
+#define WH_STATE_NPARTS 4
+/* Not a part: what the leader's callback adds to a kick (this replica just took the Lease). */
+#define WH_KICK_LEAD 16u
+
+/* A prepared definition set: a registry and one engine per poll thread, every definition's
+ * jq compiled (no compile ever happens on the request path). */
 typedef struct wh_defs {
 	wmap_registry *reg;
-	wmap_engine **engines; /* one per poll thread, every definition prepared */
+	wmap_engine **engines; /* one per poll thread */
 	size_t n_engines;
-	atomic_int refs; /* the server's own, plus one per review using it */
 } wh_defs;
 
-typedef struct wh_server wh_server;
-
-/* A set of reg (taken over, also on failure) with threads engines, each prepared now. The
- * caller owns *out. */
+/* A set of reg (taken over, also on failure) with threads engines, each prepared now (off
+ * the request path: costly). The caller owns *out until it publishes it. */
 int wh_defs_prepare(wh_defs **out, wmap_registry *reg, unsigned threads, wmap_error *err);
 void wh_defs_free(wh_defs *d);
-/* The set in force with a reference for the caller, and the calling poll thread's engine
- * of it in *eng (NULL when the thread has none); give it back with wh_defs_release. */
-wh_defs *wh_defs_acquire(wh_server *s, wmap_engine **eng);
-void wh_defs_release(wh_defs *d);
-/* The set in force with a reference for the caller (not a poll thread: no engine). */
-wh_defs *wh_defs_ref(wh_server *s);
-/* Puts d in force (the server owns it); waits until no review uses the old set, frees it. */
-void wh_defs_swap(wh_server *s, wh_defs *d);
 
-/* ---- cluster.c: Kartas and WorkloadPolicies from the API server ---- */
+/* One state in force. Every field is read-only for readers and lives as long as their
+ * reference (json_incref a value to keep it longer). */
+typedef struct wh_state {
+	const wh_defs *defs;             /* never NULL once published */
+	const wmap_policy_set *policies; /* the --policy file and the cluster's, merged; NULL: none */
+	const wmap_crd_lookup *crds;     /* the CRDs by group and kind; NULL: none known */
+	/* What the last builds made of each cluster object (name -> {generation, ready, reason,
+	 * message[, kind: {group, version, kind} of a Karta in force]}); NULL before one. */
+	json_t *kverdicts, *pverdicts;
+	/* The Karta and WorkloadPolicy objects as last listed or watched (name -> object, with
+	 * status and resourceVersion); NULL without a cluster. */
+	json_t *kartas, *wpolicies;
+	/* inforce.c's own */
+	wmap_crd_lookup crd_lookup_;
+	json_t *crd_index_;
+	unsigned long long serial_[WH_STATE_NPARTS]; /* the publish that brought each part */
+	unsigned owns_;                              /* WH_STATE_* parts this state frees */
+	atomic_int refs_;
+} wh_state;
+
+/* What a publish puts in force: the parts named in what, each taken over by the publish
+ * (also on failure); the parts not named stay as they are. */
+typedef struct wh_update {
+	unsigned what;              /* WH_STATE_* bits */
+	wh_defs *defs;              /* WH_STATE_DEFS: never NULL */
+	json_t *kverdicts;          /* WH_STATE_DEFS: may be NULL */
+	wmap_policy_set *policies;  /* WH_STATE_POLICIES: may be NULL */
+	json_t *pverdicts;          /* WH_STATE_POLICIES: may be NULL */
+	json_t *crd_index;          /* WH_STATE_CRDS: from wh_crd_index, may be NULL */
+	json_t *kartas, *wpolicies; /* WH_STATE_OBJECTS: may be NULL */
+} wh_update;
+
+typedef struct wh_inforce wh_inforce;
+/* The state in force is told what changed: fn(ctx, what) runs on the publishing thread after
+ * each publish (what: WH_STATE_* bits); it must not block. */
+typedef void (*wh_inforce_listener)(void *ctx, unsigned what);
+
+/* An empty state in force for threads poll threads (nothing in force until the first
+ * publish). The caller owns *out (wh_inforce_free, once no thread uses it). */
+int wh_inforce_new(wh_inforce **out, unsigned threads, wmap_error *err);
+void wh_inforce_free(wh_inforce *inf); /* NULL is fine */
+/* Adds a listener (before the publishing threads start); 0 or WMAP_ELIMIT (8 at most). */
+int wh_inforce_listen(wh_inforce *inf, wh_inforce_listener fn, void *ctx);
+/* Publishes u (its parts taken over) as described above. 0, or WMAP_ENOMEM (u's parts are
+ * freed, the state in force stays). */
+int wh_inforce_publish(wh_inforce *inf, wh_update *u);
+/* The state in force with a reference for the caller, NULL before the first publish. */
+wh_state *wh_inforce_acquire(wh_inforce *inf);
+void wh_inforce_release(wh_state *st); /* NULL is fine; never waits */
+/* 1 when the state in force has the same parts (WH_STATE_* bits) as *st: then the caller's
+ * reference moves to it (*st is the state in force). 0 when one of them was replaced (*st is
+ * left as it was): what a long reader calls between two steps. */
+int wh_inforce_follow(wh_inforce *inf, wh_state **st, unsigned parts);
+/* The calling poll thread's engine of st (NULL when the thread has none). */
+wmap_engine *wh_state_engine(wh_inforce *inf, const wh_state *st);
+/* A new index (group and kind -> CRD) of crds (name -> CRD object) for WH_STATE_CRDS; NULL
+ * on ENOMEM. */
+json_t *wh_crd_index(const json_t *crds);
+/* Readiness: set once the first state is complete (synced with the cluster, or past
+ * --sync-timeout); /readyz and the auditor read it. */
+void wh_inforce_set_ready(wh_inforce *inf);
+int wh_inforce_ready(const wh_inforce *inf);
+
+/* ---- cluster.c: the watches (Kartas, WorkloadPolicies, CRDs) and the builder ---- */
 typedef struct wh_cluster wh_cluster;
 
-/* The cluster to watch: --kubeconfig FILE, else the service account when running in a pod
- * (KUBERNETES_SERVICE_HOST), else none (*out NULL, files only; also with --no-cluster).
- * The caller owns *out. */
-int wh_cluster_config(wmap_kube_config **out, const wh_options *o, wmap_error *err);
-/* Starts the watch and builder threads; takes cfg over (also on failure). Sets s->ready
- * once synced, or after --sync-timeout. The caller owns *out (wh_cluster_stop). */
-int wh_cluster_start(wh_cluster **out, wh_server *s, wmap_kube_config *cfg, wmap_error *err);
+/* Starts the watch and builder threads with clients of cfg (borrowed; outlives them); they
+ * publish what they build into inf, and mark it ready once synced or after --sync-timeout.
+ * They start nothing else. The caller owns *out (wh_cluster_stop). */
+int wh_cluster_start(wh_cluster **out, const wh_options *o, wh_inforce *inf,
+		     const wmap_kube_config *cfg, wmap_error *err);
 /* Stops and joins the threads, frees cl (NULL is fine). */
 void wh_cluster_stop(wh_cluster *cl);
 /* The --policy file changed (and parses): merge it with the cluster's policies again. */
 void wh_cluster_policy_file_changed(wh_cluster *cl);
-/* For the status writer: the latest Karta and WorkloadPolicy objects (name -> object, with
- * their status and resourceVersion) and the verdicts of the last builds (name ->
- * {generation, ready, reason, message, kind: {group, version, kind} for Kartas in force});
- * new references for the caller, each NULL when there is none yet. */
-void wh_cluster_status_input(wh_cluster *cl, json_t **kartas, json_t **kverdicts,
-			     json_t **policies, json_t **pverdicts);
-/* The cluster metrics in Prometheus text (watches, builds, Lease, configurations, statuses),
- * a new string owned by the caller (NULL: none). */
-char *wh_cluster_metrics(const wh_cluster *cl);
 
 /* ---- leader.c: a coordination.k8s.io/v1 Lease; only the leader writes ---- */
 typedef struct wh_leader wh_leader;
@@ -143,74 +230,69 @@ typedef struct wh_leader wh_leader;
  * caller owns *out (wh_leader_stop). */
 int wh_leader_start(wh_leader **out, const wmap_kube_config *cfg, const char *ns,
 		    void (*on_lead)(void *ctx), void *ctx, wmap_error *err);
-int wh_leader_is(const wh_leader *l);        /* 1 while l holds the Lease within its deadline */
-void wh_leader_stop(wh_leader *l);           /* gives the Lease up when held, frees l (NULL is fine) */
-char *wh_leader_metrics(const wh_leader *l); /* Prometheus text, owned by the caller */
+int wh_leader_is(const wh_leader *l); /* 1 while l holds the Lease within its deadline */
+void wh_leader_stop(wh_leader *l);    /* gives the Lease up when held, frees l (NULL is fine) */
 
-/* ---- reconcile.c: the webhook configurations' rules follow what is in force ---- */
+/* ---- controllers: the parts that act on the cluster, one file each, in main.c's table ----
+ *
+ * main.c starts them in the order of its table once the state in force, the watches and the
+ * leader election run, kicks each of them when the state in force changes and when this
+ * replica takes the Lease, and stops them in the reverse order before the watches and the
+ * leader. A controller starts no other part and calls none; it reads the state in force
+ * (wh_inforce_acquire), makes its own API clients from env->kube, writes to the cluster only
+ * while wh_leader_is(env->leader), and registers its metrics (wh_metrics_provide). */
+typedef struct wh_env {
+	const wh_options *opt;
+	wh_inforce *inforce;          /* the state in force: read it, never publish */
+	const wmap_kube_config *kube; /* the cluster (a client per thread: wmap_kube_client_new) */
+	const wh_leader *leader;      /* write only while wh_leader_is(leader) */
+} wh_env;
+
+typedef struct wh_controller {
+	const char *name; /* for log lines: "reconciler", "auditor" */
+	/* Starts the controller's threads; *self is its handle, NULL when its options turn it
+	 * off. env outlives it. 0, or a WMAP_E* code with err set (main.c then exits). */
+	int (*start)(void **self, const wh_env *env, wmap_error *err);
+	/* what changed: WH_STATE_* bits, WH_KICK_LEAD. Called from the publishing and the
+	 * leader's threads: it only notes the work and wakes the controller's thread. */
+	void (*kick)(void *self, unsigned what);
+	/* Stops and joins its threads, withdraws its metrics, frees self. */
+	void (*stop)(void *self);
+} wh_controller;
+
+/* ---- reconcile.c: the webhook configurations' rules (and, with status.c, the Ready
+ * conditions) follow what is in force ---- */
+extern const wh_controller wh_reconcile_controller;
+
+/* ---- status.c: the Ready condition of every Karta and WorkloadPolicy (for reconcile.c) ---- */
 typedef struct wmap_discovery wmap_discovery;
-typedef struct wh_reconciler wh_reconciler;
-/* The CREATE rules for the root kinds of reg that disc serves, sorted; a new array. */
-json_t *wh_mutating_rules(const wmap_registry *reg, const wmap_discovery *disc);
-/* The rules of the validating webhook: the root kinds of reg that disc serves and that a
- * policy of policies (may be NULL) needing /validate matches, with those policies'
- * operations, sorted; a new array (empty when no such policy). */
-json_t *wh_validating_rules(const wmap_registry *reg, const wmap_discovery *disc,
-			    const wmap_policy_set *policies);
-/* Starts the reconciler thread with its own client for cfg (borrowed); while leader (borrowed,
- * outlives it) leads, it writes the rules of both configurations and the statuses of cl's
- * objects. The caller owns *out (wh_reconcile_stop). */
-int wh_reconcile_start(wh_reconciler **out, wh_server *s, wh_cluster *cl,
-		       const wh_leader *leader, const wmap_kube_config *cfg, wmap_error *err);
-/* The definitions or policies changed: reconcile now (NULL is fine: not started yet). */
-void wh_reconcile_kick(wh_reconciler *r);
-void wh_reconcile_kick_status(wh_reconciler *r);    /* only objects changed: statuses now */
-void wh_reconcile_stop(wh_reconciler *r);           /* joins the thread, frees r (NULL is fine) */
-char *wh_reconcile_metrics(const wh_reconciler *r); /* Prometheus text, owned by the caller */
-
-/* ---- status.c: the Ready condition of every Karta and WorkloadPolicy ---- */
 typedef struct wh_status_writer {
 	json_t *pending; /* "resource/name" -> resourceVersion a write was based on */
 	atomic_uint writes, conflicts, errors;
 	int error_logged;
 } wh_status_writer;
-/* Writes, through the status subresource, the Ready condition of every object of cl whose
- * condition differs from what the last build made of it (kinds looked up in disc, may be
- * NULL). Only while leader leads; c, disc and leader are borrowed. */
+/* Writes, through the status subresource, the Ready condition of every object of st
+ * (borrowed; the caller's reference) whose condition differs from what the last build made
+ * of it (kinds looked up in disc, may be NULL). Only while leader leads; c, disc and leader
+ * are borrowed. */
 void wh_status_sync(wh_status_writer *w, wmap_kube_client *c, const wmap_discovery *disc,
-		    wh_cluster *cl, const wh_leader *leader);
-void wh_status_writer_clear(wh_status_writer *w);   /* frees what w holds; NULL is fine */
-char *wh_status_metrics(const wh_status_writer *w); /* Prometheus text, owned by the caller */
+		    const json_t *kartas, const json_t *kverdicts, const json_t *policies,
+		    const json_t *pverdicts, const wh_leader *leader);
+void wh_status_writer_clear(wh_status_writer *w);                 /* frees what w holds; NULL is fine */
+void wh_status_metrics(const wh_status_writer *w, wmap_buf *out); /* its families */
 
 /* ---- audit.c: the leader audits every workload and writes policy reports ---- */
-/* Starts the audit thread with its own client for cfg (borrowed; outlives it); it audits
- * only while leader (borrowed, outlives it) leads. */
-int wh_audit_start(wh_server *s, const wh_leader *leader, const wmap_kube_config *cfg, wmap_error *err);
-void wh_audit_kick(void); /* definitions or policies changed: audit again now */
-void wh_audit_stop(void);
-char *wh_audit_metrics(void); /* Prometheus text, owned by the caller */
+extern const wh_controller wh_audit_controller;
 
-/* ---- server.c ---- */
-typedef struct wh_policy_ref {
-	wmap_policy_set *set; /* NULL when no policy file */
-	int refs;
-} wh_policy_ref;
-
-struct wh_server {
+/* ---- server.c: HTTPS, /mutate, /validate, probes and metrics ---- */
+typedef struct wh_server {
 	wh_options opt;
-	wh_defs *defs;        /* the definitions in force */
-	atomic_int next_slot; /* poll threads take engine slots 0, 1, ... */
-	pthread_mutex_t lock; /* the defs and policy pointers */
-	wh_policy_ref *policy;
-	atomic_int ready, draining;
+	wh_inforce *inforce; /* what reviews run on (borrowed) */
+	atomic_int draining;
 	atomic_long inflight;
 	atomic_size_t inflight_bytes;
 	struct MHD_Daemon *daemon;
-	wh_cluster *cluster; /* NULL without a cluster */
-	/* The cluster's CRDs for the schema path check at /validate (NULL: no check); set by
-	 * wh_cluster_start, read by every review. */
-	_Atomic(const wmap_crd_lookup *) crds;
-};
+} wh_server;
 
 /* Starts MHD on s->opt.port; 0 or -1 (logged). */
 int wh_server_start(wh_server *s);
@@ -219,12 +301,5 @@ int wh_server_start(wh_server *s);
 void wh_server_unready(wh_server *s);
 /* Stops accepting, waits for in-flight requests (up to drain_s), stops MHD. */
 void wh_server_drain(wh_server *s);
-
-/* The policies in force with a reference for the caller (NULL when none); give it back
- * with wh_policy_release. */
-wh_policy_ref *wh_policy_acquire(wh_server *s);
-void wh_policy_release(wh_server *s, wh_policy_ref *p); /* NULL is fine */
-/* Replaces the policy set (NULL allowed); the old one is freed when its last user is done. */
-void wh_policy_swap(wh_server *s, wmap_policy_set *set);
 
 #endif

@@ -741,7 +741,7 @@ def bench_swap(a, R, crt, key):
             "userInfo": {"username": "bench"}, "object": obj}}, f, separators=(",", ":"))
     logf = open(os.path.join(d, "sim.log"), "w")
     p = subprocess.Popen([sim, "--port", "0", "--kubeconfig-out", kc, "--ready-file", rf, "--pki-dir", pki,
-                          "--load", os.path.join(REPO, "deploy", "01-crd-kartas.run.ai.yaml"),
+                          "--load", os.path.join(REPO, "deploy", "base", "01-crd-kartas.run.ai.yaml"),
                           "--load", os.path.join(data, "widget-crd.yaml"),
                           "--load", os.path.join(data, "widget-karta.yaml"), "--load", gadget],
                          stdout=logf, stderr=logf)
