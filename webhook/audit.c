@@ -5,13 +5,18 @@
  * the resourceVersion it was read with (a 409 reads it again), left alone when unchanged,
  * and deleted when the namespace has nothing left to report.
  *
- * A round runs at start, after every definition or policy swap, and every
- * --audit-interval; only the Lease holder runs one. A round whose definitions or policies
- * are swapped while it lists stops at the next page and starts again on the new set (so the
- * builder's swap, which waits for the old set's users, waits for one page at most). A list
- * that fails for another reason than 403/404 leaves every report as it was: a report is
- * never rewritten from a partial view. A kind the webhook may not list (403) or that is not
- * served (404) is skipped, logged once, and counted. */
+ * The auditor is a controller (wh_audit_controller, started by main.c) with its handle, its
+ * thread and its API client. A round runs at start, after every definition or policy
+ * change (main.c's kick), when this replica takes the Lease, and every --audit-interval;
+ * only the Lease holder runs one. A round is three steps: the gate (leader, synced,
+ * anything to check), the list (every page judged into entries by namespace, holding the
+ * state in force) and the write (the reports and the gauge, holding nothing). A round whose
+ * definitions or policies change while it lists stops at the next page and starts again on
+ * the new set; a change of other parts of the state is followed (wh_inforce_follow), so a
+ * publish, which waits for the readers of the state it replaces, waits for one page at
+ * most. A list that fails for another reason than 403/404 leaves every report as it was: a
+ * report is never rewritten from a partial view. A kind the webhook may not list (403) or
+ * that is not served (404) is skipped, logged once, and counted. */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>

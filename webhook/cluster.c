@@ -630,20 +630,6 @@ static void *builder_main(void *arg)
 
 /* ---- start and stop --------------------------------------------------------------- */
 
-int wh_cluster_config(wmap_kube_config **out, const wh_options *o, wmap_error *err)
-{
-	wmap_kube_overrides ov = { 0 };
-	const char *host = getenv("KUBERNETES_SERVICE_HOST");
-	*out = NULL;
-	if (o->no_cluster)
-		return 0;
-	if (o->kubeconfig)
-		ov.kubeconfig = o->kubeconfig;
-	else if (!host || !host[0])
-		return 0; /* neither a kubeconfig nor a pod: files only */
-	return wmap_kubeconfig_load(out, &ov, err);
-}
-
 void wh_cluster_policy_file_changed(wh_cluster *cl)
 {
 	if (!cl)

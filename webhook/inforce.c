@@ -22,6 +22,7 @@ struct wh_inforce {
 	pthread_mutex_t lock;    /* cur */
 	pthread_mutex_t publish; /* one publish at a time; the listeners */
 	wh_state *cur;
+	unsigned long long publishes; /* under publish: numbers the parts (wh_state.serial_) */
 	unsigned threads;
 	atomic_int next_slot; /* poll threads take engine slots 0, 1, ... */
 	atomic_int ready;
@@ -151,14 +152,18 @@ static void update_free(wh_update *u)
 	memset(u, 0, sizeof(*u));
 }
 
-/* The next state: u's parts, the others moved from old (which keeps only what u replaces). */
-static wh_state *state_next(wh_state *old, wh_update *u)
+/* The next state: u's parts (numbered serial), the others moved from old (which keeps only
+ * what u replaces). */
+static wh_state *state_next(wh_state *old, wh_update *u, unsigned long long serial)
 {
 	wh_state *st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
 	if (old)
 		*st = *old;
+	for (unsigned i = 0; i < WH_STATE_NPARTS; i++)
+		if (u->what & (1u << i))
+			st->serial_[i] = serial;
 	if (u->what & WH_STATE_DEFS) {
 		st->defs = u->defs;
 		st->kverdicts = u->kverdicts;
@@ -225,7 +230,7 @@ int wh_inforce_publish(wh_inforce *inf, wh_update *u)
 	pthread_mutex_lock(&inf->publish);
 	wh_state *old = inf->cur;
 	unsigned what = u->what;
-	wh_state *st = state_next(old, u);
+	wh_state *st = state_next(old, u, ++inf->publishes);
 	if (!st) {
 		pthread_mutex_unlock(&inf->publish);
 		update_free(u);
@@ -271,11 +276,9 @@ int wh_inforce_follow(wh_inforce *inf, wh_state **st, unsigned parts)
 	wh_state *mine = *st;
 	pthread_mutex_lock(&inf->lock);
 	wh_state *cur = inf->cur;
-	int same = cur == mine ||
-		   (cur && !((parts & WH_STATE_DEFS) && cur->defs != mine->defs) &&
-		    !((parts & WH_STATE_POLICIES) && cur->policies != mine->policies) &&
-		    !((parts & WH_STATE_CRDS) && cur->crd_index_ != mine->crd_index_) &&
-		    !((parts & WH_STATE_OBJECTS) && cur->kartas != mine->kartas));
+	int same = cur != NULL;
+	for (unsigned i = 0; same && cur != mine && i < WH_STATE_NPARTS; i++)
+		same = !(parts & (1u << i)) || cur->serial_[i] == mine->serial_[i];
 	if (same && cur != mine) {
 		/* The parts compared are the same objects, now owned by cur: moving the
 		 * reference keeps them alive and lets the publish that replaced mine go on. */

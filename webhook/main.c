@@ -389,6 +389,23 @@ static void block_signals(sigset_t *set)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* The cluster to talk to: --kubeconfig FILE, else the service account when running in a pod
+ * (KUBERNETES_SERVICE_HOST), else none (*out NULL: files only; also with --no-cluster).
+ * The caller owns *out. */
+static int kube_config(wmap_kube_config **out, const wh_options *o, wmap_error *err)
+{
+	wmap_kube_overrides ov = { 0 };
+	const char *host = getenv("KUBERNETES_SERVICE_HOST");
+	*out = NULL;
+	if (o->no_cluster)
+		return 0;
+	if (o->kubeconfig)
+		ov.kubeconfig = o->kubeconfig;
+	else if (!host || !host[0])
+		return 0; /* neither a kubeconfig nor a pod: files only */
+	return wmap_kubeconfig_load(out, &ov, err);
+}
+
 /* The running parts. */
 typedef struct app {
 	wh_server srv;
@@ -450,7 +467,7 @@ static int load_inputs(app *a)
 		wmap_registry_free(reg);
 		return -1;
 	}
-	if (wh_cluster_config(&a->kube, o, &err) != 0) {
+	if (kube_config(&a->kube, o, &err) != 0) {
 		wh_logf("error", "cluster: %s", err.message);
 		wmap_registry_free(reg);
 		return -1;

@@ -130,6 +130,7 @@ int wh_filesig_same(const wh_filesig *a, const wh_filesig *b);
 #define WH_STATE_POLICIES 2u /* the policies (and the verdicts on the WorkloadPolicies) */
 #define WH_STATE_CRDS 4u     /* the cluster's CRDs (schema path check) */
 #define WH_STATE_OBJECTS 8u  /* the Karta and WorkloadPolicy objects last seen */
+#define WH_STATE_NPARTS 4
 /* Not a part: what the leader's callback adds to a kick (this replica just took the Lease). */
 #define WH_KICK_LEAD 16u
 
@@ -161,7 +162,8 @@ typedef struct wh_state {
 	/* inforce.c's own */
 	wmap_crd_lookup crd_lookup_;
 	json_t *crd_index_;
-	unsigned owns_; /* WH_STATE_* parts this state frees */
+	unsigned long long serial_[WH_STATE_NPARTS]; /* the publish that brought each part */
+	unsigned owns_;                              /* WH_STATE_* parts this state frees */
 	atomic_int refs_;
 } wh_state;
 
@@ -211,10 +213,6 @@ int wh_inforce_ready(const wh_inforce *inf);
 /* ---- cluster.c: the watches (Kartas, WorkloadPolicies, CRDs) and the builder ---- */
 typedef struct wh_cluster wh_cluster;
 
-/* The cluster to watch: --kubeconfig FILE, else the service account when running in a pod
- * (KUBERNETES_SERVICE_HOST), else none (*out NULL, files only; also with --no-cluster).
- * The caller owns *out. */
-int wh_cluster_config(wmap_kube_config **out, const wh_options *o, wmap_error *err);
 /* Starts the watch and builder threads with clients of cfg (borrowed; outlives them); they
  * publish what they build into inf, and mark it ready once synced or after --sync-timeout.
  * They start nothing else. The caller owns *out (wh_cluster_stop). */

@@ -25,9 +25,18 @@ NAMESPACE ?= wmap-system
 certs:
 	sh certs/gen-certs.sh --service $(SERVICE) --namespace $(NAMESPACE) --out $(CERTS_DIR)
 
-# TLS tests against a running server (real curl, real AdmissionReviews from tests/fixtures).
-# With the plugin built, its offline `mutate` is checked against the server as well.
-check-webhook: $(WEBHOOK)
+# The webhook's parts in process (Criterion): the state in force, the metrics providers and
+# the Prometheus writer, linked with their two objects only.
+WEBHOOK_PARTS := $(BUILD)/webhook-parts-tests
+$(BUILD)/obj/tests/webhook/test_parts.o: CFLAGS += -Iwebhook
+$(WEBHOOK_PARTS): $(BUILD)/obj/tests/webhook/test_parts.o $(BUILD)/webhook/inforce.o $(BUILD)/webhook/metrics.o $(LIBWMAP)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CORE_LIBS) -lcriterion
+
+# The parts first, then the TLS tests against a running server (real curl, real
+# AdmissionReviews from tests/fixtures). With the plugin built, its offline `mutate` is
+# checked against the server as well.
+check-webhook: $(WEBHOOK) $(WEBHOOK_PARTS)
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(WEBHOOK_PARTS) --jobs 2
 	sh tests/webhook/run.sh $(WEBHOOK) --plugin $(PLUGIN)
 
 # The TLS tests first; the simulator's e2e:: rule (tests/apiserver-sim/sim.mk, included after

@@ -80,5 +80,14 @@ else
 	bad "$CLANG_FORMAT is not installed (apt-get install clang-format-14)"
 fi
 
-[ $fail = 0 ] && echo "lint: ok (prefix, third-party includes, header self-test, banned functions, format)"
+# 6. webhook/: no include or call loop, and the directions of the file map (webhook/README.md):
+#    the HTTP server calls no controller, the watches start none, the status writer does not
+#    read the watches, a controller calls no other. The self-test plants each violation in a
+#    copy and checks that it is named.
+sh tests/lint/webhook-calls.sh | grep -v '^lint: ok' | grep . && fail=1
+sh tests/lint/webhook-calls-test.sh >/tmp/wmap-lint-calls.$$ 2>&1 ||
+	{ bad "tests/lint/webhook-calls-test.sh: a planted violation went unnoticed:"; grep FAIL /tmp/wmap-lint-calls.$$; }
+rm -f /tmp/wmap-lint-calls.$$
+
+[ $fail = 0 ] && echo "lint: ok (prefix, third-party includes, header self-test, banned functions, format, webhook calls)"
 exit $fail
