@@ -165,24 +165,23 @@ static void violation(writer *wr, const target *t, const char *field, const char
 	const wmap_policy *p = wr->policy;
 	char msg[800], found[300];
 	int oom = 0;
-	wmap_violation *nv = realloc(r->violations, (r->n + 1) * sizeof(*nv));
-	if (!nv) {
+	/* override and require want the policy's value, default only a value */
+	int exact = p->mode != WMAP_POLICY_DEFAULT;
+	wmap_violation *v = wmap__audit_push(r); /* counted, so that the result frees it */
+	if (!v) {
 		out_of_memory(wr);
 		return;
 	}
-	r->violations = nv;
-	wmap_violation *v = &nv[r->n];
-	memset(v, 0, sizeof(*v));
 	v->have = found_text(wr->object, ptr, key, &oom);
-	if (p->mode == WMAP_POLICY_OVERRIDE && v->have)
+	if (exact && v->have)
 		snprintf(found, sizeof(found), " (found \"%.250s\")", v->have);
-	else if (p->mode == WMAP_POLICY_OVERRIDE && strcmp(field, "tolerations") != 0)
+	else if (exact && strcmp(field, "tolerations") != 0)
 		snprintf(found, sizeof(found), " (not set)");
 	else
 		found[0] = '\0';
 	if (strcmp(field, "tolerations") == 0)
 		snprintf(msg, sizeof(msg), "%s must include %s", what, want);
-	else if (p->mode == WMAP_POLICY_OVERRIDE)
+	else if (exact)
 		snprintf(msg, sizeof(msg), "%s must be \"%s\"%s", what, want, found);
 	else
 		snprintf(msg, sizeof(msg), "%s must be set (default \"%s\")", what, want);
@@ -203,7 +202,6 @@ static void violation(writer *wr, const target *t, const char *field, const char
 	v->field = strdup(field);
 	v->want = strdup(want);
 	v->message = line;
-	r->n++; /* counted even when incomplete, so that the result frees it */
 	if (oom || !v->policy || !v->component || (t->instance[0] && !v->instance) ||
 	    !v->field || !v->want || !v->message)
 		out_of_memory(wr);
@@ -473,8 +471,9 @@ static void apply_tolerations(writer *wr, const target *t, const wmap_policy *p)
 /* Writes (or, when wr->check, checks) one policy's settings on one template. */
 static void apply_policy(writer *wr, const target *t, const wmap_policy *p)
 {
-	wmap_patch_mode mode = p->mode == WMAP_POLICY_OVERRIDE ? WMAP_PATCH_OVERRIDE
-							       : WMAP_PATCH_DEFAULT;
+	/* require is checked as override is (the policy's value, exactly); it never writes */
+	wmap_patch_mode mode = p->mode == WMAP_POLICY_DEFAULT ? WMAP_PATCH_DEFAULT
+							      : WMAP_PATCH_OVERRIDE;
 	const char *k;
 	json_t *v;
 	json_object_foreach(p->labels, k, v)
@@ -658,12 +657,19 @@ static int policy_applies(const wmap_policy *p, const prepared *pr)
 	return wmap_policy_matches(p, pr->kind, pr->ns, pr->labels, pr->op);
 }
 
-/* UPDATE is left alone unless a policy asks for it (decision 5): no resolve at all. */
+/* A policy the mutation applies: one that writes (require policies and limits only check). */
+static int policy_writes_to(const wmap_policy *p, const prepared *pr)
+{
+	return wmap_policy_writes(p) && policy_applies(p, pr);
+}
+
+/* UPDATE is left alone unless a policy that writes asks for it (decision 5): no resolve at
+ * all. */
 static int mutation_wanted(const wmap_admission_config *cfg, const prepared *pr)
 {
 	int wanted = pr->op == WMAP_POLICY_OP_CREATE;
 	for (size_t i = 0; !wanted && cfg->policies && i < cfg->policies->n; i++)
-		wanted = policy_applies(&cfg->policies->policies[i], pr);
+		wanted = policy_writes_to(&cfg->policies->policies[i], pr);
 	return wanted;
 }
 
@@ -746,7 +752,7 @@ static void write_targets(writer *wr, target *targets, size_t n_targets, const p
 		}
 		for (size_t p = 0; cfg->policies && p < cfg->policies->n; p++) {
 			const wmap_policy *pol = &cfg->policies->policies[p];
-			if (policy_applies(pol, pr) && wmap_policy_matches_component(pol, t->component)) {
+			if (policy_writes_to(pol, pr) && wmap_policy_matches_component(pol, t->component)) {
 				ensure_entry(wr, t);
 				apply_policy(wr, t, pol);
 			}
@@ -935,9 +941,14 @@ int wmap__audit_object(wmap_audit_result *res, json_t *warnings, const char **re
 		goto done;
 	for (size_t p = 0; p < cfg->policies->n && rc == 0; p++) {
 		const wmap_policy *pol = &cfg->policies->policies[p];
-		if (wmap_policy_needs_validation(pol) && policy_applies(pol, &pr) &&
+		if (!wmap_policy_needs_validation(pol) || !policy_applies(pol, &pr))
+			continue;
+		if (wmap_policy_sets_template(pol) &&
 		    (rc = check_policy(res, warnings, &pr, pol, object, err)))
 			why = "internal";
+		else if ((pol->n_workload_limits || pol->n_pod_limits) &&
+			 (rc = wmap__audit_limits(res, pr.w, pol, pr.ns, err)))
+			why = rc == WMAP_ENOMEM ? "internal" : "evaluation";
 	}
 done:
 	if (reason)

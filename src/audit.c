@@ -32,6 +32,16 @@ void wmap_audit_result_free(wmap_audit_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
+wmap_violation *wmap__audit_push(wmap_audit_result *r)
+{
+	wmap_violation *nv = realloc(r->violations, (r->n + 1) * sizeof(*nv));
+	if (!nv)
+		return NULL;
+	r->violations = nv;
+	memset(&nv[r->n], 0, sizeof(nv[r->n]));
+	return &nv[r->n++];
+}
+
 /* The notes of the check (a JSON array of strings) as r->warnings. */
 static int take_warnings(wmap_audit_result *r, const json_t *notes, wmap_error *err)
 {
@@ -58,6 +68,13 @@ int wmap_audit_object(wmap_audit_result *out, wmap_engine *eng, const wmap_admis
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
 	rc = wmap__audit_object(out, notes, NULL, eng, cfg, object, op, NULL, err);
+	if (rc == 0 && out->n_policies == 0 && !out->owned && op && json_is_object(object)) {
+		/* No policy matched, so nothing was resolved: an object of a kind no definition
+		 * covers (a ConfigMap in a manifest) is still skipped, not counted as checked,
+		 * whatever the policies match. */
+		const wmap_definition *def;
+		rc = wmap_registry_find_object(&def, wmap_engine_registry(eng), object, err);
+	}
 	if (rc == 0)
 		rc = take_warnings(out, notes, err);
 	json_decref(notes);

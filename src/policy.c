@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "wmap/patch.h"
+#include "wmap/pointer.h"
 #include "wmap/policy.h"
+#include "wmap/quantity.h"
 #include "wmap/yaml.h"
 
 #define POLICY_API "wmap.io/v1alpha1"
@@ -26,10 +28,15 @@ static int fail(const ctx *c, const char *ptr, const char *fmt, ...)
 	char where[512], key[1024], msg[1024], path[512];
 	snprintf(key, sizeof(key), "%d%s", c->doc, ptr);
 	wmap_yaml_position(where, sizeof(where), c->positions, c->name, key);
-	/* ".spec.match.kinds" reads better in messages than the pointer. */
+	/* ".spec.match.kinds" reads better in messages than the pointer; a key keeps its own
+	 * slashes (".spec.limits.pod.nvidia.com/gpu"). */
 	size_t n = 0;
-	for (const char *s = ptr; *s && n + 1 < sizeof(path); s++)
-		path[n++] = *s == '/' ? '.' : *s;
+	for (const char *s = ptr; *s && n + 1 < sizeof(path); s++) {
+		if (s[0] == '~' && (s[1] == '0' || s[1] == '1'))
+			path[n++] = *++s == '0' ? '~' : '/';
+		else
+			path[n++] = *s == '/' ? '.' : *s;
+	}
 	path[n] = '\0';
 	va_list ap;
 	va_start(ap, fmt);
@@ -39,10 +46,27 @@ static int fail(const ctx *c, const char *ptr, const char *fmt, ...)
 			      n ? path : ".", msg);
 }
 
+/* The pointer of member key under ptr, escaped as the position table keys it. */
+static void member(char *buf, size_t len, const char *ptr, const char *key)
+{
+	int n = snprintf(buf, len, "%s/", ptr);
+	if (n > 0 && (size_t)n < len)
+		wmap_pointer_escape(buf + n, len - (size_t)n, key);
+}
+
 static void free_strv(char **v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
+	free(v);
+}
+
+static void limits_free(wmap_policy_limit *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].resource);
+		free(v[i].text);
+	}
 	free(v);
 }
 
@@ -63,6 +87,8 @@ static void policy_clear(wmap_policy *p)
 	free(p->scheduler_name);
 	free(p->runtime_class_name);
 	free(p->queue);
+	limits_free(p->workload_limits, p->n_workload_limits);
+	limits_free(p->pod_limits, p->n_pod_limits);
 }
 
 void wmap_policy_set_free(wmap_policy_set *set)
@@ -149,7 +175,7 @@ static int get_map(const ctx *c, const char *ptr, const json_t *v, int label_val
 	json_t *e;
 	json_object_foreach((json_t *)v, k, e) {
 		char sub[512];
-		snprintf(sub, sizeof(sub), "%s/%s", ptr, k);
+		member(sub, sizeof(sub), ptr, k);
 		if (!wmap_label_key_valid(k))
 			return fail(c, sub, "\"%s\" is not a valid key ([prefix/]name)", k);
 		if (!json_is_string(e))
@@ -310,6 +336,87 @@ static int parse_template(const ctx *c, wmap_policy *p, const json_t *t)
 	return 0;
 }
 
+/* One map of spec.limits (workload or pod): resource name -> quantity, in ResourceQuota's
+ * vocabulary. A number is read as kubectl would write it ("64", "0.5"). */
+static int parse_limit_map(const ctx *c, const char *ptr, const json_t *m, int per_pod,
+			   wmap_policy_limit **out, size_t *n_out)
+{
+	const char *k;
+	json_t *v;
+	if (!json_is_object(m))
+		return fail(c, ptr, "must be a map of resource names to quantities "
+				    "({nvidia.com/gpu: 8, memory: 1Ti})");
+	if (json_object_size(m) == 0)
+		return fail(c, ptr, "lists no resource (leave it out instead)");
+	if (json_object_size(m) > WMAP_POLICY_MAX_LIMITS)
+		return fail(c, ptr, "lists %zu resources; at most %d", json_object_size(m),
+			    WMAP_POLICY_MAX_LIMITS);
+	if (!(*out = calloc(json_object_size(m), sizeof(**out))))
+		return wmap_error_set(c->err, WMAP_ENOMEM, "out of memory");
+	json_object_foreach((json_t *)m, k, v) {
+		char sub[512], num[64];
+		const char *text = json_string_value(v);
+		wmap_error qe;
+		int64_t milli = 0;
+		member(sub, sizeof(sub), ptr, k);
+		if (!wmap_label_key_valid(k))
+			return fail(c, sub, "\"%s\" is not a resource name ([prefix/]name, as "
+					    "nvidia.com/gpu)",
+				    k);
+		if (per_pod && strcmp(k, "pods") == 0)
+			return fail(c, sub, "pods counts a workload's pods: give it under "
+					    "limits.workload");
+		if (json_is_integer(v)) {
+			snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+			text = num;
+		} else if (json_is_real(v)) {
+			wmap_quantity_format_number(num, sizeof(num), json_real_value(v));
+			text = num;
+		}
+		if (!text)
+			return fail(c, sub, "must be a quantity (\"64\", \"500m\", \"4Ti\")");
+		if (wmap_quantity_parse_milli(&milli, text, &qe) != 0)
+			return fail(c, sub, "%s", qe.message);
+		if (milli < 0)
+			return fail(c, sub, "\"%s\" is negative", text);
+		wmap_policy_limit *l = &(*out)[*n_out];
+		if (!(l->resource = strdup(k)) || !(l->text = strdup(text))) {
+			free(l->resource); /* the entry is not counted yet */
+			l->resource = NULL;
+			return wmap_error_set(c->err, WMAP_ENOMEM, "out of memory");
+		}
+		l->milli = milli;
+		(*n_out)++;
+	}
+	return 0;
+}
+
+static int parse_limits(const ctx *c, wmap_policy *p, const json_t *l)
+{
+	static const char *const keys[] = { "workload", "pod", NULL };
+	json_t *w, *pod;
+	int rc;
+	if (!l || json_is_null(l))
+		return 0;
+	if (!json_is_object(l))
+		return fail(c, "/spec/limits", "must be {workload, pod}");
+	if ((rc = only_keys(c, "/spec/limits", l, keys)))
+		return rc;
+	w = json_object_get(l, "workload");
+	pod = json_object_get(l, "pod");
+	if ((!w || json_is_null(w)) && (!pod || json_is_null(pod)))
+		return fail(c, "/spec/limits", "needs workload (totals) or pod (any one pod)");
+	if (w && !json_is_null(w) &&
+	    (rc = parse_limit_map(c, "/spec/limits/workload", w, 0, &p->workload_limits,
+				  &p->n_workload_limits)))
+		return rc;
+	if (pod && !json_is_null(pod) &&
+	    (rc = parse_limit_map(c, "/spec/limits/pod", pod, 1, &p->pod_limits,
+				  &p->n_pod_limits)))
+		return rc;
+	return 0;
+}
+
 static const char *const action_names[] = { "Deny", "Warn", "Audit" };
 
 /* spec.validationActions (Kubernetes' ValidatingAdmissionPolicy names and rules), or the
@@ -364,6 +471,17 @@ int wmap_policy_needs_validation(const wmap_policy *p)
 	return p->actions != 0;
 }
 
+int wmap_policy_sets_template(const wmap_policy *p)
+{
+	return p->labels || p->annotations || p->node_selector || p->tolerations ||
+	       p->priority_class_name || p->scheduler_name || p->runtime_class_name;
+}
+
+int wmap_policy_writes(const wmap_policy *p)
+{
+	return p->mode != WMAP_POLICY_REQUIRE && (wmap_policy_sets_template(p) || p->has_gang || p->queue);
+}
+
 size_t wmap_policy_actions_format(char *buf, size_t len, unsigned actions)
 {
 	size_t n = 0;
@@ -384,7 +502,7 @@ static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
 	static const char *const spec_keys[] = { "match", "mode", "enforce",
 						 "validationActions", "podTemplate", "gang",
-						 NULL };
+						 "limits", NULL };
 	int rc;
 	char where[512], key[32];
 	snprintf(key, sizeof(key), "%d", c->doc);
@@ -410,13 +528,17 @@ static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 		return fail(c, "/spec", "needs a spec map");
 	if ((rc = only_keys(c, "/spec", spec, spec_keys)) ||
 	    (rc = parse_match(c, p, json_object_get(spec, "match"))) ||
-	    (rc = parse_template(c, p, json_object_get(spec, "podTemplate"))))
+	    (rc = parse_template(c, p, json_object_get(spec, "podTemplate"))) ||
+	    (rc = parse_limits(c, p, json_object_get(spec, "limits"))))
 		return rc;
 	json_t *mode = json_object_get(spec, "mode");
 	const char *m = json_string_value(mode);
-	if (mode && !(m && (!strcmp(m, "default") || !strcmp(m, "override"))))
-		return fail(c, "/spec/mode", "must be default or override");
-	p->mode = (m && !strcmp(m, "override")) ? WMAP_POLICY_OVERRIDE : WMAP_POLICY_DEFAULT;
+	if (mode && !(m && (!strcmp(m, "default") || !strcmp(m, "override") ||
+			    !strcmp(m, "require"))))
+		return fail(c, "/spec/mode", "must be default, override or require");
+	p->mode = !m || !strcmp(m, "default") ? WMAP_POLICY_DEFAULT
+		  : !strcmp(m, "override")    ? WMAP_POLICY_OVERRIDE
+					      : WMAP_POLICY_REQUIRE;
 	const char *actions_at = NULL;
 	if ((rc = parse_actions(c, p, spec, &actions_at)))
 		return rc;
@@ -440,11 +562,18 @@ static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 			p->has_gang = 1;
 		}
 	}
-	if (p->actions && !p->labels && !p->annotations && !p->node_selector &&
-	    !p->tolerations && !p->priority_class_name && !p->scheduler_name &&
-	    !p->runtime_class_name)
+	if (p->mode == WMAP_POLICY_REQUIRE && !p->actions)
+		return fail(c, "/spec/mode", "require writes nothing and only checks: give "
+					     "validationActions (Deny, Warn or Audit)");
+	if (p->mode == WMAP_POLICY_REQUIRE && (p->has_gang || p->queue))
+		return fail(c, "/spec/gang", "a require policy writes nothing: gang hints need "
+					     "mode default or override");
+	if ((p->n_workload_limits || p->n_pod_limits) && !p->actions)
+		return fail(c, "/spec/limits", "limits are checks: give validationActions (Deny, "
+					       "Warn or Audit)");
+	if (p->actions && !wmap_policy_sets_template(p) && !p->n_workload_limits && !p->n_pod_limits)
 		return fail(c, actions_at, "a policy with validation actions needs podTemplate "
-					   "settings to check");
+					   "settings or limits to check");
 	return 0;
 }
 

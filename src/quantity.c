@@ -4,6 +4,7 @@
  * optional suffix: a binary one (Ki Mi Gi Ti Pi Ei), a decimal one (m k M G T P E) or an
  * exponent (e3, E-2). Arithmetic is done on 128-bit integers so "0.1" is exactly 100m. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wmap/quantity.h"
@@ -145,4 +146,18 @@ void wmap_quantity_format_bytes(char *buf, size_t len, int64_t v, wmap_quantity_
 		snprintf(buf, len, "%llde%d", (long long)v, e);
 	else
 		snprintf(buf, len, "%lld%s", (long long)v, dec[e / 3]);
+}
+
+void wmap_quantity_format_number(char *buf, size_t len, double v)
+{
+	if (v > -1e18 && v < 1e18 && v == (double)(long long)v) {
+		snprintf(buf, len, "%lld", (long long)v); /* 1.5e9 is 1500000000 */
+		return;
+	}
+	for (int prec = 1; prec < 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+	snprintf(buf, len, "%.17g", v);
 }

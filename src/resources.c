@@ -3,7 +3,10 @@
  * Each container counts its requests, falling back to its limits (a GPU is often only a
  * limit). The pod needs the larger of its biggest init container and the sum of its
  * containers plus its sidecars (init containers with restartPolicy Always, which keep
- * running); pod-level resources replace CPU and memory when set; overhead is added. */
+ * running); pod-level resources replace what they set (CPU and memory); overhead is added.
+ *
+ * One walk counts any set of resource names at once: describe's three (GPU, CPU, memory)
+ * and a policy's limits (any name, wmap_pod_amounts) follow the same rules. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,54 @@
 #include "wmap/workload.h"
 
 #define GPU_KEY "nvidia.com/gpu"
+
+/* The resources being counted: names[n], each in thousandths of a unit when milli[i], else
+ * in whole units with every quantity rounded up (as Kubernetes' Value does). */
+typedef struct counting {
+	size_t n;
+	const char *const *names;
+	const unsigned char *milli;
+} counting;
+
+/* One amount per name of a counting, with the suffix family it was written in. Sums and
+ * maxima keep the family as Kubernetes' Quantity.Add does: a sum takes the family of its
+ * first non-zero term, a larger value's family wins a max. */
+typedef struct amounts {
+	int64_t v[WMAP_POD_AMOUNTS_MAX];
+	wmap_quantity_family fam[WMAP_POD_AMOUNTS_MAX];
+} amounts;
+
+static void amounts_zero(amounts *a, const counting *c)
+{
+	memset(a->v, 0, c->n * sizeof(a->v[0]));
+	memset(a->fam, 0, c->n * sizeof(a->fam[0]));
+}
+
+/* Quantities are bounded by their parse, but a hostile object can list many of them:
+ * saturate rather than overflow. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static void add(amounts *a, const amounts *b, const counting *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (a->v[i] == 0)
+			a->fam[i] = b->fam[i];
+		a->v[i] = sat_add(a->v[i], b->v[i]);
+	}
+}
+
+static void max_into(amounts *a, const amounts *b, const counting *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (b->v[i] > a->v[i]) {
+			a->v[i] = b->v[i];
+			a->fam[i] = b->fam[i];
+		}
+	}
+}
 
 static int read_quantity(int64_t *out, wmap_quantity_family *family, const json_t *v, int milli,
 			 const char *ptr, wmap_error *err)
@@ -27,7 +78,7 @@ static int read_quantity(int64_t *out, wmap_quantity_family *family, const json_
 		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
 		s = buf;
 	} else if (json_is_real(v)) {
-		snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
+		wmap_quantity_format_number(buf, sizeof(buf), json_real_value(v));
 		s = buf;
 	} else {
 		char path[1024];
@@ -47,40 +98,33 @@ static int read_quantity(int64_t *out, wmap_quantity_family *family, const json_
 	return rc;
 }
 
-/* One resource of a plain resource list (name -> quantity) at base; 0 when absent. family
- * (may be NULL) gets the suffix family. */
-static int from_list(int64_t *out, wmap_quantity_family *family, const json_t *list, const char *name,
-		     int milli, const char *base, wmap_error *err)
+/* A plain resource list (name -> quantity) at base: every counted name, 0 when absent. */
+static int resource_list(amounts *out, const json_t *list, const char *base, const counting *c,
+			 wmap_error *err)
 {
-	const json_t *v = json_object_get(list, name);
-	*out = 0;
-	if (!v || json_is_null(v))
-		return 0;
-	char *p = wmap_pointer_join(base, name);
-	int rc = p ? read_quantity(out, family, v, milli, p, err)
-		   : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	free(p);
-	return rc;
-}
-
-/* A resource list at base: GPU, CPU, memory. */
-static int resource_list(wmap_resources *out, const json_t *list, const char *base, wmap_error *err)
-{
-	int rc;
-	if ((rc = from_list(&out->gpu, NULL, list, GPU_KEY, 0, base, err)) ||
-	    (rc = from_list(&out->cpu_milli, NULL, list, "cpu", 1, base, err)) ||
-	    (rc = from_list(&out->memory, &out->memory_family, list, "memory", 0, base, err)))
-		return rc;
+	amounts_zero(out, c);
+	for (size_t i = 0; i < c->n; i++) {
+		const json_t *v = json_object_get(list, c->names[i]);
+		if (!v || json_is_null(v))
+			continue;
+		char *p = wmap_pointer_join(base, c->names[i]);
+		int rc = p ? read_quantity(&out->v[i], &out->fam[i], v, c->milli[i], p, err)
+			   : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		free(p);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
 /* A ResourceRequirements object at base: requests, each falling back to limits. */
-static int requirements(wmap_resources *out, const json_t *req, const char *base, wmap_error *err)
+static int requirements(amounts *out, const json_t *req, const char *base, const counting *c,
+			wmap_error *err)
 {
-	wmap_resources rq = { 0 }, lim = { 0 };
+	amounts rq, lim;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
+	amounts_zero(out, c);
 	if (!req || json_is_null(req))
 		return 0;
 	if (!json_is_object(req)) {
@@ -93,45 +137,26 @@ static int requirements(wmap_resources *out, const json_t *req, const char *base
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = resource_list(&rq, json_object_get(req, "requests"), rp, err)) ||
-	    (rc = resource_list(&lim, json_object_get(req, "limits"), lp, err)))
-		goto out;
 	const json_t *reqs = json_object_get(req, "requests");
-	out->gpu = json_object_get(reqs, GPU_KEY) ? rq.gpu : lim.gpu;
-	out->cpu_milli = json_object_get(reqs, "cpu") ? rq.cpu_milli : lim.cpu_milli;
-	out->memory = json_object_get(reqs, "memory") ? rq.memory : lim.memory;
-	out->memory_family = json_object_get(reqs, "memory") ? rq.memory_family : lim.memory_family;
+	if ((rc = resource_list(&rq, reqs, rp, c, err)) ||
+	    (rc = resource_list(&lim, json_object_get(req, "limits"), lp, c, err)))
+		goto out;
+	for (size_t i = 0; i < c->n; i++) {
+		const amounts *from = json_object_get(reqs, c->names[i]) ? &rq : &lim;
+		out->v[i] = from->v[i];
+		out->fam[i] = from->fam[i];
+	}
 out:
 	free(rp);
 	free(lp);
 	return rc;
 }
 
-static void add(wmap_resources *a, const wmap_resources *b)
-{
-	a->gpu += b->gpu;
-	a->cpu_milli += b->cpu_milli;
-	if (a->memory == 0)
-		a->memory_family = b->memory_family;
-	a->memory += b->memory;
-}
-
-static void max_into(wmap_resources *a, const wmap_resources *b)
-{
-	if (b->gpu > a->gpu)
-		a->gpu = b->gpu;
-	if (b->cpu_milli > a->cpu_milli)
-		a->cpu_milli = b->cpu_milli;
-	if (b->memory > a->memory) {
-		a->memory = b->memory;
-		a->memory_family = b->memory_family;
-	}
-}
-
-/* Sum of the containers of list (NULL or an array) at base; sidecars_only picks init
- * containers with restartPolicy Always, and init_max the largest of the others. */
-static int containers(wmap_resources *sum, wmap_resources *init_max, const json_t *list,
-		      const char *base, int init, wmap_error *err)
+/* Sum of the containers of list (NULL or an array) at base; for init containers (init),
+ * sidecars (restartPolicy Always) are summed and the largest of the others goes to
+ * init_max. */
+static int containers(amounts *sum, amounts *init_max, const json_t *list, const char *base,
+		      int init, const counting *cn, wmap_error *err)
 {
 	size_t i;
 	json_t *c;
@@ -143,9 +168,9 @@ static int containers(wmap_resources *sum, wmap_resources *init_max, const json_
 		return wmap_error_set(err, WMAP_EINVAL, "%s: must be a list of containers", path);
 	}
 	json_array_foreach(list, i, c) {
-		wmap_resources r;
+		amounts r;
 		char *cp = wmap_pointer_join_index(base, i), *rp = cp ? wmap_pointer_join(cp, "resources") : NULL;
-		int rc = rp ? (json_is_object(c) ? requirements(&r, json_object_get(c, "resources"), rp, err)
+		int rc = rp ? (json_is_object(c) ? requirements(&r, json_object_get(c, "resources"), rp, cn, err)
 						 : wmap_error_set(err, WMAP_EINVAL, "container %zu is not an object", i))
 			    : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		free(cp);
@@ -154,20 +179,21 @@ static int containers(wmap_resources *sum, wmap_resources *init_max, const json_
 			return rc;
 		const char *policy = json_string_value(json_object_get(c, "restartPolicy"));
 		if (init && !(policy && strcmp(policy, "Always") == 0))
-			max_into(init_max, &r);
+			max_into(init_max, &r, cn);
 		else
-			add(sum, &r);
+			add(sum, &r, cn);
 	}
 	return 0;
 }
 
-int wmap_pod_resources(wmap_resources *out, const json_t *spec, const char *base, wmap_error *err)
+static int pod_spec_amounts(amounts *out, const json_t *spec, const char *base, const counting *c,
+			    wmap_error *err)
 {
-	wmap_resources sum = { 0 }, init_max = { 0 }, pod, overhead = { 0 };
+	amounts sum, init_max, pod, overhead;
 	int rc;
 	char *p = NULL;
 
-	memset(out, 0, sizeof(*out));
+	amounts_zero(out, c);
 	if (!spec || json_is_null(spec))
 		return 0;
 	if (!json_is_object(spec)) {
@@ -175,33 +201,35 @@ int wmap_pod_resources(wmap_resources *out, const json_t *spec, const char *base
 		wmap_pointer_to_path(path, sizeof(path), base);
 		return wmap_error_set(err, WMAP_EINVAL, "%s: a pod spec must be an object", path);
 	}
+	amounts_zero(&sum, c);
+	amounts_zero(&init_max, c);
 #define SUB(key) (free(p), p = wmap_pointer_join(base, key))
 	if (!SUB("containers"))
 		goto oom;
-	if ((rc = containers(&sum, &init_max, json_object_get(spec, "containers"), p, 0, err)))
+	if ((rc = containers(&sum, &init_max, json_object_get(spec, "containers"), p, 0, c, err)))
 		goto out;
 	if (!SUB("initContainers"))
 		goto oom;
-	if ((rc = containers(&sum, &init_max, json_object_get(spec, "initContainers"), p, 1, err)))
+	if ((rc = containers(&sum, &init_max, json_object_get(spec, "initContainers"), p, 1, c, err)))
 		goto out;
-	max_into(&sum, &init_max);
+	max_into(&sum, &init_max, c);
 	if (!SUB("resources"))
 		goto oom;
-	if ((rc = requirements(&pod, json_object_get(spec, "resources"), p, err)))
+	if ((rc = requirements(&pod, json_object_get(spec, "resources"), p, c, err)))
 		goto out;
-	if (pod.cpu_milli)
-		sum.cpu_milli = pod.cpu_milli;
-	if (pod.memory) {
-		sum.memory = pod.memory;
-		sum.memory_family = pod.memory_family;
+	for (size_t i = 0; i < c->n; i++) {
+		if (pod.v[i]) {
+			sum.v[i] = pod.v[i];
+			sum.fam[i] = pod.fam[i];
+		}
 	}
 	const json_t *oh = json_object_get(spec, "overhead");
 	if (oh && !json_is_null(oh)) {
 		if (!SUB("overhead"))
 			goto oom;
-		if ((rc = resource_list(&overhead, oh, p, err)))
+		if ((rc = resource_list(&overhead, oh, p, c, err)))
 			goto out;
-		add(&sum, &overhead);
+		add(&sum, &overhead, c);
 	}
 #undef SUB
 	*out = sum;
@@ -215,30 +243,121 @@ out:
 }
 
 /* A fragmented pod (reference 5.8): containers plus container, else resources. */
-int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err)
+static int fragment_amounts(amounts *out, const wmap_pod *pod, const counting *cn, wmap_error *err)
 {
-	wmap_resources sum = { 0 }, none = { 0 };
-	int rc;
+	amounts sum, none;
+	int rc, any = 0;
 	const wmap_location *cs = &pod->frag[WMAP_FRAG_CONTAINERS], *c = &pod->frag[WMAP_FRAG_CONTAINER],
 			    *r = &pod->frag[WMAP_FRAG_RESOURCES];
 
-	memset(out, 0, sizeof(*out));
-	if (cs->value && (rc = containers(&sum, &none, cs->value, cs->pointer ? cs->pointer : "", 0, err)))
+	amounts_zero(out, cn);
+	amounts_zero(&sum, cn);
+	amounts_zero(&none, cn);
+	if (cs->value && (rc = containers(&sum, &none, cs->value, cs->pointer ? cs->pointer : "", 0, cn, err)))
 		return rc;
 	if (c->value && json_is_object(c->value)) {
-		wmap_resources one_c;
+		amounts one_c;
 		char *rp = wmap_pointer_join(c->pointer ? c->pointer : "", "resources");
 		if (!rp)
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		rc = requirements(&one_c, json_object_get(c->value, "resources"), rp, err);
+		rc = requirements(&one_c, json_object_get(c->value, "resources"), rp, cn, err);
 		free(rp);
 		if (rc)
 			return rc;
-		add(&sum, &one_c);
+		add(&sum, &one_c, cn);
 	}
-	if (sum.gpu == 0 && sum.cpu_milli == 0 && sum.memory == 0 && r->value &&
-	    (rc = requirements(&sum, r->value, r->pointer ? r->pointer : "", err)))
+	for (size_t i = 0; i < cn->n; i++)
+		any |= sum.v[i] != 0;
+	if (!any && r->value && (rc = requirements(&sum, r->value, r->pointer ? r->pointer : "", cn, err)))
 		return rc;
 	*out = sum;
 	return 0;
+}
+
+/* describe's three: GPU, CPU, memory. */
+static const char *const describe_names[3] = { GPU_KEY, "cpu", "memory" };
+static const unsigned char describe_milli[3] = { 0, 1, 0 };
+static const counting describe_counting = { 3, describe_names, describe_milli };
+
+static void to_resources(wmap_resources *out, const amounts *a)
+{
+	out->gpu = a->v[0];
+	out->cpu_milli = a->v[1];
+	out->memory = a->v[2];
+	out->memory_family = a->fam[2];
+}
+
+int wmap_pod_resources(wmap_resources *out, const json_t *spec, const char *base, wmap_error *err)
+{
+	amounts a;
+	int rc = pod_spec_amounts(&a, spec, base, &describe_counting, err);
+	memset(out, 0, sizeof(*out));
+	if (rc == 0)
+		to_resources(out, &a);
+	return rc;
+}
+
+int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err)
+{
+	amounts a;
+	int rc = fragment_amounts(&a, pod, &describe_counting, err);
+	memset(out, 0, sizeof(*out));
+	if (rc == 0)
+		to_resources(out, &a);
+	return rc;
+}
+
+int wmap_pod_amounts(int64_t *milli, wmap_quantity_family *family, const wmap_pod *pod,
+		     const char *const *names, size_t n, wmap_error *err)
+{
+	static const unsigned char all_milli[WMAP_POD_AMOUNTS_MAX] = {
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+		1,
+	};
+	counting c = { n, names, all_milli };
+	amounts a;
+	int rc;
+	if (n > WMAP_POD_AMOUNTS_MAX)
+		return wmap_error_set(err, WMAP_EINVAL, "%zu resources counted at once; at most %d", n,
+				      WMAP_POD_AMOUNTS_MAX);
+	if (pod->shape == WMAP_SPEC_FRAGMENTED)
+		rc = fragment_amounts(&a, pod, &c, err);
+	else
+		rc = pod_spec_amounts(&a, pod->spec.value, pod->spec.pointer ? pod->spec.pointer : "", &c, err);
+	for (size_t i = 0; i < n; i++) {
+		milli[i] = rc ? 0 : a.v[i];
+		if (family)
+			family[i] = rc ? WMAP_QUANTITY_DECIMAL_SI : a.fam[i];
+	}
+	return rc;
 }

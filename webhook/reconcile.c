@@ -3,19 +3,23 @@
  *
  * - MutatingWebhookConfiguration, webhook `pod-templates.wmap.io`: the group/version/
  *   resources of the definitions in force whose CRD is served, CREATE.
- * - ValidatingWebhookConfiguration, webhook `policies.wmap.io`: of those, the kinds that a
- *   policy needing /validate (wmap_policy_needs_validation) can match (its match.kinds
- *   patterns on Kind.group; none = every kind), with the operations of those policies. No
- *   such policy: no rule at all, so no workload waits for /validate. The webhook
- *   `definitions.wmap.io` (Karta and WorkloadPolicy objects) has static rules and is left
- *   alone.
+ * - ValidatingWebhookConfiguration, webhook `policies.wmap.io` (failurePolicy Fail): of
+ *   those, the kinds that a Deny policy can match (its match.kinds patterns on Kind.group;
+ *   none = every kind), with the operations of those policies. Webhook
+ *   `advisories.wmap.io` (failurePolicy Ignore): the kinds and operations that only Warn or
+ *   Audit policies match, so that a stage meant to advise never blocks a request while the
+ *   webhook is down. Each kind and operation goes to one of the two at most (both send to
+ *   /validate, which judges every policy). No such policy: no rule at all, so no workload
+ *   waits for /validate. The webhook `definitions.wmap.io` (Karta and WorkloadPolicy
+ *   objects) has static rules and is left alone.
  *
  * A thread computes the rules after every definition or policy swap and every RESYNC_S
  * seconds (so it converges from any starting state, including a hand edit): the root kind of
  * every definition in force, looked up in discovery (plurals as the server names them, never
  * guessed; a kind the server does not serve gets no rule), grouped by group, version, scope
  * and operations, sorted. For each configuration one helper (sync_rules) reads it and writes
- * it back only when the rules of its webhook differ: a PUT of the object it read, with that
+ * it back only when the rules of its webhooks differ (both validating ones in one PUT, so a
+ * kind moving between them is never in neither): a PUT of the object it read, with that
  * object's resourceVersion (a concurrent change gives 409 and the next round reads again),
  * with only `rules` and one annotation changed, so `caBundle` and everything else stay as
  * they are. The annotation `wmap.io/rules-written-by` records the writer's version; a
@@ -167,20 +171,33 @@ static unsigned create_only(const void *ctx, const char *kind)
 	return WMAP_POLICY_OP_CREATE;
 }
 
-/* The operations of the policies needing /validate whose match.kinds cover kind. */
-static unsigned validated_ops(const void *ctx, const char *kind)
+/* The operations of the policies needing /validate whose match.kinds cover kind: those
+ * with Deny when deny, the others when not. */
+static unsigned policy_ops(const wmap_policy_set *ps, const char *kind, int deny)
 {
-	const wmap_policy_set *ps = ctx;
 	unsigned op = 0;
 	for (size_t i = 0; ps && i < ps->n; i++) {
 		const wmap_policy *p = &ps->policies[i];
 		int match = p->n_kinds == 0;
 		for (size_t j = 0; j < p->n_kinds && !match; j++)
 			match = fnmatch(p->kinds[j], kind, 0) == 0;
-		if (match && wmap_policy_needs_validation(p))
+		if (match && wmap_policy_needs_validation(p) &&
+		    !(p->actions & WMAP_ACTION_DENY) == !deny)
 			op |= p->operations;
 	}
 	return op & (WMAP_POLICY_OP_CREATE | WMAP_POLICY_OP_UPDATE);
+}
+
+/* policies.wmap.io (Fail): what a Deny policy may match. */
+static unsigned enforced_ops(const void *ctx, const char *kind)
+{
+	return policy_ops(ctx, kind, 1);
+}
+
+/* advisories.wmap.io (Ignore): what only Warn or Audit policies match. */
+static unsigned advisory_ops(const void *ctx, const char *kind)
+{
+	return policy_ops(ctx, kind, 0) & ~policy_ops(ctx, kind, 1);
 }
 
 /* The CREATE rules for the root kinds of reg that disc serves, sorted; a new array. */
@@ -189,13 +206,21 @@ static json_t *mutating_rules(const wmap_registry *reg, const wmap_discovery *di
 	return rules_for(reg, disc, create_only, NULL);
 }
 
-/* The rules of the validating webhook: the root kinds of reg that disc serves and that a
- * policy of policies (may be NULL) needing /validate matches, with those policies'
- * operations, sorted; a new array (empty when no such policy). */
+/* The rules of the validating webhook policies.wmap.io (failurePolicy Fail): the root kinds
+ * of reg that disc serves and that a Deny policy of policies (may be NULL) matches, with
+ * those policies' operations, sorted; a new array (empty when no such policy). */
 static json_t *validating_rules(const wmap_registry *reg, const wmap_discovery *disc,
 				const wmap_policy_set *policies)
 {
-	return rules_for(reg, disc, validated_ops, policies);
+	return rules_for(reg, disc, enforced_ops, policies);
+}
+
+/* The same for advisories.wmap.io (failurePolicy Ignore): the kinds and operations that only
+ * Warn or Audit policies match (none of validating_rules'). */
+static json_t *advisory_rules(const wmap_registry *reg, const wmap_discovery *disc,
+			      const wmap_policy_set *policies)
+{
+	return rules_for(reg, disc, advisory_ops, policies);
 }
 
 /* One configuration whose webhook's rules the leader keeps in step. */
@@ -221,7 +246,7 @@ typedef struct wh_reconciler {
 	pthread_cond_t cond;
 	int kick, started; /* kick: KICK_* bits */
 	atomic_int stop;
-	cfg_target mwc, vwc;
+	cfg_target mwc, vwc, awc;
 	wh_status_writer status;
 } wh_reconciler;
 
@@ -248,43 +273,75 @@ static int all_found(const wmap_registry *reg, const wmap_discovery *disc)
 	return 1;
 }
 
-/* Reads t's configuration and, when the rules of its webhook differ from rules (borrowed),
- * writes them back with the resourceVersion it read; only `rules` and the writer annotation
- * change. Rules written by a newer version are left alone. */
-static void sync_rules(wh_reconciler *R, cfg_target *t, json_t *rules)
+/* The webhook named name in cfg (borrowed), NULL when there is none. */
+static json_t *find_hook(json_t *cfg, const char *name)
+{
+	json_t *hook = NULL, *h;
+	size_t i;
+	json_array_foreach(json_object_get(cfg, "webhooks"), i, h)
+		if (json_is_string(json_object_get(h, "name")) &&
+		    strcmp(json_string_value(json_object_get(h, "name")), name) == 0)
+			hook = h;
+	return hook;
+}
+
+/* Reads the configuration of ts[0] and, when the rules of any of its webhooks ts[0..n)
+ * differ from rules[0..n) (borrowed), writes them back in one PUT with the resourceVersion
+ * it read, so that a kind moving from one webhook to another is never in neither; only
+ * `rules` and the writer annotation change. A webhook after the first that the object
+ * lacks (deploy/ of an older release) has its rules added to the first's, which then
+ * covers them as it did before. Rules written by a newer version are left alone. */
+#define MAX_HOOKS 2 /* webhooks of one configuration whose rules are ours */
+
+static void sync_rules(wh_reconciler *R, cfg_target *const *ts, json_t *const *rules, size_t n)
 {
 	wmap_error err;
-	json_t *cfg = NULL;
+	json_t *cfg = NULL, *want[MAX_HOOKS] = { NULL }, *hook[MAX_HOOKS] = { NULL };
 	char *body = NULL;
 	long status = 0;
-	atomic_store(&t->rules, (unsigned)json_array_size(rules));
-	if (wmap_kube_request(&cfg, &status, R->client, "GET", t->path, NULL, NULL, &err) != 0) {
-		log_error(t, "read", &err);
+	int differ = 0;
+	if (n > MAX_HOOKS)
+		n = MAX_HOOKS; /* (a caller's mistake; the table below has two rows) */
+	for (size_t k = 0; k < n; k++)
+		atomic_store(&ts[k]->rules, (unsigned)json_array_size(rules[k]));
+	if (wmap_kube_request(&cfg, &status, R->client, "GET", ts[0]->path, NULL, NULL, &err) != 0) {
+		log_error(ts[0], "read", &err);
 		goto done;
 	}
-	json_t *hooks = json_object_get(cfg, "webhooks"), *hook = NULL, *h;
-	size_t i;
-	json_array_foreach(hooks, i, h)
-		if (json_is_string(json_object_get(h, "name")) &&
-		    strcmp(json_string_value(json_object_get(h, "name")), t->webhook) == 0)
-			hook = h;
-	if (!hook) {
+	if (!(hook[0] = find_hook(cfg, ts[0]->webhook))) {
 		wmap_error_set(&err, WMAP_ENOTFOUND, "wmap-webhook has no webhook named %s",
-			       t->webhook);
-		log_error(t, "read", &err);
+			       ts[0]->webhook);
+		log_error(ts[0], "read", &err);
 		goto done;
 	}
-	t->last_error_logged = 0;
-	/* deploy/ ships the hook without rules (absent, so that kubectl apply leaves them
-	 * alone): absent means none. */
-	json_t *cur = json_object_get(hook, "rules");
-	if (cur ? json_equal(cur, rules) : json_array_size(rules) == 0)
+	ts[0]->last_error_logged = 0;
+	if (!(want[0] = json_copy(rules[0])))
+		goto done;
+	for (size_t k = 1; k < n; k++) {
+		if ((hook[k] = find_hook(cfg, ts[k]->webhook))) {
+			ts[k]->last_error_logged = 0;
+			want[k] = json_incref(rules[k]);
+		} else if (json_array_extend(want[0], rules[k]) == 0) {
+			wmap_error_set(&err, WMAP_ENOTFOUND, "wmap-webhook has no webhook named %s: its "
+							     "rules go to %s",
+				       ts[k]->webhook, ts[0]->webhook);
+			log_error(ts[k], "read", &err);
+		}
+	}
+	for (size_t k = 0; k < n; k++) {
+		/* deploy/ ships the hooks without rules (absent, so that kubectl apply leaves
+		 * them alone): absent means none. */
+		json_t *cur = hook[k] ? json_object_get(hook[k], "rules") : NULL;
+		if (hook[k] && !(cur ? json_equal(cur, want[k]) : json_array_size(want[k]) == 0))
+			differ |= 1 << k;
+	}
+	if (!differ)
 		goto done;
 	json_t *md = json_object_get(cfg, "metadata");
 	json_t *ann = json_object_get(md, "annotations");
 	const char *by = json_string_value(json_object_get(ann, WRITER_ANNOTATION));
 	if (by && newer(by, WMAP_VERSION)) {
-		atomic_fetch_add(&t->skipped_newer, 1);
+		atomic_fetch_add(&ts[0]->skipped_newer, 1);
 		goto done; /* a newer version keeps these rules */
 	}
 	if (!json_is_object(ann)) {
@@ -292,27 +349,36 @@ static void sync_rules(wh_reconciler *R, cfg_target *t, json_t *rules)
 		json_object_set_new(md, "annotations", ann);
 	}
 	json_object_set_new(ann, WRITER_ANNOTATION, json_string(WMAP_VERSION));
-	json_object_set(hook, "rules", rules);
+	for (size_t k = 0; k < n; k++) {
+		if (differ & (1 << k))
+			json_object_set(hook[k], "rules", want[k]);
+	}
 	if (!(body = wmap_json_text(cfg, NULL)) || !wh_leader_is(R->leader))
 		goto done; /* lost the Lease meanwhile: write nothing */
-	if (wmap_kube_request(NULL, &status, R->client, "PUT", t->path, "application/json", body,
-			      &err) != 0) {
+	if (wmap_kube_request(NULL, &status, R->client, "PUT", ts[0]->path, "application/json",
+			      body, &err) != 0) {
 		if (status == 409) {
-			atomic_fetch_add(&t->conflicts, 1);
+			atomic_fetch_add(&ts[0]->conflicts, 1);
 			pthread_mutex_lock(&R->lock);
 			R->kick |= KICK_RULES; /* changed under us: read it again at once */
 			pthread_mutex_unlock(&R->lock);
 		} else {
-			log_error(t, "write", &err);
+			log_error(ts[0], "write", &err);
 		}
 		goto done;
 	}
-	atomic_fetch_add(&t->writes, 1);
-	json_t *f = json_pack("{s:s, s:i}", "configuration", t->kind, "rules",
-			      (int)json_array_size(rules));
-	wh_log("info", "wmap-webhook configuration: rules updated", f);
-	json_decref(f);
+	for (size_t k = 0; k < n; k++) {
+		if (!(differ & (1 << k)))
+			continue;
+		atomic_fetch_add(&ts[k]->writes, 1);
+		json_t *f = json_pack("{s:s, s:s, s:i}", "configuration", ts[k]->kind, "webhook",
+				      ts[k]->webhook, "rules", (int)json_array_size(want[k]));
+		wh_log("info", "wmap-webhook configuration: rules updated", f);
+		json_decref(f);
+	}
 done:
+	for (size_t k = 0; k < n; k++)
+		json_decref(want[k]);
 	free(body);
 	json_decref(cfg);
 }
@@ -325,7 +391,8 @@ done:
 static void reconcile_once(wh_reconciler *R, int what, int resync)
 {
 	wmap_error err;
-	json_t *mrules = NULL, *vrules = NULL, *k = NULL, *kv = NULL, *p = NULL, *pv = NULL;
+	json_t *mrules = NULL, *vrules = NULL, *arules = NULL, *k = NULL, *kv = NULL, *p = NULL,
+	       *pv = NULL;
 	if (!wh_leader_is(R->leader))
 		return; /* only the leader reads discovery and writes */
 	wh_state *st = wh_inforce_acquire(R->env->inforce);
@@ -344,6 +411,7 @@ static void reconcile_once(wh_reconciler *R, int what, int resync)
 	if (what & KICK_RULES) {
 		mrules = mutating_rules(st->defs->reg, R->disc);
 		vrules = validating_rules(st->defs->reg, R->disc, st->policies);
+		arules = advisory_rules(st->defs->reg, R->disc, st->policies);
 	}
 	if (what & KICK_STATUS) {
 		k = json_incref(st->kartas);
@@ -352,14 +420,17 @@ static void reconcile_once(wh_reconciler *R, int what, int resync)
 		pv = json_incref(st->pverdicts);
 	}
 	wh_inforce_release(st);
-	if (mrules && vrules) {
-		sync_rules(R, &R->mwc, mrules);
-		sync_rules(R, &R->vwc, vrules);
+	if (mrules && vrules && arules) {
+		cfg_target *const mt[1] = { &R->mwc }, *const vt[2] = { &R->vwc, &R->awc };
+		json_t *const mr[1] = { mrules }, *const vr[2] = { vrules, arules };
+		sync_rules(R, mt, mr, 1);
+		sync_rules(R, vt, vr, 2);
 	}
 	if (what & KICK_STATUS)
 		wh_status_sync(&R->status, R->client, R->disc, k, kv, p, pv, R->leader);
 	json_decref(mrules);
 	json_decref(vrules);
+	json_decref(arules);
 	json_decref(k);
 	json_decref(kv);
 	json_decref(p);
@@ -440,6 +511,7 @@ static int reconcile_start(void **self, const wh_env *env, wmap_error *err)
 	R->leader = env->leader;
 	R->mwc = (cfg_target){ .what = "mutating", .kind = "MutatingWebhookConfiguration", .path = MWC_PATH, .webhook = "pod-templates.wmap.io" };
 	R->vwc = (cfg_target){ .what = "validating", .kind = "ValidatingWebhookConfiguration", .path = VWC_PATH, .webhook = "policies.wmap.io" };
+	R->awc = (cfg_target){ .what = "advisory", .kind = "ValidatingWebhookConfiguration", .path = VWC_PATH, .webhook = "advisories.wmap.io" };
 	if ((rc = wmap_kube_client_new(&R->client, env->kube, &ko, err)) != 0)
 		goto fail;
 	if ((rc = wh_metrics_provide("/metrics", reconcile_metrics, R)) != 0) {
@@ -498,7 +570,7 @@ static void reconcile_stop(void *self)
 const wh_controller wh_reconcile_controller = { "reconciler", reconcile_start, reconcile_kick,
 						reconcile_stop };
 
-/* The two configurations' families, then the status writer's (wh_metrics_fn). */
+/* The configurations' families (the mutating one and both validating webhooks), then the status writer's (wh_metrics_fn). */
 static void reconcile_metrics(void *ctx, wmap_buf *o)
 {
 	const wh_reconciler *R = ctx;
@@ -514,8 +586,8 @@ static void reconcile_metrics(void *ctx, wmap_buf *o)
 		char name[64];
 		snprintf(name, sizeof(name), "wmap_webhook_config_%s", help[m][0]);
 		wh_prom_family(o, name, help[m][1], help[m][2]);
-		const cfg_target *ts[2] = { &R->mwc, &R->vwc };
-		for (int i = 0; i < 2; i++) {
+		const cfg_target *ts[3] = { &R->mwc, &R->vwc, &R->awc };
+		for (int i = 0; i < 3; i++) {
 			const cfg_target *t = ts[i];
 			unsigned v = m == 0   ? atomic_load(&t->writes)
 				     : m == 1 ? atomic_load(&t->conflicts)

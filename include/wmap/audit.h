@@ -2,12 +2,16 @@
  * wmap audit` (offline and live) and the webhook's policy reports.
  *
  * A policy with validation actions (wmap/policy.h: Deny, Warn, Audit) is violated by a
- * workload when a pod template the policy matches lacks what the policy writes: in
- * `override` mode a field that differs from the policy's value, in `default` mode a field
- * that is absent; tolerations the template lacks in both. Policies that only mutate (no
- * actions) are not evaluated. The object is judged as it is given: the object at /validate
- * (after the mutating webhooks) or stored in the cluster as is; a workload from a file is
- * judged as it would be admitted, after wmap's own mutation (wmap_audit_admitted). */
+ * workload when a pod template the policy matches lacks what the policy sets: in
+ * `override` and `require` mode a field that differs from the policy's value, in `default`
+ * mode a field that is absent; tolerations the template lacks in all three. It is also
+ * violated when the workload at its desired replicas, or one of its pods, asks for more
+ * than the policy's `limits` allow (one violation per limit, or per limit and component
+ * instance for pod limits, with component NULL for a workload total). Policies that only
+ * mutate (no actions) are not evaluated. The object is judged as it is given: the object
+ * at /validate (after the mutating webhooks) or stored in the cluster as is; a workload
+ * from a file is judged as it would be admitted, after wmap's own mutation
+ * (wmap_audit_admitted), which never applies `require` policies. */
 #ifndef WMAP_AUDIT_H
 #define WMAP_AUDIT_H
 
@@ -25,10 +29,14 @@ typedef struct wmap_violation {
 	char *instance;   /* the instance's name, NULL when the component has a single instance */
 	char *field;      /* what was checked: "labels[team]", "annotations[k]",
 			   * "nodeSelector[k]", "priorityClassName", "schedulerName",
-			   * "runtimeClassName", "tolerations" */
-	char *want;       /* the value the policy wants (a toleration as compact JSON) */
-	char *have;       /* the value found, NULL when absent */
-	char *message;    /* one line for people: policy, component (instance), field, want, have */
+			   * "runtimeClassName", "tolerations", "limits.workload[nvidia.com/gpu]",
+			   * "limits.pod[cpu]" */
+	char *want;       /* the value the policy wants (a toleration as compact JSON; the
+			   * limit as written) */
+	char *have;       /* the value found, NULL when absent (the amount asked for) */
+	char *message;    /* one line for people: policy, component (instance), field, want,
+			   * have; for a limit the workload, the figure, the limit and the
+			   * components behind the figure */
 } wmap_violation;
 
 typedef struct wmap_audit_result {
@@ -49,10 +57,12 @@ typedef struct wmap_audit_result {
  * and cfg (max_depth, deadline_ns) as admission does; the namespace is the object's
  * metadata.namespace. *out is filled (zeroed first) and owned by the caller, who frees it
  * with wmap_audit_result_free, also after a failure. Returns 0; WMAP_ENODEF when no
- * definition covers the object's kind (callers count it as skipped, err names the kind);
+ * definition covers the object's kind, whether or not a policy matches it (callers count it
+ * as skipped, err names the kind);
  * WMAP_EINVAL or WMAP_ELIMIT when the object does not fit its definition, is nested deeper
- * than cfg->max_depth or the deadline passed; WMAP_ENOMEM. An object no policy matches
- * (or not a JSON object, or op 0) is a success with no policies and no violations. */
+ * than cfg->max_depth or the deadline passed; WMAP_ENOMEM. An object of a covered kind no
+ * policy matches (or not a JSON object, or op 0) is a success with no policies and no
+ * violations. */
 int wmap_audit_object(wmap_audit_result *out, wmap_engine *eng, const wmap_admission_config *cfg,
 		      const json_t *object, unsigned op, wmap_error *err);
 

@@ -12,7 +12,8 @@
  *       selector: {matchLabels: {...}, matchExpressions: [...]}  # on the workload's labels
  *       components: ["worker"]
  *       operations: [CREATE]            # CREATE (the default) and/or UPDATE
- *     mode: default     # default: set what is absent; override: replace what differs
+ *     mode: default     # default: set what is absent; override: replace what differs;
+ *                       # require: write nothing, check the object as it is
  *     validationActions: [Deny]   # what /validate does with a violation: Deny, Warn,
  *                                 # Audit, [Deny, Audit] or [Warn, Audit]; none given =
  *                                 # the policy only mutates. (The older enforce: true
@@ -20,6 +21,9 @@
  *     podTemplate: {labels, annotations, priorityClassName, schedulerName,
  *                   runtimeClassName, nodeSelector, tolerations}
  *     gang: {scheduler: kai|volcano|coscheduling|yunikorn|kueue|native|none, queue: q}
+ *     limits:           # checks on the resolved workload (ResourceQuota's vocabulary)
+ *       workload: {nvidia.com/gpu: 64, cpu: "512", memory: 4Ti, pods: 256}  # totals
+ *       pod: {nvidia.com/gpu: 8}                                             # any one pod
  *
  * A policy set is immutable once loaded; threads may share it. */
 #ifndef WMAP_POLICY_H
@@ -42,9 +46,22 @@
 #define WMAP_ACTION_AUDIT 4u
 
 typedef enum wmap_policy_mode {
-	WMAP_POLICY_DEFAULT,
-	WMAP_POLICY_OVERRIDE,
+	WMAP_POLICY_DEFAULT,  /* set what is absent; a check wants the field present */
+	WMAP_POLICY_OVERRIDE, /* replace what differs; a check wants the policy's value */
+	WMAP_POLICY_REQUIRE,  /* write nothing; a check wants the policy's value, as written */
 } wmap_policy_mode;
+
+/* One entry of spec.limits.workload or spec.limits.pod: at most `milli` thousandths of a
+ * unit of `resource` ("nvidia.com/gpu", "cpu", "memory", ...; "pods" in workload limits is
+ * the number of the workload's pods). */
+typedef struct wmap_policy_limit {
+	char *resource;
+	char *text;    /* the limit as written ("64", "4Ti"), for messages */
+	int64_t milli; /* exact, as wmap_quantity_parse_milli reads text */
+} wmap_policy_limit;
+
+/* Resource names one limits map may list (a bound for the per-pod count, wmap_pod_amounts). */
+#define WMAP_POLICY_MAX_LIMITS 16
 
 typedef struct wmap_policy {
 	char *name;  /* metadata.name */
@@ -70,6 +87,10 @@ typedef struct wmap_policy {
 	int has_gang; /* gang.scheduler given */
 	wmap_gang_scheduler gang;
 	char *queue; /* gang.queue, NULL when unset */
+
+	size_t n_workload_limits, n_pod_limits;
+	wmap_policy_limit *workload_limits; /* spec.limits.workload, in document order */
+	wmap_policy_limit *pod_limits;      /* spec.limits.pod */
 } wmap_policy;
 
 typedef struct wmap_policy_set {
@@ -111,6 +132,14 @@ int wmap_selector_matches(const json_t *selector, const json_t *labels);
 
 /* 1 when p has validation actions, i.e. /validate must see the workloads it matches. */
 int wmap_policy_needs_validation(const wmap_policy *p);
+
+/* 1 when p has podTemplate settings (what a field check compares). */
+int wmap_policy_sets_template(const wmap_policy *p);
+
+/* 1 when p writes something into the workloads it matches: podTemplate settings or gang
+ * hints outside `require` mode. Mutation (the webhook's /mutate, `kubectl wmap mutate`)
+ * reads only these policies. */
+int wmap_policy_writes(const wmap_policy *p);
 
 /* "Deny", "Warn,Audit", ... (Kubernetes' names, comma-separated, in Deny, Warn, Audit
  * order; "" for none) into buf as snprintf does: returns the whole length. */

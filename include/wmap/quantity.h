@@ -34,4 +34,10 @@ void wmap_quantity_format_cpu(char *buf, size_t len, int64_t milli);
  * SI ("1k"), as Kubernetes does. Writes into buf (len bytes; 32 are always enough). */
 void wmap_quantity_format_bytes(char *buf, size_t len, int64_t bytes, wmap_quantity_family family);
 
+/* A JSON number that stands for a quantity (`cpu: 0.5` in YAML) as the text Kubernetes reads:
+ * kubectl sends the number as written, so a double is written in the shortest form that
+ * reads back equal ("0.1", never "0.10000000000000001", which would round up to 101m).
+ * Writes into buf (len bytes; 32 are always enough). */
+void wmap_quantity_format_number(char *buf, size_t len, double v);
+
 #endif

@@ -119,4 +119,18 @@ int wmap_status_evaluate(unsigned *statuses, wmap_engine *eng, const wmap_defini
 int wmap_pod_resources(wmap_resources *out, const json_t *pod_spec, const char *base,
 		       wmap_error *err);
 
+/* The most resource names wmap_pod_amounts counts in one call. */
+#define WMAP_POD_AMOUNTS_MAX 32
+
+/* What one pod of pod (an instance's, borrowed) asks for in each of the n resources names
+ * (any resource name: "nvidia.com/gpu", "amd.com/gpu", "cpu", "ephemeral-storage", ...),
+ * by the rules of wmap_pod_resources and, for a fragmented definition, of the fragments:
+ * milli[i] in thousandths of a unit, exact (each quantity rounded up as Kubernetes'
+ * MilliValue), and family[i] (family may be NULL) the suffix family it was written in.
+ * The caller owns both arrays (n entries each); they are zeroed on failure. Malformed
+ * quantities are errors naming their JSON path; WMAP_EINVAL when n exceeds
+ * WMAP_POD_AMOUNTS_MAX. */
+int wmap_pod_amounts(int64_t *milli, wmap_quantity_family *family, const wmap_pod *pod,
+		     const char *const *names, size_t n, wmap_error *err);
+
 #endif

@@ -112,7 +112,8 @@ def main():
     blocks = readme.split("```yaml\n")[1:]
     for b in blocks:
         put("policy", b.split("```")[0] + "---\n{tier: serving, env: prod}\n")
-    for path in glob.glob(os.path.join(ROOT, "tests", "**", "*polic*.yaml"), recursive=True):
+    for path in glob.glob(os.path.join(ROOT, "tests", "**", "*polic*.yaml"), recursive=True) + \
+            glob.glob(os.path.join(ROOT, "tests", "golden", "audit", "*.yaml")):
         put("policy", open(path, "rb").read())
     kc = """apiVersion: v1
 kind: Config

@@ -172,6 +172,18 @@ const char *t_write_file(const char *dir, const char *name, const char *text)
 	return p;
 }
 
+wmap_policy_set *t_policy_set(const char *text)
+{
+	char dir[128];
+	wmap_policy_set *set = NULL;
+	wmap_error err = { 0 };
+	t_temp_dir(dir, sizeof(dir), "wmap-policies");
+	const char *path = t_write_file(dir, "p.yaml", text);
+	cr_assert_eq(wmap_policy_set_load(&set, path, &err), 0, "%s", err.message);
+	t_remove_dir(dir);
+	return set;
+}
+
 int t_listen_loopback(int backlog, int *port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };

@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include "wmap/definition.h"
+#include "wmap/policy.h"
 #include "wmap/registry.h"
 
 /* Parses YAML text (aliases allowed) and returns its first document; fails the test on error. */
@@ -34,6 +35,10 @@ void t_remove_dir(const char *dir);
 /* Writes text to dir/name; returns the path (one of 8 rotating buffers, so a test can hold a
  * few at once). */
 const char *t_write_file(const char *dir, const char *name, const char *text);
+
+/* A policy set loaded from YAML text through a file (so messages carry file:line:col);
+ * fails the test on error. The caller frees it. */
+wmap_policy_set *t_policy_set(const char *text);
 
 /* A TCP socket listening on 127.0.0.1 at a free port (into *port) with the backlog given, for
  * the tests' scripted HTTP servers; fails the test on error. The caller closes it. */

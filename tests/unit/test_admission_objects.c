@@ -158,7 +158,7 @@ Test(admission_objects, workload_policies_are_parsed_and_a_bad_one_denied)
 	for (int i = 0; i < 2; i++) {
 		r = validate(p, i ? "UPDATE" : "CREATE", NULL);
 		cr_assert(json_is_false(json_object_get(r, "allowed")));
-		cr_assert(strstr(message(r), "prod: document 1: .spec.mode: must be default or override"), "%s",
+		cr_assert(strstr(message(r), "prod: document 1: .spec.mode: must be default, override or require"), "%s",
 			  message(r));
 		json_decref(r);
 	}

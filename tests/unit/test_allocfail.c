@@ -350,7 +350,13 @@ static const char policy_yaml[] =
 	"    annotations: {example.com/owner: team-a}\n"
 	"    nodeSelector: {nvidia.com/gpu.present: \"true\"}\n"
 	"    tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
-	"  gang: {scheduler: volcano, queue: q}\n";
+	"  gang: {scheduler: volcano, queue: q}\n"
+	"---\n"
+	"apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: gpus}\n"
+	"spec:\n  mode: require\n  validationActions: [Deny]\n"
+	"  podTemplate: {priorityClassName: high}\n"
+	"  limits:\n    workload: {nvidia.com/gpu: 64, memory: 4Ti, pods: 256}\n"
+	"    pod: {nvidia.com/gpu: 8, cpu: 500m}\n";
 
 /* A policy set from YAML text. */
 static int s_policy(void *arg, char *out, size_t len, wmap_error *err)
@@ -598,7 +604,13 @@ static const char audit_policy_yaml[] =
 	"spec:\n  mode: override\n  validationActions: [Warn, Audit]\n"
 	"  podTemplate:\n    labels: {team: ml}\n    priorityClassName: high\n"
 	"    nodeSelector: {pool: gpu}\n"
-	"    tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n";
+	"    tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
+	"---\n"
+	"apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: checks}\n"
+	"spec:\n  mode: require\n  validationActions: [Warn]\n"
+	"  podTemplate: {schedulerName: kai-scheduler, labels: {team: ml}}\n"
+	"  limits:\n    workload: {nvidia.com/gpu: 4, pods: 2, memory: 1Gi}\n"
+	"    pod: {nvidia.com/gpu: 2}\n";
 
 /* Every violation of the object, one line each: no half-filled violation may come out. */
 static int s_audit(void *arg, char *out, size_t len, wmap_error *err)
@@ -612,7 +624,8 @@ static int s_audit(void *arg, char *out, size_t len, wmap_error *err)
 	for (size_t i = 0; rc == 0 && i < r.n && n < len; i++) {
 		const wmap_violation *v = &r.violations[i];
 		n += (size_t)snprintf(out + n, len - n, "%s|%u|%s|%s|%s|%s|%s|%s\n", v->policy,
-				      v->actions, v->component, v->instance ? v->instance : "-",
+				      v->actions, v->component ? v->component : "-",
+				      v->instance ? v->instance : "-",
 				      v->field, v->want, v->have ? v->have : "-", v->message);
 	}
 	if (rc == 0 && n < len)

@@ -33,17 +33,6 @@ static json_t *load(const char *path)
 	return o;
 }
 
-static wmap_policy_set *policies(const char *text)
-{
-	char dir[128];
-	wmap_policy_set *set = NULL;
-	wmap_error err = { 0 };
-	t_temp_dir(dir, sizeof(dir), "wmap-audit");
-	const char *path = t_write_file(dir, "p.yaml", text);
-	cr_assert_eq(wmap_policy_set_load(&set, path, &err), 0, "%s", err.message);
-	t_remove_dir(dir);
-	return set;
-}
 
 #define HEAD "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\n"
 
@@ -91,7 +80,7 @@ static const wmap_violation *find(const wmap_audit_result *r, const char *policy
 Test(audit, violations_name_policy_component_instance_field_want_and_have)
 {
 	json_t *obj = load(JOBSET);
-	wmap_policy_set *set = policies(three);
+	wmap_policy_set *set = t_policy_set(three);
 	wmap_admission_config cfg = { 0 };
 	wmap_audit_result r;
 	wmap_error err = { 0 };
@@ -141,7 +130,7 @@ Test(audit, violations_name_policy_component_instance_field_want_and_have)
 Test(audit, the_object_as_admitted_passes_a_default_policy_it_lacks)
 {
 	json_t *obj = load(JOBSET);
-	wmap_policy_set *set = policies(HEAD "metadata: {name: team-default}\n"
+	wmap_policy_set *set = t_policy_set(HEAD "metadata: {name: team-default}\n"
 					     "spec:\n"
 					     "  validationActions: [Warn]\n"
 					     "  podTemplate: {labels: {team: ml}}\n");
@@ -175,7 +164,7 @@ Test(audit, the_object_as_admitted_passes_a_default_policy_it_lacks)
 
 Test(audit, uncovered_kinds_owned_objects_and_bad_objects)
 {
-	wmap_policy_set *set = policies(HEAD "metadata: {name: p}\n"
+	wmap_policy_set *set = t_policy_set(HEAD "metadata: {name: p}\n"
 					     "spec:\n"
 					     "  validationActions: [Audit]\n"
 					     "  podTemplate: {labels: {team: ml}}\n");
@@ -238,7 +227,7 @@ Test(audit, warn_violations_past_the_cap_end_with_a_count)
 				      "{spec: {containers: [{name: c}]}}}}}\n",
 				      i);
 	json_t *obj = t_yaml(text);
-	wmap_policy_set *set = policies(HEAD "metadata: {name: team}\n"
+	wmap_policy_set *set = t_policy_set(HEAD "metadata: {name: team}\n"
 					     "spec:\n"
 					     "  validationActions: [Warn]\n"
 					     "  podTemplate: {labels: {team: ml}}\n");

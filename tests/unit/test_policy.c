@@ -130,7 +130,7 @@ Test(policy, errors_name_file_line_and_column)
 		  "spec:\n  podTemplate:\n    lables: {a: b}\n",
 		  ":6:5: document 1: .spec.podTemplate.lables: unknown field" },
 		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
-		  "spec:\n  mode: sometimes\n", ":5:3: document 1: .spec.mode: must be default or override" },
+		  "spec:\n  mode: sometimes\n", ":5:3: document 1: .spec.mode: must be default, override or require" },
 		{ "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
 		  "expected apiVersion wmap.io/v1alpha1 and kind WorkloadPolicy" },
 		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
@@ -169,6 +169,58 @@ Test(policy, errors_name_file_line_and_column)
 		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
 		  "spec:\n  podTemplate:\n    labels: {a: 1}\n", "must be a string" },
 		{ "spec: [unclosed\n", ".yaml:" },
+		/* mode: require and spec.limits */
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  mode: require\n  podTemplate: {labels: {a: b}}\n",
+		  ":5:3: document 1: .spec.mode: require writes nothing and only checks: give "
+		  "validationActions" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  mode: require\n  validationActions: [Warn]\n  podTemplate: {labels: {a: "
+		  "b}}\n  gang: {scheduler: kai}\n",
+		  ".spec.gang: a require policy writes nothing: gang hints need mode default or "
+		  "override" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  limits: {workload: {nvidia.com/gpu: 64}}\n",
+		  ":5:3: document 1: .spec.limits: limits are checks: give validationActions" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits: {}\n",
+		  ".spec.limits: needs workload (totals) or pod (any one pod)" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits: {workload: {}}\n",
+		  ".spec.limits.workload: lists no resource" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits: {total: {cpu: 1}}\n",
+		  ".spec.limits.total: unknown field \"total\"" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits: {workload: [cpu]}\n",
+		  ".spec.limits.workload: must be a map of resource names to quantities" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits:\n    pod: {nvidia.com/gpu: lots}\n",
+		  ":7:11: document 1: .spec.limits.pod.nvidia.com/gpu: quantity \"lots\" has no number" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits: {pod: {memory: -1Gi}}\n",
+		  ".spec.limits.pod.memory: \"-1Gi\" is negative" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits: {pod: {pods: 2}}\n",
+		  ".spec.limits.pod.pods: pods counts a workload's pods: give it under limits.workload" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits: {pod: {cpu: {a: 1}}}\n",
+		  ".spec.limits.pod.cpu: must be a quantity" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits: {pod: {\"bad key!\": 1}}\n",
+		  "is not a resource name" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits: {pod: {cpu: 99999999999999999999}}\n",
+		  ".spec.limits.pod.cpu: " },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Deny]\n  limits:\n    workload: {a/1: 1, a/2: 1, "
+		  "a/3: 1, a/4: 1, a/5: 1, a/6: 1, a/7: 1, a/8: 1, a/9: 1, a/10: 1, a/11: 1, a/12: 1, "
+		  "a/13: 1, a/14: 1, a/15: 1, a/16: 1, a/17: 1}\n",
+		  ".spec.limits.workload: lists 17 resources; at most 16" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  validationActions: [Audit]\n",
+		  ".spec.validationActions: a policy with validation actions needs podTemplate "
+		  "settings or limits to check" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		wmap_error err = { 0 };
@@ -239,6 +291,58 @@ Test(policy, selector_operators)
 	json_decref(l2);
 	json_decref(l3);
 	json_decref(l4);
+}
+
+Test(policy, require_mode_and_limits_are_read)
+{
+	static const char *text =
+		"apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: gpus}\n"
+		"spec:\n"
+		"  mode: require\n"
+		"  validationActions: [Warn, Audit]\n"
+		"  podTemplate: {priorityClassName: training-high}\n"
+		"  limits:\n"
+		"    workload: {nvidia.com/gpu: 64, cpu: \"512\", memory: 4Ti, pods: 256}\n"
+		"    pod: {nvidia.com/gpu: 8, cpu: 0.5}\n"
+		"---\n"
+		"apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: limits-only}\n"
+		"spec:\n"
+		"  validationActions: [Deny]\n"
+		"  limits: {pod: {amd.com/gpu: 1}}\n";
+	wmap_error err = { 0 };
+	int rc;
+	wmap_policy_set *set = load_text(text, &err, &rc);
+	cr_assert_eq(rc, 0, "%s", err.message);
+	const wmap_policy *p = &set->policies[0];
+	cr_expect_eq(p->mode, WMAP_POLICY_REQUIRE);
+	cr_expect_eq(p->actions, WMAP_ACTION_WARN | WMAP_ACTION_AUDIT);
+	cr_expect(wmap_policy_sets_template(p));
+	cr_expect_not(wmap_policy_writes(p), "require never writes");
+	cr_assert_eq(p->n_workload_limits, 4);
+	static const struct {
+		const char *resource, *text;
+		long long milli;
+	} want[] = {
+		{ "nvidia.com/gpu", "64", 64000 },
+		{ "cpu", "512", 512000 },
+		{ "memory", "4Ti", 4LL * 1024 * 1024 * 1024 * 1024 * 1000 },
+		{ "pods", "256", 256000 },
+	};
+	for (size_t i = 0; i < 4; i++) {
+		cr_expect_str_eq(p->workload_limits[i].resource, want[i].resource, "in document order");
+		cr_expect_str_eq(p->workload_limits[i].text, want[i].text);
+		cr_expect_eq(p->workload_limits[i].milli, want[i].milli, "%s", want[i].resource);
+	}
+	cr_assert_eq(p->n_pod_limits, 2);
+	cr_expect_str_eq(p->pod_limits[1].text, "0.5", "a number as kubectl writes it");
+	cr_expect_eq(p->pod_limits[1].milli, 500);
+	const wmap_policy *q = &set->policies[1];
+	cr_expect_eq(q->mode, WMAP_POLICY_DEFAULT);
+	cr_expect_not(wmap_policy_sets_template(q));
+	cr_expect_not(wmap_policy_writes(q), "limits only check");
+	cr_expect_eq(q->n_workload_limits, 0);
+	cr_expect_str_eq(q->pod_limits[0].resource, "amd.com/gpu");
+	wmap_policy_set_free(set);
 }
 
 /* Several files and folders merge in argument order; one name twice names both places. */

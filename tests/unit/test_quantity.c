@@ -116,3 +116,24 @@ Test(quantity, a_sum_keeps_the_family_of_its_first_term)
 	cr_expect_str_eq(buf, "144G");
 	json_decref(spec);
 }
+
+/* A YAML number in a quantity: the shortest text that reads back equal, as kubectl sends it. */
+Test(quantity, json_numbers_read_as_written)
+{
+	static const struct {
+		double v;
+		const char *text;
+		long long milli;
+	} rows[] = {
+		{ 0.1, "0.1", 100 }, { 0.3, "0.3", 300 }, { 2.5, "2.5", 2500 }, { 1e-3, "0.001", 1 },
+		{ 1.5e9, "1500000000", 1500000000000LL }, { 0.123456789, "0.123456789", 124 },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char buf[32];
+		int64_t milli = 0;
+		wmap_quantity_format_number(buf, sizeof(buf), rows[i].v);
+		cr_expect_str_eq(buf, rows[i].text);
+		cr_assert_eq(wmap_quantity_parse_milli(&milli, buf, NULL), 0);
+		cr_expect_eq(milli, rows[i].milli, "%s: %lld", buf, (long long)milli);
+	}
+}

@@ -22,6 +22,8 @@ static const struct {
 	/* overhead is added */
 	{ "overhead: {cpu: 100m}\ncontainers: [{name: a, resources: {requests: {cpu: 1}}}]", 0, 1100, 0 },
 	{ "containers: [{name: a}]", 0, 0, 0 },
+	/* a YAML number is the quantity as written: 0.1 CPU is 100m, not 101m */
+	{ "containers: [{name: a, resources: {requests: {cpu: 0.1}}}]", 0, 100, 0 },
 	{ "containers: []", 0, 0, 0 },
 };
 
@@ -64,4 +66,43 @@ Test(resources, a_bad_quantity_names_its_path)
 				   err.message);
 		json_decref(spec);
 	}
+}
+
+/* wmap_pod_amounts: any resource name, by the same rules, in exact thousandths. */
+Test(resources, any_resource_name_counted_exactly)
+{
+	json_t *spec = t_yaml("initContainers:\n"
+			      "- {name: init, resources: {requests: {amd.com/gpu: 6, ephemeral-storage: 1Gi}}}\n"
+			      "- {name: side, restartPolicy: Always, resources: {limits: {amd.com/gpu: 1}}}\n"
+			      "containers:\n"
+			      "- {name: a, resources: {limits: {amd.com/gpu: 2, cpu: 1500m}}}\n"
+			      "- {name: b, resources: {requests: {amd.com/gpu: 2, cpu: 0.25}, limits: {cpu: 4}}}\n"
+			      "overhead: {cpu: 10m}\n");
+	wmap_pod pod = { 0 };
+	static const char *const names[] = { "amd.com/gpu", "cpu", "ephemeral-storage", "example.com/none" };
+	int64_t milli[4];
+	wmap_quantity_family fam[4];
+	wmap_error err = { 0 };
+	pod.shape = WMAP_SPEC_PODSPEC;
+	pod.spec.value = spec;
+	pod.spec.pointer = "/spec";
+	cr_assert_eq(wmap_pod_amounts(milli, fam, &pod, names, 4, &err), 0, "%s", err.message);
+	/* containers 2 + 2 and the sidecar 1 (5) lose to the init container's 6 */
+	cr_expect_eq(milli[0], 6000);
+	/* 1500m (a limit standing in) + 250m (the request wins over the limit) + overhead */
+	cr_expect_eq(milli[1], 1760);
+	cr_expect_eq(milli[2], 1024LL * 1024 * 1024 * 1000);
+	cr_expect_eq(fam[2], WMAP_QUANTITY_BINARY_SI);
+	cr_expect_eq(milli[3], 0, "a name nothing asks for");
+	cr_expect_eq(wmap_pod_amounts(milli, fam, &pod, names, WMAP_POD_AMOUNTS_MAX + 1, &err),
+		     WMAP_EINVAL);
+	json_decref(spec);
+
+	/* many huge quantities saturate instead of overflowing */
+	spec = t_yaml("containers:\n- {name: a, resources: {requests: {cpu: 9e15}}}\n"
+		      "- {name: b, resources: {requests: {cpu: 9e15}}}\n");
+	pod.spec.value = spec;
+	cr_assert_eq(wmap_pod_amounts(milli, NULL, &pod, names + 1, 1, &err), 0, "%s", err.message);
+	cr_expect_eq(milli[0], INT64_MAX);
+	json_decref(spec);
 }

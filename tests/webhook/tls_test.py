@@ -989,7 +989,7 @@ def check_reloads(srv, workdir, gen):
     _, resp = post_review(srv, review(obj, namespace="late"))
     log = srv.log_text()
     result("reloaded" in json.dumps(patch_of(resp)) and "policy reload failed" in log and
-           "must be default or override" in log,
+           "must be default, override or require" in log,
            "bad policy file: the last good policies stay in force, the error names the place")
 
 
@@ -1105,7 +1105,108 @@ spec:
   match: {namespaces: ["load-*"]}
   validationActions: [Audit]
   podTemplate: {runtimeClassName: nvidia}
+---
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: require-priority}
+spec:
+  match: {namespaces: [checked]}
+  mode: require
+  validationActions: [Deny]
+  podTemplate: {priorityClassName: training-high}
+---
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: gpu-limits}
+spec:
+  match: {namespaces: [gpu], operations: [CREATE, UPDATE]}
+  validationActions: [Deny]
+  limits:
+    workload: {nvidia.com/gpu: 64, pods: 256}
+    pod: {nvidia.com/gpu: 8}
 """
+
+
+def gpu_workload(kind, groups):
+    """A PyTorchJob ({"Master": (1, 8), ...}) or a JobSet ({"workers": (6, 8)}) of pods
+    with that many GPUs each (as limits, the usual way)."""
+    def tmpl(gpus):
+        return {"spec": {"containers": [{"name": "c", "image": "t:1", "resources":
+                                         {"limits": {"nvidia.com/gpu": gpus}}}]}}
+    if kind == "PyTorchJob":
+        return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+                "metadata": {"name": "llama"},
+                "spec": {"pytorchReplicaSpecs": {
+                    k: {"replicas": n, "template": tmpl(g)} for k, (n, g) in groups.items()}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": "small"},
+            "spec": {"replicatedJobs": [{"name": k, "replicas": n,
+                                         "template": {"spec": {"template": tmpl(g)}}}
+                                        for k, (n, g) in groups.items()]}}
+
+
+def check_require_and_limits(srv):
+    """mode: require is never written by /mutate and is judged as written at /validate;
+    spec.limits deny a workload over its GPU total with the figure, the limit and the
+    components, pass one under it, and judge UPDATE when the policy lists it."""
+    js = load_fixture(os.path.join(ROOT, "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/"
+                                   "created.yaml"))
+    code, m = post_review(srv, review(js, namespace="checked"))
+    ops = patch_of(m) if code == 200 else []
+    result(code == 200 and ops and "priorityClassName" not in json.dumps(ops),
+           "require: /mutate writes nothing of the policy (only wmap's identity labels)",
+           json.dumps(ops)[:300])
+    fixed = jsonpatch.apply(js, ops)
+    code, resp = post_review(srv, review(fixed, namespace="checked"), "/validate")
+    r = resp.get("response", {})
+    msg = (r.get("status") or {}).get("message", "")
+    result(code == 200 and r.get("allowed") is False and
+           'policy require-priority: component replicatedjob (instance leader): '
+           'priorityClassName must be "training-high" (not set)' in msg,
+           "require: /validate denies the object as admitted, which the policy never changed",
+           msg[:300])
+    good = json.loads(json.dumps(fixed))
+    for rj in good["spec"]["replicatedJobs"]:
+        rj["template"]["spec"]["template"]["spec"]["priorityClassName"] = "training-high"
+    code, resp = post_review(srv, review(good, namespace="checked"), "/validate")
+    result(code == 200 and resp["response"]["allowed"] is True,
+           "require: a workload written with the value passes")
+
+    d0 = violation_count(srv, "gpu-limits", "deny", "gpu")
+    pt = gpu_workload("PyTorchJob", {"Master": (1, 8), "Worker": (11, 8)})
+    code, resp = post_review(srv, review(pt, namespace="gpu"), "/validate")
+    r = resp.get("response", {})
+    msg = (r.get("status") or {}).get("message", "")
+    result(code == 200 and r.get("allowed") is False and r["status"].get("code") == 403 and
+           "policy gpu-limits: PyTorchJob gpu/llama: 96 nvidia.com/gpu requested (limit 64): "
+           "master 1 x 8 + worker 11 x 8" in msg and
+           violation_count(srv, "gpu-limits", "deny", "gpu") == d0 + 1,
+           "limits: a PyTorchJob of 12 x 8 GPUs under a 64-GPU limit is denied with the "
+           "figure, the limit and the components, and counted", msg[:300])
+    small = gpu_workload("JobSet", {"workers": (6, 8)})
+    code, resp = post_review(srv, review(small, namespace="gpu"), "/validate")
+    result(code == 200 and resp["response"]["allowed"] is True and
+           "status" not in resp["response"], "limits: a JobSet of 48 GPUs passes")
+    scaled = gpu_workload("JobSet", {"workers": (9, 8)})
+    code, resp = post_review(srv, review(scaled, op="UPDATE", namespace="gpu"), "/validate")
+    r = resp.get("response", {})
+    msg = (r.get("status") or {}).get("message", "")
+    result(code == 200 and r.get("allowed") is False and
+           "72 nvidia.com/gpu requested (limit 64): replicatedjob/workers 9 x 8" in msg,
+           "limits: the same JobSet scaled to 72 GPUs is denied on UPDATE", msg[:300])
+    wide = gpu_workload("JobSet", {"workers": (2, 16)})
+    code, resp = post_review(srv, review(wide, namespace="gpu"), "/validate")
+    msg = (resp.get("response", {}).get("status") or {}).get("message", "")
+    result(code == 200 and resp["response"]["allowed"] is False and
+           "component replicatedjob (instance workers): 16 nvidia.com/gpu per pod (limit 8)"
+           in msg, "limits: a pod of 16 GPUs is over the pod limit", msg[:300])
+    bad = gpu_workload("JobSet", {"workers": (2, "lots")})
+    code, resp = post_review(srv, review(bad, namespace="gpu"), "/validate")
+    msg = (resp.get("response", {}).get("status") or {}).get("message", "")
+    result(code == 200 and resp["response"]["allowed"] is False and "could not check" in msg and
+           'resources.limits["nvidia.com/gpu"]' in msg,
+           "limits: a quantity that does not read is denied under Deny, naming its path",
+           msg[:300])
 
 
 def main():
@@ -1151,6 +1252,7 @@ def main():
         check_schedulers(srv)
         check_semantics(srv)
         check_actions(srv)
+        check_require_and_limits(srv)
         check_violation_series(srv, workdir)
         check_own_objects(srv)
         check_malformed(srv)

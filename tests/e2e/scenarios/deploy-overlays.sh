@@ -54,6 +54,7 @@ assert_eq true "$(jq -r '.webhooks[0].namespaceSelector.matchLabels["wmap.io/ena
 assert_contains "$(jq -c '.webhooks[0].namespaceSelector.matchExpressions' <<<"$OUT")" '"kube-system"'
 run_ok kc get validatingwebhookconfiguration wmap-webhook -o json
 assert_eq true "$(jq -r '.webhooks[0].namespaceSelector.matchLabels["wmap.io/enabled"]' <<<"$OUT")" "policies.wmap.io"
+assert_eq true "$(jq -r '.webhooks[2].namespaceSelector.matchLabels["wmap.io/enabled"]' <<<"$OUT")" "advisories.wmap.io"
 assert_eq null "$(jq -r '.webhooks[1].namespaceSelector.matchLabels' <<<"$OUT")" "definitions.wmap.io left alone"
 
 # The webhook behind it: only the labelled namespace's JobSet is stamped.

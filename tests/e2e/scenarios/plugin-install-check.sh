@@ -44,7 +44,7 @@ run_ok kubectl wmap install --check
 for c in crds deployment webhook-configurations service-endpoints webhook-answers; do
     assert_contains "$(grep "^$c " <<<"$OUT")" " ok " "check $c"
 done
-assert_contains "$OUT" "3 webhooks; every caBundle verifies the serving certificate for wmap-webhook.wmap-system.svc"
+assert_contains "$OUT" "4 webhooks; every caBundle verifies the serving certificate for wmap-webhook.wmap-system.svc"
 
 check_fails() {  # check_fails CHECK TEXT: install --check exits 1 and CHECK's line says TEXT
     set +e

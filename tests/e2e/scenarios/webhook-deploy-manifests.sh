@@ -30,7 +30,8 @@ run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json \
     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA\"}]"
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json \
     -p "[{\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA\"},
-         {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA\"}]"
+         {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA\"},
+         {\"op\":\"add\",\"path\":\"/webhooks/2/clientConfig/caBundle\",\"value\":\"$CA\"}]"
 run_ok kc get deployment wmap-webhook -n wmap-system -o json
 assert_eq 2 "$(jq -r .spec.replicas <<<"$OUT")"
 assert_eq true "$(jq -r '.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem' <<<"$OUT")"
@@ -50,8 +51,10 @@ assert_eq "$CA" "$(jq -r '.webhooks[0].clientConfig.caBundle' <<<"$OUT")"
 # The validating one: no workload rules, static rules for Kartas and WorkloadPolicies.
 run_ok kc get validatingwebhookconfiguration wmap-webhook -o json
 vwc=$OUT
-assert_eq "policies.wmap.io definitions.wmap.io" "$(jq -r '[.webhooks[].name] | join(" ")' <<<"$vwc")"
+assert_eq "policies.wmap.io definitions.wmap.io advisories.wmap.io" "$(jq -r '[.webhooks[].name] | join(" ")' <<<"$vwc")"
 assert_eq 0 "$(jq '.webhooks[0].rules | length' <<<"$vwc")" "no workload rules shipped"
+assert_eq 0 "$(jq '.webhooks[2].rules | length' <<<"$vwc")" "no advisory rules shipped"
+assert_eq "Fail Ignore" "$(jq -r '"\(.webhooks[0].failurePolicy) \(.webhooks[2].failurePolicy)"' <<<"$vwc")" "Deny fails closed, Warn and Audit open"
 assert_eq '[{"apiGroups":["run.ai"],"apiVersions":["v1alpha1"],"operations":["CREATE","UPDATE"],"resources":["kartas"],"scope":"Cluster"},{"apiGroups":["wmap.io"],"apiVersions":["v1alpha1"],"operations":["CREATE","UPDATE"],"resources":["workloadpolicies"],"scope":"Cluster"}]' \
     "$(jq -cS '.webhooks[1].rules' <<<"$vwc")"
 assert_eq "$CA" "$(jq -r '.webhooks[1].clientConfig.caBundle' <<<"$vwc")"
@@ -110,6 +113,11 @@ assert_contains "$OUT" "workloadpolicy.wmap.io/gpu-training-defaults created"
 run_ok kc get workloadpolicy prod-serving-priority -o json
 assert_eq serving-high "$(jq -r .spec.podTemplate.priorityClassName <<<"$OUT")"
 assert_eq Deny "$(jq -r '.spec.validationActions | join(",")' <<<"$OUT")"
+# The CRD keeps mode: require and limits (an unknown field would fail --validate=strict).
+run_ok kc apply --validate=strict -f "$REPO_ROOT/docs/examples/rollout-and-limits.yaml"
+run_ok kc get workloadpolicy team-gpu-limits -o json
+assert_eq '64 256 8' "$(jq -r '.spec.limits | "\(.workload["nvidia.com/gpu"]) \(.workload.pods) \(.pod["nvidia.com/gpu"])"' <<<"$OUT")"
+assert_eq require "$(kc get workloadpolicy training-priority -o jsonpath='{.spec.mode}')"
 run_ok kc get wpol
 assert_contains "$(head -n1 <<<"$OUT")" "READY"
 assert_fails kc apply -f - <<'Y'

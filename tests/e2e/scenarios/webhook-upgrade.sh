@@ -73,7 +73,8 @@ run_ok kc patch mutatingwebhookconfiguration wmap-webhook --type=json -p "[
 run_ok kc patch validatingwebhookconfiguration wmap-webhook --type=json -p "[
     {\"op\":\"add\",\"path\":\"/webhooks/0/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},
     {\"op\":\"add\",\"path\":\"/webhooks/0/rules\",\"value\":[{\"operations\":[\"CREATE\",\"UPDATE\"],\"apiGroups\":[\"jobset.x-k8s.io\"],\"apiVersions\":[\"v1alpha2\"],\"resources\":[\"jobsets\"],\"scope\":\"Namespaced\"}]},
-    {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"}]"
+    {\"op\":\"add\",\"path\":\"/webhooks/1/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"},
+    {\"op\":\"add\",\"path\":\"/webhooks/2/clientConfig/caBundle\",\"value\":\"$CA_BUNDLE\"}]"
 
 # endpoints PORT...: the Service's ready endpoints, as the endpoints controller writes them.
 endpoints() {
@@ -136,7 +137,7 @@ run_ok kc get mutatingwebhookconfiguration wmap-webhook -o json
 assert_eq "$CA_BUNDLE" "$(jq -r '.webhooks[0].clientConfig.caBundle' <<<"$OUT")" "mutating caBundle kept by apply"
 assert_eq jobsets "$(jq -r '.webhooks[0].rules[0].resources[0]' <<<"$OUT")" "JobSet rule kept by apply"
 run_ok kc get validatingwebhookconfiguration wmap-webhook -o json
-assert_eq "$CA_BUNDLE $CA_BUNDLE" "$(jq -r '[.webhooks[].clientConfig.caBundle] | join(" ")' <<<"$OUT")" "validating caBundles kept by apply"
+assert_eq "$CA_BUNDLE $CA_BUNDLE $CA_BUNDLE" "$(jq -r '[.webhooks[].clientConfig.caBundle] | join(" ")' <<<"$OUT")" "validating caBundles kept by apply"
 assert_eq jobsets "$(jq -r '.webhooks[0].rules[0].resources[0]' <<<"$OUT")" "policies.wmap.io's JobSet rule kept by apply"
 
 # The rolling update: B up and ready, then an endpoint.
