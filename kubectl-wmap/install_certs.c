@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "install_certs.h"
 
@@ -153,10 +154,11 @@ fail:
 	return -1;
 }
 
-int install_certs_verify(const char *crt_pem, const char *bundle_b64, const char *host, char *why, size_t len)
+/* Verifies crt_pem against the PEM certificates of bundle (n bytes) for host, at the time
+ * at (0: now); 0, or -1 with the reason in why. */
+static int verify_pem(const char *crt_pem, const unsigned char *bundle, size_t n, const char *host, time_t at,
+		      char *why, size_t len)
 {
-	unsigned char *pem = NULL;
-	size_t n = 0;
 	BIO *b = NULL, *cb = NULL;
 	X509 *crt = NULL, *ca;
 	X509_STORE *store = X509_STORE_new();
@@ -167,11 +169,7 @@ int install_certs_verify(const char *crt_pem, const char *bundle_b64, const char
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
-	if (install_certs_b64_decode(&pem, &n, bundle_b64, strlen(bundle_b64)) != 0) {
-		snprintf(why, len, "the caBundle is not base64");
-		goto out;
-	}
-	b = BIO_new_mem_buf(pem, (int)n);
+	b = BIO_new_mem_buf(bundle, (int)n);
 	while (b && (ca = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL) {
 		X509_STORE_add_cert(store, ca);
 		X509_free(ca);
@@ -190,6 +188,8 @@ int install_certs_verify(const char *crt_pem, const char *bundle_b64, const char
 	X509_STORE_CTX_init(ctx, store, crt, NULL);
 	X509_VERIFY_PARAM_set1_host(X509_STORE_CTX_get0_param(ctx), host, 0);
 	X509_VERIFY_PARAM_set_purpose(X509_STORE_CTX_get0_param(ctx), X509_PURPOSE_SSL_SERVER);
+	if (at)
+		X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx), at);
 	if (X509_verify_cert(ctx) != 1) {
 		snprintf(why, len, "%s", X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx)));
 		goto out;
@@ -202,6 +202,72 @@ out:
 	BIO_free(cb);
 	X509_STORE_CTX_free(ctx);
 	X509_STORE_free(store);
+	return rc;
+}
+
+int install_certs_verify(const char *crt_pem, const char *bundle_b64, const char *host, char *why, size_t len)
+{
+	unsigned char *pem = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (install_certs_b64_decode(&pem, &n, bundle_b64, strlen(bundle_b64)) != 0) {
+		snprintf(why, len, "the caBundle is not base64");
+		return -1;
+	}
+	rc = verify_pem(crt_pem, pem, n, host, 0, why, len);
 	free(pem);
 	return rc;
+}
+
+int install_certs_reusable(const char *crt_pem, const char *key_pem, const char *bundle_pem, const char *host,
+			   int min_days, char *why, size_t len)
+{
+	BIO *cb = BIO_new_mem_buf(crt_pem, -1), *kb = BIO_new_mem_buf(key_pem, -1);
+	X509 *crt = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+	EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+	size_t n = strlen(bundle_pem);
+	int rc = 1;
+	char r[256];
+
+	if (!crt) {
+		snprintf(why, len, "tls.crt is not a PEM certificate");
+	} else if (!key || X509_check_private_key(crt, key) != 1) {
+		snprintf(why, len, "tls.key is not the key of tls.crt");
+	} else if (verify_pem(crt_pem, (const unsigned char *)bundle_pem, n, host, 0, r, sizeof(r)) != 0) {
+		snprintf(why, len, "tls.crt does not verify against the CA for %s: %s", host, r);
+	} else if (verify_pem(crt_pem, (const unsigned char *)bundle_pem, n, host,
+			      time(NULL) + (time_t)min_days * 86400, r, sizeof(r)) != 0) {
+		snprintf(why, len, "tls.crt or its CA expires within %d days (%s then)", min_days, r);
+	} else {
+		rc = 0;
+	}
+	ERR_clear_error();
+	X509_free(crt);
+	EVP_PKEY_free(key);
+	BIO_free(cb);
+	BIO_free(kb);
+	return rc;
+}
+
+char *install_certs_unexpired(const char *bundle_pem)
+{
+	BIO *b = BIO_new_mem_buf(bundle_pem, -1), *o = BIO_new(BIO_s_mem());
+	X509 *x;
+	char *data, *out = NULL;
+	long n;
+
+	while (b && o && (x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL) {
+		if (X509_cmp_current_time(X509_get0_notAfter(x)) > 0)
+			PEM_write_bio_X509(o, x);
+		X509_free(x);
+	}
+	ERR_clear_error();
+	if (o && (n = BIO_get_mem_data(o, &data)) >= 0 && (out = malloc((size_t)n + 1)) != NULL) {
+		memcpy(out, data, (size_t)n);
+		out[n] = '\0';
+	}
+	BIO_free(b);
+	BIO_free(o);
+	return out;
 }
