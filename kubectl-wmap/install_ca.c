@@ -85,7 +85,8 @@ int install_ca_plan(const cli_options *o, const char *ns, const char *service, i
 	}
 	if (rc == WMAP_ENOTFOUND && strncmp(err.message, "no cluster configuration", 24) == 0) {
 		fprintf(stderr, "install: %s: a new CA (applied over an installed webhook it replaces that CA; "
-				"run install where the cluster is reachable to keep it)\n", err.message);
+				"run install where the cluster is reachable to keep it)\n",
+			err.message);
 		live_close(&lc);
 		if (install_certs_make(ca, crt, key, service, ns, &err) != 0)
 			return cli_fail(&err);

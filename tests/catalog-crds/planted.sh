@@ -54,10 +54,28 @@ expect planted-paths 1 $? "$tmp/out1" \
 	'no field "templat" under .spec.replicatedJobs[].template.spec' \
 	'2 definitions with a CRD kind' '2 failing'
 
+# 1b. Typos in expressions that are more than a path (the full expression walk): the JobSet's
+#     status expressions and its scale, and an enum value Dynamo's state cannot hold.
+rm -f "$tmp/cat/"*
+cp catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml catalog/nvidia-com-dynamographdeployment-v1beta1.yaml "$tmp/cat/"
+sed -i 's|\.status\.replicatedJobsStatus|.status.replicatedJobStatus|g; s|\.template\.spec\.parallelism|.template.spec.paralelism|' \
+	"$tmp/cat/jobset-x-k8s-io-jobset-v1alpha2.yaml"
+sed -i 's|^            - byPhase: failed$|            - byPhase: ready|' "$tmp/cat/nvidia-com-dynamographdeployment-v1beta1.yaml"
+check --catalog "$tmp/cat" >"$tmp/out1b" 2>&1
+expect planted-expressions 1 $? "$tmp/out1b" \
+	'reads .status.replicatedJobStatus, which is not in the schema' \
+	'reads .spec.replicatedJobs[].template.spec.paralelism, which' \
+	'can never be "ready"' '2 failing'
+[ "$(grep -c 'replicatedJobStatus, which' "$tmp/out1b")" = 3 ] || {
+	echo "FAIL planted-expressions: want the 3 status expressions that read .status.replicatedJobStatus"
+	fail=1
+}
+rm -f "$tmp/cat/"*
+cp catalog/apps-deployment-v1.yaml "$tmp/cat/"
+
 # 2. An exception row that matches nothing is stale: it fails.
 cp "$here/exceptions.txt" "$tmp/exc"
 echo 'finding | apps-deployment-v1.yaml | .spec.nothing | planted stale row' >>"$tmp/exc"
-rm "$tmp/cat/serving-kserve-io-inferenceservice-v1beta1.yaml" "$tmp/cat/jobset-x-k8s-io-jobset-v1alpha2.yaml"
 check --catalog "$tmp/cat" --exceptions "$tmp/exc" >"$tmp/out2" 2>&1
 expect stale-exception 1 $? "$tmp/out2" 'stale exception' '.spec.nothing'
 
