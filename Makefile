@@ -112,9 +112,13 @@ $(BUILD)/obj/deploy_data.o: $(BUILD)/deploy_data.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-# libcrypto: install makes the webhook's certificates with OpenSSL. make dist links some of
-# these statically (deploy/dist/dist.sh sets PLUGIN_LIBS).
-PLUGIN_LIBS ?= $(CORE_LIBS) -lcrypto
+# libcrypto is not linked either: install's certificates (kubectl-wmap/install_certs.c) open it
+# on first use (src/kube/crypto_lazy.c). make dist links it statically instead (deploy/dist/dist.sh
+# sets PLUGIN_LIBS and CRYPTO_LINKED=1, which calls it directly).
+PLUGIN_LIBS ?= $(CORE_LIBS)
+ifeq ($(CRYPTO_LINKED),1)
+CFLAGS += -DWMAP_CRYPTO_LINKED
+endif
 $(PLUGIN): $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP)
 	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP) $(PLUGIN_LIBS)
 

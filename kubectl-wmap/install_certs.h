@@ -11,6 +11,10 @@
 /* install replaces (rotates) a serving certificate or CA that expires within this many days. */
 #define INSTALL_RENEW_DAYS 90
 
+/* 0 when libcrypto could be opened (install needs it; the plugin opens it on first use), else
+ * -1 with the reason in why. */
+int install_certs_available(char *why, size_t len);
+
 /* Makes a CA (P-256, CA:TRUE) and a serving certificate for service.ns.svc (and the shorter
  * and longer DNS names of the Service) signed by it, valid INSTALL_CERT_DAYS days. The
  * caller owns *ca_pem (the CA's certificate only), *crt_pem and *key_pem (the serving key);
