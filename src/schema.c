@@ -294,7 +294,7 @@ static void expr_place(char *buf, size_t len, const wmap_expr *e)
  * Every field read on a place is stepped as the plain walk does; a step the schema lacks is
  * a finding. Literals compared with == or != to a place with an enum must be in it. */
 #define AV_MAX 8
-#define AV_AT 200
+#define AV_AT 160
 
 typedef struct aplace {
 	walk w;
@@ -479,7 +479,7 @@ static void x_ev(xwalk *x, const node *n, const aval *in, const xenv *vars, aval
 	memset(out, 0, sizeof(*out));
 	if (!n || x->c->oom)
 		return;
-	if (++x->depth > 200) {
+	if (++x->depth > 100) { /* a deeper tree is not checked below this depth (stack) */
 		out->other = 1;
 		x->depth--;
 		return;
