@@ -10,7 +10,7 @@
 # (--shutdown-delay: unready but still accepting for a while, then drain).
 # JobSets go through the mutating webhook (failurePolicy Ignore: a lost review shows as an
 # unstamped JobSet) and through policies.wmap.io (failurePolicy Fail: a lost review fails
-# the create). Every create must succeed and come back stamped, A must drain with no request
+# the create), where a Deny policy (at most 64 GPUs a JobSet) is in force in both webhooks. Every create must succeed and come back stamped, A must drain with no request
 # left and exit 0, and both A and B must have answered mutating and validating reviews. The
 # CRDs must be the new ones, with the objects made under the old ones kept, and apply must
 # keep the caBundles and the rules written after the last apply; re-applying `kubectl wmap
@@ -90,9 +90,22 @@ subsets:
 $subsets
 Y
 }
+# A Deny policy in force in both webhooks: JobSets of more than 64 GPUs are refused; the
+# loops' JobSets (8 GPUs) pass it, through policies.wmap.io (failurePolicy Fail).
+cat >"$E2E_TMP/deny.yaml" <<'Y'
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: upgrade-gpu-limit}
+spec:
+  match: {kinds: ["JobSet.jobset.x-k8s.io"], operations: [CREATE, UPDATE]}
+  validationActions: [Deny]
+  limits:
+    workload: {nvidia.com/gpu: 64}
+Y
 start_wh() {  # start_wh NAME PORT
     start_bg "$1" "cmd:curl -sk --noproxy '*' https://127.0.0.1:$2/readyz | grep -qx ok" 30 \
-        "$WEBHOOK" --tls-cert "$CERT_DIR/tls.crt" --tls-key "$CERT_DIR/tls.key" --port "$2" --no-cluster "${SHUTDOWN_ARGS[@]}"
+        "$WEBHOOK" --tls-cert "$CERT_DIR/tls.crt" --tls-key "$CERT_DIR/tls.key" --port "$2" --no-cluster \
+        --policy "$E2E_TMP/deny.yaml" "${SHUTDOWN_ARGS[@]}"
 }
 start_wh wh-a "$PA"
 endpoints "$PA"
@@ -215,6 +228,11 @@ stored=$(jq '[.items[] | select(.metadata.name | startswith("up-"))] | length' <
 unstamped=$(jq -r '[.items[] | select(.metadata.name | startswith("up-")) | select([.spec.replicatedJobs[].template.spec.template.metadata.labels["wmap.io/workload-name"]] | any(. == null)) | .metadata.name] | join(" ")' <<<"$OUT")
 assert_eq "$total" "$stored" "every create stored"
 assert_eq "" "$unstamped" "JobSets created without wmap's labels (a review lost in the handover)"
+
+# The Deny policy was in force all along: a JobSet of 80 GPUs is refused by B.
+sed "s/name: train\$/name: too-big/; s/    replicas: 2\$/    replicas: 20/" "$E2E_DIR/data/jobset-sample.yaml" >"$E2E_TMP/too-big.yaml"
+assert_fails kc create -f "$E2E_TMP/too-big.yaml"
+assert_contains "$OUT" "upgrade-gpu-limit"
 
 # Removal.
 run_ok kubectl wmap uninstall
