@@ -6,7 +6,7 @@
 #   make fuzz-smoke               the same for ~10 s each (part of make check)
 #   make fuzz-merge               a campaign's new inputs, minimised, into tests/fuzz/found/ (commit them)
 #   make fuzz-<target>            one target (yaml, definition, admission, patch, quantity, policy, json,
-#                                 kubeconfig, kube_status, exec_credential, kube_list)
+#                                 kubeconfig, kube_status, exec_credential, kube_list, policy_objects)
 #   make allocfail                the allocation-failure sweep (tests/unit/test_allocfail.c)
 #   make hostile                  hostile and broken clients against build/wmap-webhook
 
@@ -16,7 +16,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_FLAGS   ?=
 FUZZ_TARGETS := yaml definition admission patch quantity policy kubeconfig json kube_status \
-                exec_credential kube_list
+                exec_credential kube_list policy_objects
 FUZZ_DEB     := clang libclang-rt-14-dev
 
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
