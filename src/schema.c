@@ -200,8 +200,12 @@ static int step_iter_or_index(walk *w, int index, const char *at, char *why, siz
 		w->at = AT_STRING; /* the string values themselves */
 		return 0;
 	}
-	if (w->at == AT_STRING || w->at == AT_META) {
-		snprintf(why, len, "%s is %s, not a list", at, w->at == AT_STRING ? "a string" : "ObjectMeta");
+	if (w->at == AT_META) {
+		w->at = AT_ANY; /* jq iterates an object's values: ObjectMeta's differ */
+		return 0;
+	}
+	if (w->at == AT_STRING) {
+		snprintf(why, len, "%s is a string, not a list", at);
 		return -1;
 	}
 	const json_t *s = w->s;

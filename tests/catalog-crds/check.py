@@ -53,8 +53,21 @@ def crd_kind(path):
 
 
 def component_kinds(path):
-    """The (group, version, kind) of every component of a catalog file, root first: each
-    `group:` line followed by `version:` and `kind:` at the same indentation."""
+    """The (group, version, kind) of every component of a catalog file, root first (read
+    with PyYAML, in make deps; without it, each `group:` line followed by `version:` and
+    `kind:` at the same indentation)."""
+    try:
+        import yaml
+        out = []
+        for doc in yaml.safe_load_all(open(path, encoding="utf-8")):
+            sd = ((doc or {}).get("spec") or {}).get("structureDefinition") or {}
+            for c in [sd.get("rootComponent") or {}] + list(sd.get("childComponents") or []):
+                k = c.get("kind") if isinstance(c, dict) else None
+                if isinstance(k, dict) and k.get("kind"):
+                    out.append((str(k.get("group") or ""), str(k.get("version") or ""), str(k["kind"])))
+        return out
+    except ImportError:
+        pass
     lines = open(path, encoding="utf-8").read().splitlines()
     out = []
     for i in range(len(lines) - 2):

@@ -220,6 +220,9 @@ Test(schema, expressions_are_walked)
 		"(.spec.roles // []) | all(.[]; .replicas != null)",
 		".spec.roles | length as $n | .[$n - 1].replicas",
 		".spec.roles | map({key: .name, value: .replicas}) | from_entries | to_entries | map(.value) | add",
+		".metadata | to_entries | length",
+		".metadata.labels | to_entries | map(.value | length) | add",
+		"[.metadata[]] | length",
 	};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
 		cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[].template", good[i]),
