@@ -385,10 +385,19 @@ static int single_attempt(single *x, wmap_kube_client *c, const char *path, long
 	while (!x->ended && !x->stopped && !stop_asked(x->o))
 		if ((rc = wmap_kube_streams_run(x->set, 250, err)) != 0)
 			goto done;
-	if (!x->ended)
-		x->stopped = 1; /* the stop flag: the stream is cut when the set is freed */
-	*code = x->set->ended_code;
-	*retry_after = x->set->ended_retry_after;
+	if (!x->ended) {
+		/* the stop flag: the stream, still open, is cut when the set is freed */
+		stream *st = x->set->v[0];
+
+		x->stopped = 1;
+		if (st->code == 0)
+			wmap__curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &st->code);
+		*code = st->code;
+		*retry_after = st->hdr.retry_after;
+	} else {
+		*code = x->set->ended_code;
+		*retry_after = x->set->ended_retry_after;
+	}
 	if (!x->stopped && x->failure.code != 0) {
 		*err = x->failure;
 		rc = x->failure.code;
