@@ -141,8 +141,10 @@ static void wide(FILE *out, const json_t *wl, const json_t *contexts)
 			char per[1024] = "";
 			const char *rk;
 			json_t *rv;
-			json_object_foreach(json_object_get(wc, "perPod"), rk, rv)
-				append(per, sizeof(per), "%s%s %s", *per ? ", " : "", rk, json_string_value(rv));
+			json_object_foreach(json_object_get(wc, "perPod"), rk, rv) {
+				if (strcmp(json_string_value(rv), "0") != 0) /* what it does not ask for */
+					append(per, sizeof(per), "%s%s %s", *per ? ", " : "", rk, json_string_value(rv));
+			}
 			fprintf(out, "  %s x%lld (%s each): room for %lld; %s\n", str(comp, "name"),
 				(long long)json_integer_value(json_object_get(comp, "pods")), *per ? per : "nothing",
 				(long long)json_integer_value(json_object_get(comp, "slots")), str(comp, "message"));

@@ -579,7 +579,8 @@ static int verdict_json(json_t *o, const fit_state *st, const unsigned char *any
 			used_nodes = json_object_size(seen);
 			json_decref(seen);
 			verdict = "yes";
-			snprintf(why, sizeof(why), "%zu pods on %zu nodes", json_array_size(placed), used_nodes);
+			snprintf(why, sizeof(why), "%zu pod%s on %zu node%s", json_array_size(placed),
+				 json_array_size(placed) == 1 ? "" : "s", used_nodes, used_nodes == 1 ? "" : "s");
 		} else {
 			verdict = "no?";
 			snprintf(why, sizeof(why), "no placement found (the counts allow it; the search is a heuristic)");
