@@ -132,26 +132,20 @@ static int parse_parallel(int *out, const cli_options *o)
 }
 
 /* One cluster's answer: the core's verdict, or "unknown" with the reason. */
-static json_t *answer(const fit_source *s, const wmap_workload *w, const wmap_gang_plan *plan,
-		      const wmap_fit_opts *base, const char *snapshot)
+static json_t *answer(fit_source *s, const wmap_workload *w, const wmap_gang_plan *plan, const wmap_fit_opts *base)
 {
 	wmap_fit_opts opts = *base;
 	wmap_error err = { 0 };
-	char nodes_name[512], pods_name[512];
 	json_t *v = NULL;
 
-	if (!s->error[0]) {
-		snprintf(nodes_name, sizeof(nodes_name), "%s%s%s", snapshot ? snapshot : "", snapshot ? "/" : "", s->name);
-		snprintf(pods_name, sizeof(pods_name), "%s", nodes_name);
-		if (snapshot) {
-			snprintf(nodes_name + strlen(nodes_name), sizeof(nodes_name) - strlen(nodes_name), "/nodes.json");
-			snprintf(pods_name + strlen(pods_name), sizeof(pods_name) - strlen(pods_name), "/pods.json");
-		} else {
-			snprintf(nodes_name + strlen(nodes_name), sizeof(nodes_name) - strlen(nodes_name), ": nodes");
-			snprintf(pods_name + strlen(pods_name), sizeof(pods_name) - strlen(pods_name), ": pods");
-		}
-		opts.nodes_name = nodes_name;
-		opts.pods_name = pods_name;
+	if (!s->error[0] && s->snap) {
+		if (wmap_fit_snapshot_verdict(&v, s->snap, &err) == 0)
+			return v;
+	} else if (!s->error[0]) {
+		snprintf(s->nodes_name, sizeof(s->nodes_name), "%s: nodes", s->name);
+		snprintf(s->pods_name, sizeof(s->pods_name), "%s: pods", s->name);
+		opts.nodes_name = s->nodes_name;
+		opts.pods_name = s->pods_name;
 		if (wmap_fit_evaluate(&v, w, plan, s->nodes, s->pods, &opts, &err) == 0)
 			return v;
 	}
@@ -191,7 +185,7 @@ static int run(const cli_options *o)
 		goto done;
 	}
 	if (snapshot)
-		rc = fit_snapshot_dir(src, &n, snapshot, o->kube.contexts, o->kube.n_contexts, &err);
+		rc = fit_snapshot_dir(src, &n, snapshot, o->kube.contexts, o->kube.n_contexts, w, plan, &opts, &err);
 	else if ((rc = fit_live_contexts(src, &n, o, all, &err)) == 0)
 		fit_live_fetch(src, n, o, parallel);
 	if (rc) {
@@ -203,7 +197,7 @@ static int run(const cli_options *o)
 		goto done;
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_t *v = answer(&src[i], w, plan, &opts, snapshot);
+		json_t *v = answer(&src[i], w, plan, &opts);
 		const char *verdict = json_string_value(json_object_get(v, "verdict"));
 		fit_source_clear(&src[i]);
 		if (!v || json_object_set_new(contexts, src[i].name, v)) {

@@ -8,12 +8,16 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "wmap/fit.h"
 
-/* One cluster to answer for. nodes and pods are owned (NULL when unread); a non-empty
- * error makes its verdict "unknown". */
+/* One cluster to answer for: its nodes and pods (live; owned, NULL when unread) or its
+ * snapshot already fed to the core (--snapshot; owned). A non-empty error makes its verdict
+ * "unknown". */
 typedef struct fit_source {
 	char name[256];
 	json_t *nodes, *pods;
+	wmap_fit_snapshot *snap;
+	char nodes_name[600], pods_name[600]; /* what messages call the lists */
 	char error[1024];
 } fit_source;
 
@@ -21,9 +25,11 @@ typedef struct fit_source {
 
 /* The clusters of a --snapshot DIR: one per folder holding nodes.json (name order), or only
  * the folders named in only[0..n_only) (in that order; a missing one is an error of its
- * own). Files are read here. 0, or WMAP_EIO/WMAP_EINVAL when DIR cannot be read. */
+ * own). Each folder's files are read here, item by item, into a snapshot of w (with plan and
+ * opts, see wmap_fit_snapshot_new). 0, or WMAP_EIO/WMAP_EINVAL when DIR cannot be read. */
 int fit_snapshot_dir(fit_source *out, size_t *n, const char *dir, const char *const *only,
-		     size_t n_only, wmap_error *err);
+		     size_t n_only, const wmap_workload *w, const wmap_gang_plan *plan,
+		     const wmap_fit_opts *opts, wmap_error *err);
 
 /* The kubeconfig contexts to ask: every --context (in order), every context of the
  * kubeconfig with all (sorted), else the current one. Names only; 0 or an error. */

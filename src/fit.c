@@ -222,16 +222,6 @@ done:
 	return rc;
 }
 
-static const json_t *items_of(const json_t *list, const char *what, wmap_error *err)
-{
-	const json_t *items = json_is_array(list) ? list : json_object_get(list, "items");
-	if (!json_is_array(items)) {
-		wmap_error_set(err, WMAP_EINVAL, "%s: .items: expected a list of objects", what);
-		return NULL;
-	}
-	return items;
-}
-
 static int by_name(const void *a, const void *b)
 {
 	const fit_node *x = a, *y = b;
@@ -267,78 +257,123 @@ static int node_list(int64_t *out, int64_t *pods, const json_t *list, const fit_
 	return 0;
 }
 
-static int nodes_load(fit_state *st, json_t *index, const json_t *list, const char *what, wmap_error *err)
+struct wmap_fit_snapshot {
+	fit_state st;
+	json_t *names;   /* the resource names st.res borrows */
+	json_t *index;   /* node name -> index into st.nodes */
+	json_t *objects; /* the nodes st.nodes borrows */
+	size_t cap_nodes, n_pods;
+	wmap_fit_opts opts;
+};
+
+void wmap_fit_snapshot_free(wmap_fit_snapshot *s)
 {
-	const json_t *items = items_of(list, what, err), *n;
-	size_t i;
+	if (!s)
+		return;
+	state_free(&s->st);
+	json_decref(s->names);
+	json_decref(s->index);
+	json_decref(s->objects);
+	free(s);
+}
+
+int wmap_fit_snapshot_new(wmap_fit_snapshot **out, const wmap_workload *w, const wmap_gang_plan *plan,
+			  const wmap_fit_opts *opts, wmap_error *err)
+{
+	static const wmap_fit_opts none = { 0 };
+	wmap_fit_snapshot *s = calloc(1, sizeof(*s));
 	int rc;
 
-	if (!items)
-		return err->code;
-	if (!(st->nodes = calloc(json_array_size(items) + 1, sizeof(*st->nodes))))
+	*out = NULL;
+	if (!s)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	json_array_foreach(items, i, n) {
-		fit_node *nd = &st->nodes[st->n_nodes];
-		const json_t *status = json_object_get(n, "status");
-		const json_t *alloc = json_object_get(status, "allocatable");
-		const char *field = "allocatable";
-		nd->name = json_string_value(json_object_get(json_object_get(n, "metadata"), "name"));
-		if (!nd->name)
-			return wmap_error_set(err, WMAP_EINVAL, "%s: .items[%zu].metadata.name: a node has no name", what, i);
-		if (json_object_size(alloc) == 0) {
-			alloc = json_object_get(status, "capacity");
-			field = "capacity";
-		}
-		if ((rc = node_list(nd->alloc, &nd->pods_alloc, alloc, st, what, i, field, err)))
-			return rc;
-		nd->obj = n;
-		nd->ready = wmap__fit_node_ready(n);
-		st->n_nodes++;
+	s->opts = opts ? *opts : none;
+	if (!s->opts.nodes_name)
+		s->opts.nodes_name = "nodes";
+	if (!s->opts.pods_name)
+		s->opts.pods_name = "pods";
+	if (!(s->names = json_object()) || !(s->index = json_object()) || !(s->objects = json_array())) {
+		wmap_fit_snapshot_free(s);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
-	qsort(st->nodes, st->n_nodes, sizeof(*st->nodes), by_name);
-	for (i = 0; i < st->n_nodes; i++) {
-		if (json_object_set_new(index, st->nodes[i].name, json_integer((json_int_t)i)))
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if ((rc = classes_load(&s->st, s->names, w, plan, &s->opts, err))) {
+		wmap_fit_snapshot_free(s);
+		return rc;
 	}
+	*out = s;
 	return 0;
 }
 
-/* What the non-terminal pods bound to each node ask for (the scheduler's informer lists
- * pods with status.phase other than Succeeded and Failed). */
-static int pods_load(fit_state *st, const json_t *index, const json_t *list, const wmap_fit_opts *opts,
-		     const char *what, wmap_error *err)
+int wmap_fit_snapshot_add_node(wmap_fit_snapshot *s, json_t *n, wmap_error *err)
 {
-	const json_t *items = items_of(list, what, err), *p;
-	int64_t amt[FIT_MAX_RES];
-	size_t i;
+	fit_state *st = &s->st;
+	size_t i = st->n_nodes;
+	const json_t *status = json_object_get(n, "status");
+	const json_t *alloc = json_object_get(status, "allocatable");
+	const char *field = "allocatable", *name = json_string_value(json_object_get(json_object_get(n, "metadata"), "name"));
+	int rc;
 
-	if (!items)
-		return err->code;
-	json_array_foreach(items, i, p) {
-		const json_t *spec = json_object_get(p, "spec");
-		const char *phase = json_string_value(json_object_get(json_object_get(p, "status"), "phase"));
-		const char *node = json_string_value(json_object_get(spec, "nodeName"));
-		const char *uid = json_string_value(json_object_get(json_object_get(p, "metadata"), "uid"));
-		const json_t *at;
-		if (!node || !*node || (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
-			continue;
-		if (uid && opts->skip_uids && json_object_get(opts->skip_uids, uid))
-			continue;
-		if (!(at = json_object_get(index, node)))
-			continue; /* bound to a node the list does not have */
-		fit_node *nd = &st->nodes[json_integer_value(at)];
-		if (st->n_res) {
-			char base[48];
-			snprintf(base, sizeof(base), "/items/%zu/spec", i);
-			if (wmap_pod_spec_amounts(amt, NULL, spec, base, st->res, st->n_res, err)) {
-				wmap_error_prefix(err, "%s", what);
-				return err->code;
-			}
-			for (size_t r = 0; r < st->n_res; r++)
-				nd->used[r] = sat_add(nd->used[r], amt[r]);
-		}
-		nd->pods_used++;
+	if (!name)
+		return wmap_error_set(err, WMAP_EINVAL, "%s: .items[%zu].metadata.name: a node has no name", s->opts.nodes_name,
+				      i);
+	if (json_object_get(s->index, name))
+		return wmap_error_set(err, WMAP_EINVAL, "%s: .items[%zu]: node \"%s\" is listed twice", s->opts.nodes_name, i,
+				      name);
+	if (i == s->cap_nodes) {
+		size_t cap = s->cap_nodes ? 2 * s->cap_nodes : 64;
+		fit_node *grown = realloc(st->nodes, cap * sizeof(*grown));
+		if (!grown)
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		st->nodes = grown;
+		s->cap_nodes = cap;
 	}
+	fit_node *nd = &st->nodes[i];
+	memset(nd, 0, sizeof(*nd));
+	if (json_object_size(alloc) == 0) {
+		alloc = json_object_get(status, "capacity");
+		field = "capacity";
+	}
+	if ((rc = node_list(nd->alloc, &nd->pods_alloc, alloc, st, s->opts.nodes_name, i, field, err)))
+		return rc;
+	if (json_array_append(s->objects, n) || json_object_set_new(s->index, name, json_integer((json_int_t)i)))
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	nd->obj = n;
+	nd->name = name;
+	nd->ready = wmap__fit_node_ready(n);
+	st->n_nodes++;
+	return 0;
+}
+
+/* What a non-terminal pod bound to a node asks for (the scheduler's informer lists pods with
+ * status.phase other than Succeeded and Failed). */
+int wmap_fit_snapshot_add_pod(wmap_fit_snapshot *s, const json_t *p, wmap_error *err)
+{
+	fit_state *st = &s->st;
+	const json_t *spec = json_object_get(p, "spec"), *at;
+	const char *phase = json_string_value(json_object_get(json_object_get(p, "status"), "phase"));
+	const char *node = json_string_value(json_object_get(spec, "nodeName"));
+	const char *uid = json_string_value(json_object_get(json_object_get(p, "metadata"), "uid"));
+	int64_t amt[FIT_MAX_RES];
+	size_t i = s->n_pods++;
+
+	if (!node || !*node || (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+		return 0;
+	if (uid && s->opts.skip_uids && json_object_get(s->opts.skip_uids, uid))
+		return 0;
+	if (!(at = json_object_get(s->index, node)))
+		return 0; /* bound to a node the list does not have */
+	fit_node *nd = &st->nodes[json_integer_value(at)];
+	if (st->n_res) {
+		char base[48];
+		snprintf(base, sizeof(base), "/items/%zu/spec", i);
+		if (wmap_pod_spec_amounts(amt, NULL, spec, base, st->res, st->n_res, err)) {
+			wmap_error_prefix(err, "%s", s->opts.pods_name);
+			return err->code;
+		}
+		for (size_t r = 0; r < st->n_res; r++)
+			nd->used[r] = sat_add(nd->used[r], amt[r]);
+	}
+	nd->pods_used++;
 	return 0;
 }
 
@@ -594,39 +629,73 @@ static int verdict_json(json_t *o, const fit_state *st, const unsigned char *any
 	return 0;
 }
 
-int wmap_fit_evaluate(json_t **out, const wmap_workload *w, const wmap_gang_plan *plan, const json_t *nodes,
-		      const json_t *pods, const wmap_fit_opts *opts, wmap_error *err)
+int wmap_fit_snapshot_verdict(json_t **out, wmap_fit_snapshot *s, wmap_error *err)
 {
-	static const wmap_fit_opts none = { 0 };
-	fit_state st = { 0 };
-	json_t *names = json_object(), *index = json_object(), *o = json_object();
 	unsigned char *any_elig = NULL;
+	json_t *o = json_object();
 	int rc;
 
 	*out = NULL;
-	if (!opts)
-		opts = &none;
-	if (!names || !index || !o) {
-		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		goto done;
+	/* Name order: ties of the placement go to the first node by name, whatever the list's. */
+	qsort(s->st.nodes, s->st.n_nodes, sizeof(*s->st.nodes), by_name);
+	for (size_t k = 0; k < s->st.n_classes; k++) {
+		fit_class *c = &s->st.classes[k];
+		free(c->elig);
+		c->elig = NULL;
+		c->n_elig = c->n_room = 0;
+		c->slots = 0;
+		json_object_clear(c->reasons);
 	}
-	if ((rc = classes_load(&st, names, w, plan, opts, err)) ||
-	    (rc = nodes_load(&st, index, nodes, opts->nodes_name ? opts->nodes_name : "nodes", err)) ||
-	    (rc = pods_load(&st, index, pods, opts, opts->pods_name ? opts->pods_name : "pods", err)))
-		goto done;
-	if (!(any_elig = calloc(st.n_nodes + 1, 1))) {
+	if (!o || !(any_elig = calloc(s->st.n_nodes + 1, 1)))
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		goto done;
+	else if ((rc = judge(&s->st, any_elig, err)) == 0 && (rc = verdict_json(o, &s->st, any_elig, err)) == 0) {
+		*out = o;
+		o = NULL;
 	}
-	if ((rc = judge(&st, any_elig, err)) || (rc = verdict_json(o, &st, any_elig, err)))
-		goto done;
-	*out = o;
-	o = NULL;
-done:
+	/* The index follows the order again, should more pods come. */
+	for (size_t n = 0; n < s->st.n_nodes; n++)
+		json_object_set_new(s->index, s->st.nodes[n].name, json_integer((json_int_t)n));
 	free(any_elig);
 	json_decref(o);
-	state_free(&st);
-	json_decref(index);
-	json_decref(names);
+	return rc;
+}
+
+static const json_t *items_of(const json_t *list, const char *what, wmap_error *err)
+{
+	const json_t *items = json_is_array(list) ? list : json_object_get(list, "items");
+	if (!json_is_array(items)) {
+		wmap_error_set(err, WMAP_EINVAL, "%s: .items: expected a list of objects", what);
+		return NULL;
+	}
+	return items;
+}
+
+int wmap_fit_evaluate(json_t **out, const wmap_workload *w, const wmap_gang_plan *plan, const json_t *nodes,
+		      const json_t *pods, const wmap_fit_opts *opts, wmap_error *err)
+{
+	wmap_fit_snapshot *s = NULL;
+	const json_t *ni, *pi;
+	size_t i;
+	json_t *v;
+	int rc;
+
+	*out = NULL;
+	if ((rc = wmap_fit_snapshot_new(&s, w, plan, opts, err)))
+		return rc;
+	if (!(ni = items_of(nodes, s->opts.nodes_name, err)) || !(pi = items_of(pods, s->opts.pods_name, err))) {
+		rc = err->code;
+		goto done;
+	}
+	json_array_foreach(ni, i, v) {
+		if ((rc = wmap_fit_snapshot_add_node(s, v, err)))
+			goto done;
+	}
+	json_array_foreach(pi, i, v) {
+		if ((rc = wmap_fit_snapshot_add_pod(s, v, err)))
+			goto done;
+	}
+	rc = wmap_fit_snapshot_verdict(out, s, err);
+done:
+	wmap_fit_snapshot_free(s);
 	return rc;
 }

@@ -57,6 +57,23 @@ int wmap_fit_evaluate(json_t **out, const wmap_workload *w, const wmap_gang_plan
 		      const json_t *nodes, const json_t *pods, const wmap_fit_opts *opts,
 		      wmap_error *err);
 
+/* The same a node and a pod at a time, for snapshots too large to hold whole: every node
+ * first (each kept by reference until the snapshot is freed), then the pods (read at once and
+ * not kept), then the verdict (as wmap_fit_evaluate's; it may be asked again after more pods).
+ * Messages name the items by their position in the order added. The caller owns *out and
+ * frees it with wmap_fit_snapshot_free (NULL is fine). */
+typedef struct wmap_fit_snapshot wmap_fit_snapshot;
+int wmap_fit_snapshot_new(wmap_fit_snapshot **out, const wmap_workload *w, const wmap_gang_plan *plan,
+			  const wmap_fit_opts *opts, wmap_error *err);
+/* node is a Node object; the snapshot takes a reference. WMAP_EINVAL for a node without a
+ * name, listed twice, or with a malformed quantity. */
+int wmap_fit_snapshot_add_node(wmap_fit_snapshot *s, json_t *node, wmap_error *err);
+/* pod (borrowed) counts on its node when it is bound to a node already added and is neither
+ * Succeeded nor Failed nor one of opts' skip_uids. WMAP_EINVAL for a malformed quantity. */
+int wmap_fit_snapshot_add_pod(wmap_fit_snapshot *s, const json_t *pod, wmap_error *err);
+int wmap_fit_snapshot_verdict(json_t **out, wmap_fit_snapshot *s, wmap_error *err);
+void wmap_fit_snapshot_free(wmap_fit_snapshot *s);
+
 /* What the verdict does not take into account, one short phrase each (a static NULL-ended
  * list): every rendering prints them. */
 extern const char *const wmap_fit_not_checked[];
