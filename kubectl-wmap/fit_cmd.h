@@ -41,7 +41,7 @@ void fit_live_fetch(fit_source *src, size_t n, const cli_options *o, int paralle
 
 void fit_source_clear(fit_source *s);
 
-/* Prints {"workload": workload, "contexts": {name: verdict}} as o asks: the table (one row
+/* Prints {"workload": workload, "contexts": {name: verdict}, "notChecked": [...]} as o asks: the table (one row
  * per context; -o wide adds per-component lines and the placement) with the list of what is
  * not checked under it, or the object as json|yaml. */
 int fit_render(const cli_options *o, const json_t *workload, const json_t *contexts,

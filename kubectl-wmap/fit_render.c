@@ -166,7 +166,13 @@ int fit_render(const cli_options *o, const json_t *workload, const json_t *conte
 	int rc;
 
 	if (o->output != CLI_OUTPUT_TABLE) {
-		json_t *doc = json_pack("{s:O, s:O}", "workload", workload, "contexts", contexts);
+		json_t *doc = json_pack("{s:O, s:O, s:[]}", "workload", workload, "contexts", contexts, "notChecked");
+		for (size_t i = 0; doc && wmap_fit_not_checked[i]; i++) {
+			if (json_array_append_new(json_object_get(doc, "notChecked"), json_string(wmap_fit_not_checked[i]))) {
+				json_decref(doc);
+				doc = NULL;
+			}
+		}
 		if (!doc)
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		rc = render_value(stdout, doc, o->output, err);

@@ -225,8 +225,11 @@ static int pod_spec_amounts(amounts *out, const json_t *spec, const char *base, 
 		goto oom;
 	if ((rc = requirements(&pod, json_object_get(spec, "resources"), p, c, err)))
 		goto out;
+	/* Pod-level resources (PodLevelResources) exist for cpu, memory and hugepages only. */
 	for (size_t i = 0; i < c->n; i++) {
-		if (pod.v[i]) {
+		const char *name = c->names[i];
+		if (pod.v[i] && (strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0 ||
+				 strncmp(name, "hugepages-", 10) == 0)) {
 			sum.v[i] = pod.v[i];
 			sum.fam[i] = pod.fam[i];
 		}
