@@ -86,6 +86,39 @@ assert_eq 7 "$rc" "one context could not be evaluated"
 assert_eq unknown "$(jq -r '.contexts.nowhere.verdict' "$E2E_TMP/out")"
 assert_contains "$(jq -r '.contexts.nowhere.error' "$E2E_TMP/out")" "nowhere"
 
+# A context whose identity may list nodes but not pods at cluster scope: free capacity cannot
+# be known there, so the answer is unknown (the API server's refusal as the reason), never yes.
+kc --context east create --validate=false -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: List
+items:
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRole
+  metadata: {name: node-reader}
+  rules: [{apiGroups: [""], resources: [nodes], verbs: [get, list]}]
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRoleBinding
+  metadata: {name: reader-nodes}
+  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: node-reader}
+  subjects: [{kind: ServiceAccount, name: reader, namespace: team}]
+EOF
+kc config --kubeconfig "$two" set-credentials east-reader --token "$EAST_TOKEN" >/dev/null
+# `kubectl config` has no flag for a user's impersonation (as:): written into the file.
+python3 - "$two" <<'EOF'
+import sys, yaml
+path = sys.argv[1]
+cfg = yaml.safe_load(open(path))
+for u in cfg["users"]:
+    if u["name"] == "east-reader":
+        u["user"]["as"] = "system:serviceaccount:team:reader"
+yaml.safe_dump(cfg, open(path, "w"))
+EOF
+kc config --kubeconfig "$two" set-context east-reader --cluster east --user east-reader >/dev/null
+rc=0; kubectl wmap fit -f "$LIVE_DATA/jobset.yaml" --context west --context east-reader >"$E2E_TMP/out" 2>&1 || rc=$?
+assert_eq 7 "$rc" "no fit, one context unknown: $(cat "$E2E_TMP/out")"
+assert_contains "$(grep '^east-reader' "$E2E_TMP/out")" 'unknown'
+assert_contains "$(grep '^east-reader' "$E2E_TMP/out")" 'cannot list resource "pods"'
+
 # The live JobSet, Pending (one worker unschedulable): its own pods are not counted, so west
 # could hold it as it is (node-a and node-b free, node-c's foreign pod stays).
 run_ok kubectl wmap fit jobset/train -o wide
