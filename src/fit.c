@@ -319,6 +319,8 @@ int wmap_fit_snapshot_add_node(wmap_fit_snapshot *s, json_t *n, wmap_error *err)
 	if (json_object_get(s->index, name))
 		return wmap_error_set(err, WMAP_EINVAL, "%s: .items[%zu]: node \"%s\" is listed twice", s->opts.nodes_name, i,
 				      name);
+	if (i == FIT_MAX_NODES)
+		return wmap_error_set(err, WMAP_ELIMIT, "%s: more than %d nodes", s->opts.nodes_name, FIT_MAX_NODES);
 	if (i == s->cap_nodes) {
 		size_t cap = s->cap_nodes ? 2 * s->cap_nodes : 64;
 		fit_node *grown = realloc(st->nodes, cap * sizeof(*grown));

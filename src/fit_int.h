@@ -19,6 +19,7 @@ int wmap__fit_affinity_matches(const json_t *spec, const json_t *node);
 const char *wmap__fit_static_reason(char *buf, size_t len, const json_t *spec, const json_t *node);
 
 #define FIT_MAX_RES WMAP_POD_AMOUNTS_MAX
+#define FIT_MAX_NODES (1 << 20) /* a snapshot's node list grows from input: cap it (the largest clusters have 15,000) */
 
 /* One node of the snapshot: what it has and what its pods already ask for, in thousandths. */
 typedef struct fit_node {

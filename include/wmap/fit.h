@@ -66,7 +66,7 @@ typedef struct wmap_fit_snapshot wmap_fit_snapshot;
 int wmap_fit_snapshot_new(wmap_fit_snapshot **out, const wmap_workload *w, const wmap_gang_plan *plan,
 			  const wmap_fit_opts *opts, wmap_error *err);
 /* node is a Node object; the snapshot takes a reference. WMAP_EINVAL for a node without a
- * name, listed twice, or with a malformed quantity. */
+ * name, listed twice, or with a malformed quantity; WMAP_ELIMIT past 1,048,576 nodes. */
 int wmap_fit_snapshot_add_node(wmap_fit_snapshot *s, json_t *node, wmap_error *err);
 /* pod (borrowed) counts on its node when it is bound to a node already added and is neither
  * Succeeded nor Failed nor one of opts' skip_uids. WMAP_EINVAL for a malformed quantity. */
