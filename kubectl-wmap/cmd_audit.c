@@ -220,7 +220,10 @@ static void check_document(audit_ctx *a, json_t *doc, const char *where)
 		json_array_foreach(items, i, it) {
 			char sub[1024];
 			snprintf(sub, sizeof(sub), "%s: .items[%zu]", where, i);
-			check_document(a, it, sub);
+			if (json_is_null(it)) /* an empty document is nothing; a null item is an error */
+				add_error(a, "%s: the item is null, not a Kubernetes object", sub);
+			else
+				check_document(a, it, sub);
 		}
 		return;
 	}
