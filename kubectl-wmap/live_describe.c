@@ -728,6 +728,10 @@ static void print_gang(const desc *d)
 		       json_string_value(json_object_get(g, "name")) ? json_string_value(json_object_get(g, "name")) : "?",
 		       phase ? phase : "no status yet", mins, msg ? ": " : "", msg ? msg : "");
 	}
+	/* A gang short of its minimum may never start as the cluster is: fit says (issue 25). */
+	if (d->gang.scheduled < d->gang.min)
+		printf("  would it fit at all? kubectl wmap fit %s/%s%s%s\n", d->t->label, d->t->name,
+		       d->w->namespace_ ? " -n " : "", d->w->namespace_ ? d->w->namespace_ : "");
 }
 
 /* ---- the resources table ----------------------------------------------------------- */
