@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wide  # noqa: E402  (tests/bench/wide.py)
 import audit_live  # noqa: E402  (tests/bench/audit_live.py)
 import audit_offline  # noqa: E402  (tests/bench/audit_offline.py)
+import fit  # noqa: E402  (tests/bench/fit.py)
 
 ROOT = os.getcwd()
 JOBSET_FIXTURE = "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml"
@@ -1093,7 +1094,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--smoke", action="store_true",
                     help="every step once on small inputs (a few minutes at most), no goal "
@@ -1109,6 +1110,7 @@ def main():
         wide.N_WORKLOADS = 100
         audit_live.N_WORKLOADS = 200
         audit_offline.N_FILES = 200
+        fit.N_NODES = 200  # FREE_NODES (100) of them free: the gang still fits
     a.bin = os.path.abspath(a.bin)
     a.out = os.path.abspath(a.out)
     a.tool = os.path.join(a.bin, "bench", "wmap-bench")
@@ -1136,7 +1138,8 @@ def main():
              ("wide", lambda: wide.bench_wide(a, R, hyperfine, peak_rss, run, log, JOBSET_CRD)),
              ("audit-live", lambda: audit_live.bench_audit(a, R, Webhook, https_get, proc_status, log, REPO,
                                                  JOBSET_CRD, crt, key)),
-             ("audit", lambda: audit_offline.bench_audit(a, R, hyperfine, peak_rss, run, log))]
+             ("audit", lambda: audit_offline.bench_audit(a, R, hyperfine, peak_rss, run, log)),
+             ("fit", lambda: fit.bench_fit(a, R, hyperfine, peak_rss, run, log))]
 
     for name, fn in steps:
         if name not in only:
