@@ -6,7 +6,8 @@
 #   make fuzz-smoke               the same for ~10 s each (part of make check)
 #   make fuzz-merge               a campaign's new inputs, minimised, into tests/fuzz/found/ (commit them)
 #   make fuzz-<target>            one target (yaml, definition, admission, patch, quantity, policy, json,
-#                                 kubeconfig, kube_status, exec_credential, kube_list, policy_objects)
+#                                 kubeconfig, kube_status, exec_credential, kube_list, policy_objects,
+#                                 watch_event)
 #   make allocfail                the allocation-failure sweep (tests/unit/test_allocfail.c)
 #   make hostile                  hostile and broken clients against build/wmap-webhook
 
@@ -16,7 +17,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_FLAGS   ?=
 FUZZ_TARGETS := yaml definition admission patch quantity policy kubeconfig json kube_status \
-                exec_credential kube_list policy_objects
+                exec_credential kube_list policy_objects watch_event
 FUZZ_DEB     := clang libclang-rt-14-dev
 
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
