@@ -612,8 +612,12 @@ static int prepare(prepared *pr, const char **reason, wmap_engine *eng,
 		   const wmap_admission_config *cfg, json_t *object, unsigned resolve_flags,
 		   wmap_error *err)
 {
+	/* A review read by wmap_admission_parse (cfg->cut set) is already held to
+	 * WMAP_REVIEW_MAX_DEPTH levels, which leaves the object's containers at most 201 deep:
+	 * no second walk over the whole object for that. Objects from elsewhere (mutate -f,
+	 * audit) and a stricter cfg->max_depth are walked. */
 	int depth = cfg->max_depth > 0 ? cfg->max_depth : WMAP_ADMISSION_MAX_DEPTH;
-	if (too_deep(object, depth)) {
+	if ((!cfg->cut || cfg->max_depth > 0) && too_deep(object, depth)) {
 		*reason = "too-deep";
 		return wmap_error_set(err, WMAP_ELIMIT, "object nested deeper than %d levels",
 				      depth);
