@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "jqnative_int.h"
+#include "wmap/json_text.h"
 
 #define JN_MAX_STEPS 2000000UL /* evaluation budget per run: no expression loops for ever */
 
@@ -143,7 +144,7 @@ int wmap__jn_compare(const json_t *a, const json_t *b)
 
 char *wmap__jn_dump(const json_t *v)
 {
-	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	return wmap_json_text(v, NULL); /* malloc'd: json_dumps text may be review-arena memory */
 }
 
 /* "number (1)": the operand in a message, shortened like jq's. */

@@ -12,6 +12,7 @@
 #include "eval.h"
 #include "status.h"
 #include "wmap/apiversion.h"
+#include "wmap/json_text.h"
 #include "wmap/workload.h"
 
 int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err);
@@ -143,7 +144,7 @@ static int instance_ids(rctx *c, const wmap_component *comp, wmap_node *node)
 		if (json_is_string(v) && *json_string_value(v))
 			id = strdup(json_string_value(v));
 		else if (json_is_integer(v) || json_is_real(v))
-			id = json_dumps(v, JSON_ENCODE_ANY);
+			id = wmap_json_text(v, NULL); /* freed with free(): not jansson's allocator */
 		else {
 			rc = wmap_error_set(c->err, WMAP_EEVAL,
 					    "component '%s': %s \"%s\": instance id %zu is %s", comp->name,
