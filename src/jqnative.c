@@ -737,13 +737,24 @@ static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 	return 0;
 }
 
-int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
+static int eval_from(const wmap_jn *p, json_t *input, const char *root_ptr, wmap_results *out,
+		     wmap_error *error)
 {
 	ectx c = { error, 0, NULL };
 	results_ud r = { out };
-	int rc = wmap__jn_ev(&c, p->root, input, "", NULL, results_emit, &r);
+	int rc = wmap__jn_ev(&c, p->root, input, root_ptr, NULL, results_emit, &r);
 	json_decref(c.thrown);
 	if (rc == JN_STOP)
 		rc = 0;
 	return rc;
+}
+
+int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
+{
+	return eval_from(p, input, "", out, error);
+}
+
+int wmap__jn_eval_values(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
+{
+	return eval_from(p, input, NULL, out, error);
 }

@@ -83,21 +83,27 @@ void wmap_patch_free(wmap_patch *p)
 	free(p);
 }
 
-/* FNV-1a over the escaped pointer. */
-static uint64_t path_hash(const char *s, size_t n)
+/* FNV-1a over the escaped pointer, continued from h (FNV_START for a whole path): a walk
+ * hashes each prefix by extending the previous one's hash. */
+#define FNV_START 14695981039346656037u
+
+static uint64_t hash_more(uint64_t h, const char *s, size_t n)
 {
-	uint64_t h = 14695981039346656037u;
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ (unsigned char)s[i]) * 1099511628211u;
 	return h;
 }
 
-/* The live op that owns the whole value at path[0..n), or NULL. */
-static patch_op *owner(const wmap_patch *p, const char *path, size_t n)
+static uint64_t path_hash(const char *s, size_t n)
+{
+	return hash_more(FNV_START, s, n);
+}
+
+/* The live op that owns the whole value at path[0..n), whose hash is h, or NULL. */
+static patch_op *owner_hashed(const wmap_patch *p, const char *path, size_t n, uint64_t h)
 {
 	if (!p->n_slots)
 		return NULL;
-	uint64_t h = path_hash(path, n);
 	for (size_t i = h & (p->n_slots - 1);; i = (i + 1) & (p->n_slots - 1)) {
 		const slot *sl = &p->slots[i];
 		if (sl->op == NO_OP)
@@ -106,6 +112,11 @@ static patch_op *owner(const wmap_patch *p, const char *path, size_t n)
 		if (sl->hash == h && o->value && o->path_len == n && memcmp(o->path, path, n) == 0)
 			return o;
 	}
+}
+
+static patch_op *owner(const wmap_patch *p, const char *path, size_t n)
+{
+	return p->n_slots ? owner_hashed(p, path, n, path_hash(path, n)) : NULL;
 }
 
 static void slot_put(slot *slots, size_t n_slots, uint64_t h, size_t op_index)
@@ -235,14 +246,16 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 		return w;
 	}
 	size_t pos = 0, len = strlen(ptr);
+	uint64_t h = FNV_START; /* of ptr[0..pos) */
 	while (pos < len) {
 		const char *end = memchr(ptr + pos + 1, '/', len - pos - 1);
 		size_t stop = end ? (size_t)(end - ptr) : len;
 		json_t *next = NULL;
 		int from_op = 0;
-		if (!w.in_patch) {
+		if (!w.in_patch && p->n_slots) {
 			/* An op that owns the whole value at this prefix shadows the document. */
-			const patch_op *o = owner(p, ptr, stop);
+			h = hash_more(h, ptr + pos, stop - pos);
+			const patch_op *o = owner_hashed(p, ptr, stop, h);
 			if (o) {
 				next = o->value;
 				from_op = 1;
