@@ -304,17 +304,25 @@ static int put_field(writer *wr, const target *t, const char *field_ptr, const c
 	return changed;
 }
 
-static void stamp_identity(writer *wr, const target *t, const char *kind, const char *name)
+/* The label values that are the same for every template of a workload or of a component,
+ * made once (wmap_label_value) rather than once per instance. */
+typedef struct identity {
+	char kind[64], name[64], component[64];
+	int has_name;
+	const char *component_of; /* the component name component[] was made from */
+} identity;
+
+static void stamp_identity(writer *wr, const target *t, identity *id)
 {
 	char v[64];
-	wmap_label_value(v, sizeof(v), kind);
-	put_str(wr, t, t->labels, KEY_KIND, v, WMAP_PATCH_OVERRIDE);
-	if (name) {
-		wmap_label_value(v, sizeof(v), name);
-		put_str(wr, t, t->labels, KEY_NAME, v, WMAP_PATCH_OVERRIDE);
+	put_str(wr, t, t->labels, KEY_KIND, id->kind, WMAP_PATCH_OVERRIDE);
+	if (id->has_name)
+		put_str(wr, t, t->labels, KEY_NAME, id->name, WMAP_PATCH_OVERRIDE);
+	if (id->component_of != t->component) {
+		wmap_label_value(id->component, sizeof(id->component), t->component);
+		id->component_of = t->component;
 	}
-	wmap_label_value(v, sizeof(v), t->component);
-	put_str(wr, t, t->labels, KEY_COMPONENT, v, WMAP_PATCH_OVERRIDE);
+	put_str(wr, t, t->labels, KEY_COMPONENT, id->component, WMAP_PATCH_OVERRIDE);
 	if (t->multi && t->instance[0]) {
 		wmap_label_value(v, sizeof(v), t->instance);
 		put_str(wr, t, t->labels, KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE);
@@ -746,11 +754,15 @@ static void write_targets(writer *wr, target *targets, size_t n_targets, const p
 			  const gang_ctx *g, const wmap_admission_config *cfg)
 {
 	const wmap_workload *w = pr->w;
+	identity id = { .has_name = w->name != NULL };
+	wmap_label_value(id.kind, sizeof(id.kind), pr->kind);
+	if (w->name)
+		wmap_label_value(id.name, sizeof(id.name), w->name);
 	for (size_t j = 0; j < n_targets && !wr->failed; j++) {
 		target *t = &targets[j];
 		if (pr->op == WMAP_POLICY_OP_CREATE && t->mark) {
 			ensure_entry(wr, t);
-			stamp_identity(wr, t, pr->kind, w->name);
+			stamp_identity(wr, t, &id);
 			if (g->plan)
 				stamp_gang(wr, t, g);
 		}

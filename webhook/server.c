@@ -242,7 +242,8 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
 	wh_inforce_release(st);
-	json_decref(review);
+	if (!wmap_arena_holds(review))
+		json_decref(review); /* else the arena's end drops the whole tree at once */
 	size_t body_len = 0;
 	char *body = rc ? NULL : wmap_json_text(out, &body_len);
 	json_decref(out);

@@ -21,7 +21,10 @@
 
 #include <stddef.h>
 
-/* Sets jansson's allocation functions (once per process; later calls do nothing). Call it
+/* Text from json_dumps made in a scope is arena memory too, so wmap writes text it frees
+ * with free() with wmap_json_text (wmap/json_text.h) instead.
+ *
+ * Sets jansson's allocation functions (once per process; later calls do nothing). Call it
  * before other threads use jansson; wmap_arena_begin calls it too. */
 void wmap_arena_install(void);
 
@@ -37,6 +40,12 @@ void wmap_arena_end(void);
  * when memory runs out (NULL), which jansson and wmap turn into a clean failure. 0 is the
  * default, WMAP_ARENA_MAX_BYTES. For the allocation-failure tests. */
 void wmap_arena_set_limit(size_t bytes);
+
+/* 1 when p (a jansson value) comes from this thread's arena in the current scope. A tree
+ * made wholly in the scope and holding no reference to a value from before it (a review as
+ * wmap_admission_parse reads it) need not be released value by value: the scope's end
+ * drops it (json_decref walks the whole tree to free it). */
+int wmap_arena_holds(const void *p);
 
 /* Bytes this thread's arena handed out in the current scope (0 outside one). */
 size_t wmap_arena_used(void);

@@ -177,6 +177,11 @@ void wmap_arena_set_limit(size_t bytes)
 		mine->limit = bytes;
 }
 
+int wmap_arena_holds(const void *p)
+{
+	return current && p && in_arena(current, p);
+}
+
 size_t wmap_arena_used(void)
 {
 	return current ? current->used : 0;

@@ -439,7 +439,8 @@ static void run_admit(timed *t)
 	json_t *out = NULL;
 	if (wmap_admission_review(&out, t->eng, &cfg, t->mode, review, &info, &err))
 		die("admission: %s%s", err.message, "");
-	json_decref(review);
+	if (!wmap_arena_holds(review))
+		json_decref(review); /* as the server: the arena's end drops it */
 	t->result = info.result;
 	t->patch_ops = info.patch_ops;
 	snprintf(t->reason, sizeof(t->reason), "%s", info.reason ? info.reason : "");

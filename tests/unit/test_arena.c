@@ -146,6 +146,8 @@ Test(arena, values_made_before_the_scope_are_used_and_released_inside_it)
 	cr_assert_eq(json_object_set(tree, "kept", kept), 0); /* a reference from the arena */
 	cr_assert_eq(json_object_set_new(tree, "dropped", dropped), 0);
 	cr_assert_eq(json_object_set_new(tree, "s", json_string("made inside")), 0);
+	cr_expect(wmap_arena_holds(tree));
+	cr_expect(!wmap_arena_holds(kept), "a value from before the scope is on the heap");
 	char *text = wmap_json_text(tree, NULL);
 	json_decref(tree); /* frees dropped, a heap value, from inside the scope */
 	wmap_arena_end();
@@ -153,6 +155,7 @@ Test(arena, values_made_before_the_scope_are_used_and_released_inside_it)
 			       "{\"k\":\"v\"},\"s\":\"made inside\"}");
 	free(text);
 	cr_expect_eq(kept->refcount, 1, "the arena's reference was released");
+	cr_expect(!wmap_arena_holds(kept));
 	json_decref(kept);
 }
 
