@@ -608,6 +608,38 @@ static int obj_step(ectx *c, obj_ud *o)
 	return wmap__jn_ev(c, o->x->args[2 * o->at], o->in, NULL, o->e, obj_key, o);
 }
 
+/* The plain-path subset: x a chain of .key accesses down to `.` (`.spec.replicas`) on
+ * objects and nulls. *out gets the value (borrowed from in, or null) and *levels the keys;
+ * 0 when x is anything else or a value on the way is neither, and the general evaluation
+ * (which raises jq's error) must run. No continuation, reference or pointer per key. */
+#define PLAIN_MAX_KEYS 16
+
+static int plain_path(const node *x, json_t *in, json_t **out, int *levels)
+{
+	const char *keys[PLAIN_MAX_KEYS];
+	int n = 0;
+	for (; x->k == N_INDEX; x = x->a) {
+		if (n == PLAIN_MAX_KEYS || x->b->k != N_LITERAL || !json_is_string(x->b->lit))
+			return 0;
+		keys[n++] = json_string_value(x->b->lit);
+	}
+	if (x->k != N_IDENTITY)
+		return 0;
+	json_t *v = in;
+	for (int i = n - 1; i >= 0; i--) {
+		if (json_is_object(v)) {
+			v = json_object_get(v, keys[i]);
+			if (!v)
+				v = json_null();
+		} else if (!json_is_null(v)) {
+			return 0;
+		}
+	}
+	*out = v;
+	*levels = n;
+	return 1;
+}
+
 int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
 {
 	if (++c->steps > JN_MAX_STEPS)
@@ -617,7 +649,20 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 		return k(c, ud, in, ptr);
 	case N_LITERAL:
 		return k(c, ud, x->lit, NULL);
-	case N_INDEX:
+	case N_INDEX: {
+		json_t *v;
+		int levels;
+		if (!ptr && plain_path(x, in, &v, &levels)) {
+			/* The steps the general evaluation counts: each key's node and literal,
+			 * and the `.` at the bottom (this node's own is counted above). */
+			c->steps += 2 * (unsigned long)levels;
+			if (c->steps > JN_MAX_STEPS)
+				return wmap__jn_err(c, "the expression took more than %lu steps",
+						    JN_MAX_STEPS);
+			return k(c, ud, v, NULL);
+		}
+	}
+		/* fall through */
 	case N_ITER: {
 		target_ud t = { x, e, k, ud, in, ptr };
 		return wmap__jn_ev(c, x->a, in, ptr, e, target_emit, &t);
