@@ -678,6 +678,19 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 	case N_ALT: {
 		/* `a // b`: a's truthy outputs; b when there are none. libjq 1.6 lets an error
 		 * in a through (later jq versions swallow it): so do we. */
+		json_t *v;
+		int levels;
+		if (!ptr && plain_path(x->a, in, &v, &levels)) {
+			/* `.replicas // 1`: a's one output read at once (its steps counted as the
+			 * general evaluation counts them) */
+			c->steps += 1 + 2 * (unsigned long)levels;
+			if (c->steps > JN_MAX_STEPS)
+				return wmap__jn_err(c, "the expression took more than %lu steps",
+						    JN_MAX_STEPS);
+			if (wmap__jn_truthy(v))
+				return k(c, ud, v, NULL);
+			return wmap__jn_ev(c, x->b, in, ptr, e, k, ud);
+		}
 		guard g = { k, ud, 0, 0, 1 };
 		int rc = wmap__jn_ev(c, x->a, in, ptr, e, guard_emit, &g);
 		if (rc || g.emitted)

@@ -55,14 +55,16 @@ static int eval(rctx *c, wmap_results *out, const wmap_expr *e, int want_pointer
 	return wmap__eval(out, c->eng, c->def, e, &c->in, want_pointers, c->err);
 }
 
-static int set_location(rctx *c, wmap_location *loc, const wmap_result *r)
+/* Takes r's pointers (r is cleared right after: no copy per instance). */
+static int set_location(rctx *c, wmap_location *loc, wmap_result *r)
 {
+	(void)c;
 	/* A reference of its own: a jq projection's value is not part of the object. */
 	loc->value = r->value && !json_is_null(r->value) ? json_incref(r->value) : NULL;
-	if (r->pointer && !(loc->pointer = strdup(r->pointer)))
-		return oom(c);
-	if (r->create_at && !(loc->create_at = strdup(r->create_at)))
-		return oom(c);
+	loc->pointer = r->pointer;
+	r->pointer = NULL;
+	loc->create_at = r->create_at;
+	r->create_at = NULL;
 	loc->create = json_incref(r->create);
 	return 0;
 }
