@@ -48,7 +48,20 @@ struct wmap_patch {
 	 * template's labels), and each walk is one lookup per token of an 8-token pointer. */
 	char *last_ptr;
 	walk last;
+	int last_valid; /* 0: only the steps below are (a container past them was created) */
+	/* The state after each token of that walk (up to WALK_STEPS): the next walk resumes
+	 * after the tokens it shares with it (the templates of one list differ in one index
+	 * and the last token or two). Valid under the same rule as last. */
+	struct step {
+		size_t stop; /* the token ends here in last_ptr */
+		json_t *value;
+		int in_patch;
+		uint64_t hash;
+	} steps[16];
+	size_t n_steps;
 };
+
+#define WALK_STEPS 16
 
 /* ---- builder ----------------------------------------------------------------------- */
 
@@ -254,15 +267,12 @@ int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error
 	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }
 
-static walk walk_pointer(const wmap_patch *p, const char *pointer)
+/* Walks pointer from offset pos in state w (the document's root at 0); with rec, the state
+ * after each token is recorded there (*n_rec of at most WALK_STEPS). */
+static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
+		      struct step *rec, size_t *n_rec)
 {
-	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
-	const char *ptr = pointer;
-	if (*ptr && *ptr != '/') {
-		w.rc = WMAP_EINVAL;
-		return w;
-	}
-	size_t pos = 0, len = strlen(ptr);
+	size_t len = pos + strlen(ptr + pos);
 	while (pos < len) {
 		const char *end = memchr(ptr + pos + 1, '/', len - pos - 1);
 		size_t stop = end ? (size_t)(end - ptr) : len;
@@ -293,28 +303,72 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 		w.in_patch |= from_op;
 		w.value = next;
 		pos = stop;
+		if (rec && *n_rec < WALK_STEPS)
+			rec[(*n_rec)++] = (struct step){ stop, w.value, w.in_patch, w.hash };
 	}
 	w.found = 1;
 	return w;
+}
+
+static walk walk_pointer(const wmap_patch *p, const char *pointer)
+{
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
+	if (*pointer && *pointer != '/') {
+		w.rc = WMAP_EINVAL;
+		return w;
+	}
+	return walk_from(p, pointer, 0, w, NULL, NULL);
 }
 
 static void forget_walk(wmap_patch *p)
 {
 	free(p->last_ptr);
 	p->last_ptr = NULL;
+	p->n_steps = 0;
 }
 
 /* walk_pointer, remembered for the next call. Afterwards the remembered walk is this one or
- * none, so a change made at pointer + "/" + key (which leaves the node at pointer the same
- * node) keeps it valid; every other change forgets it. */
+ * none, so a change made at pointer + "/" + key (which leaves the node at pointer and at
+ * each of its prefixes the same node) keeps it valid; every other change forgets it. A
+ * pointer that shares leading tokens with the remembered one resumes after them. */
 static walk walk_cached(wmap_patch *p, const char *pointer)
 {
-	if (p->last_ptr && strcmp(p->last_ptr, pointer) == 0)
+	if (p->last_ptr && p->last_valid && strcmp(p->last_ptr, pointer) == 0)
 		return p->last;
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
+	if (*pointer && *pointer != '/') {
+		w.rc = WMAP_EINVAL;
+		forget_walk(p);
+		return w;
+	}
+	struct step rec[WALK_STEPS];
+	size_t n_rec = 0, pos = 0;
+	if (p->last_ptr) {
+		size_t common = 0;
+		while (p->last_ptr[common] && p->last_ptr[common] == pointer[common])
+			common++;
+		/* The deepest remembered token that ends where pointer's does too. */
+		for (size_t i = p->n_steps; i-- > 0;) {
+			size_t stop = p->steps[i].stop;
+			if (stop <= common && (pointer[stop] == '/' || pointer[stop] == '\0')) {
+				memcpy(rec, p->steps, (i + 1) * sizeof(rec[0]));
+				n_rec = i + 1;
+				pos = stop;
+				w.value = rec[i].value;
+				w.in_patch = rec[i].in_patch;
+				w.hash = rec[i].hash;
+				break;
+			}
+		}
+	}
 	forget_walk(p);
-	walk w = walk_pointer(p, pointer);
-	if (w.rc == 0 && (p->last_ptr = strdup(pointer)) != NULL) /* no memory: no shortcut */
+	w = walk_from(p, pointer, pos, w, rec, &n_rec);
+	if (w.rc == 0 && (p->last_ptr = strdup(pointer)) != NULL) { /* no memory: no shortcut */
 		p->last = w;
+		p->last_valid = 1;
+		memcpy(p->steps, rec, n_rec * sizeof(rec[0]));
+		p->n_steps = n_rec;
+	}
 	return w;
 }
 
@@ -506,7 +560,9 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 	}
 	if (changed)
 		*changed = 1;
-	forget_walk(p); /* a container on the way to parent is created */
+	/* A container on the way to parent is created past the last token the walk found:
+	 * the walk's result is out of date, the steps before it are not. */
+	p->last_valid = 0;
 	if (w.in_patch) {
 		char *tok = wmap_pointer_token_dup(tok_start, tok_len);
 		ops_changed(p); /* an op's value changes in place */
