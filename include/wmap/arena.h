@@ -36,9 +36,11 @@ void wmap_arena_begin(void);
  * scope must be dead by then) and allocates from the heap again. */
 void wmap_arena_end(void);
 
-/* The most bytes this thread's arena may hold; an allocation past it fails as malloc does
- * when memory runs out (NULL), which jansson and wmap turn into a clean failure. 0 is the
- * default, WMAP_ARENA_MAX_BYTES. For the allocation-failure tests. */
+/* The most bytes this thread's arena may hold (0: WMAP_ARENA_MAX_BYTES). Allocations past
+ * it, or when no block can be had, come from the heap as without an arena, so a review
+ * gets the answer it would get without one (a YuniKorn review of a 1000-job JobSet builds
+ * 280 MB); when the heap has no memory either, the allocation fails (NULL) and jansson and
+ * wmap turn that into a clean failure. */
 void wmap_arena_set_limit(size_t bytes);
 
 /* 1 when p (a jansson value) comes from this thread's arena in the current scope. A tree
@@ -53,7 +55,7 @@ size_t wmap_arena_used(void);
 /* Frees this thread's arena (outside a scope); a thread that ends frees its own. */
 void wmap_arena_release_thread(void);
 
-/* Above the node cap's worst review (65,536 short keys, about 10 MiB built). */
+/* Above the node cap's worst parse (65,536 short keys, about 10 MiB built). */
 #define WMAP_ARENA_MAX_BYTES ((size_t)64 << 20)
 
 /* What an arena keeps between reviews: one block as big as the last review needed, up to
