@@ -606,8 +606,11 @@ typedef struct arena_arg {
 	const char *body;
 } arena_arg;
 
-/* A block the arena cannot get fails the review as any other allocation does: the parse
- * fails (ENOMEM) or the review fails open or with a negative code, never another patch. */
+/* The webhook's review with the arena in use: each of libwmap's own allocations failing in
+ * turn (and the heap's, where the arena falls back to it) fails the review cleanly: the
+ * parse fails (ENOMEM) or the review fails open or with a negative code, never another
+ * patch. (The arena's blocks are mapped pages; past its cap it takes from the heap:
+ * tests/unit/test_arena.c.) */
 static int s_admit_arena(void *arg, char *out, size_t len, wmap_error *err)
 {
 	arena_arg *a = arg;
@@ -643,7 +646,7 @@ cleanup:
 	if (!wmap_arena_holds(review))
 		json_decref(review);
 	wmap_arena_end();
-	wmap_arena_release_thread(); /* the next run starts from an empty arena: blocks are made */
+	wmap_arena_release_thread(); /* the next run starts from an empty arena */
 	return rc;
 }
 
@@ -671,9 +674,8 @@ static void admit_arena_body(wmap_engine *eng)
 
 Test(allocfail, admission_in_the_review_arena, .timeout = 120)
 {
-	/* jansson's allocations come from the arena here, so the jansson-only hook sees none:
-	 * the arena's own blocks are malloc'ed by libwmap, which only the interposer fails
-	 * (tests/unit/test_arena.c caps the arena instead). */
+	/* jansson's allocations come from the arena here, so the jansson-only hook sees none;
+	 * the interposer fails libwmap's own. */
 	if (!interposed())
 		cr_skip_test("needs build/allocfail-tests (make allocfail)");
 	with_engine(admit_arena_body);
