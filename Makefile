@@ -170,7 +170,7 @@ catalog-crds: $(PLUGIN)
 
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT) $(COMPAT) $(CONFORMANCE)
-	@$(MAKE) --no-print-directory lint unit compat golden conformance catalog-crds e2e check-image
+	@$(MAKE) --no-print-directory lint unit compat golden conformance catalog-crds bench-guard e2e check-image
 
 # Symbols (nm), third-party includes, header self-test, banned functions, format.
 CLANG_FORMAT ?= clang-format-14
