@@ -4,7 +4,7 @@
 #   make deps       install the Debian packages that are missing (apt-get; sudo when not root)
 #   make demo       deps + build + describe the bundled sample workloads offline
 #   make try        the whole add-on against the API server simulator: a short tour, then stops
-#   make check      deps + build + every test (unit, golden, compatibility, end-to-end)
+#   make check      deps + build + every test (unit, golden, compatibility, catalog vs CRDs, end-to-end)
 #   make check SANITIZE=1   the same under ASan and UBSan (separate build folder)
 #   make lint       the house rules (tests/lint/README.md); part of make check
 #   make format     applies .clang-format to the sources (clang-format 14)
@@ -62,7 +62,7 @@ PLUGIN    := $(BUILD)/kubectl-wmap
 UNIT      := $(BUILD)/unit-tests
 COMPAT    := $(BUILD)/compat-tests
 
-.PHONY: all deps demo try check unit compat golden conformance e2e install uninstall clean valgrind lint format
+.PHONY: all deps demo try check unit compat golden conformance catalog-crds e2e install uninstall clean valgrind lint format
 .DEFAULT_GOAL := all
 
 all: $(LIBWMAP) $(LIBKUBE) $(PLUGIN)
@@ -112,9 +112,13 @@ $(BUILD)/obj/deploy_data.o: $(BUILD)/deploy_data.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-# libcrypto: install makes the webhook's certificates with OpenSSL. make dist links some of
-# these statically (deploy/dist/dist.sh sets PLUGIN_LIBS).
-PLUGIN_LIBS ?= $(CORE_LIBS) -lcrypto
+# libcrypto is not linked either: install's certificates (kubectl-wmap/install_certs.c) open it
+# on first use (src/kube/crypto_lazy.c). make dist links it statically instead (deploy/dist/dist.sh
+# sets PLUGIN_LIBS and CRYPTO_LINKED=1, which calls it directly).
+PLUGIN_LIBS ?= $(CORE_LIBS)
+ifeq ($(CRYPTO_LINKED),1)
+CFLAGS += -DWMAP_CRYPTO_LINKED
+endif
 $(PLUGIN): $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP)
 	$(CC) $(LDFLAGS) -o $@ $(PLUGIN_OBJ) $(BUILD)/obj/deploy_data.o $(LIBKUBE) $(LIBWMAP) $(PLUGIN_LIBS)
 
@@ -158,9 +162,15 @@ golden: $(PLUGIN)
 conformance: $(CONFORMANCE)
 	@$(CONFORMANCE) $(SHARED) $(BUILD)/conformance.md; rc=$$?; [ $$rc = 0 ] || [ $$rc = 77 ]
 
+# Every catalog definition against its framework's real CRD, and a planted error that must
+# fail (tests/catalog-crds/; skipped without $(SHARED)/interop/crds).
+catalog-crds: $(PLUGIN)
+	@python3 tests/catalog-crds/check.py $(PLUGIN) $(SHARED)
+	@sh tests/catalog-crds/planted.sh $(PLUGIN) $(SHARED)
+
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT) $(COMPAT) $(CONFORMANCE)
-	@$(MAKE) --no-print-directory lint unit compat golden conformance bench-guard e2e check-image
+	@$(MAKE) --no-print-directory lint unit compat golden conformance catalog-crds bench-guard e2e check-image
 
 # Symbols (nm), third-party includes, header self-test, banned functions, format.
 CLANG_FORMAT ?= clang-format-14

@@ -1,14 +1,15 @@
 /* kubectl-wmap install and uninstall: print the manifests that install wmap's webhook (for
- * `kubectl wmap install | kubectl apply -f -`), or the objects to delete. Neither reads the
- * cluster.
+ * `kubectl wmap install | kubectl apply -f -`), or the objects to delete.
  *
  * The manifests are deploy/base/ and deploy/overlays/cert-manager/certificates.yaml, embedded
  * at build time by deploy/embed.sh: one source with `kubectl apply -k deploy/`. install then
  * adjusts them for the chosen setup: the namespace (every "wmap-system" in them), the image
  * (default: the images: entry of deploy/base/kustomization.yaml), the replicas, the gang
- * scheduler and queue of the webhook's arguments, and the certificates: made with
- * OpenSSL (install_certs.c) (a CA and a serving certificate; the CA's key is thrown away, the serving key goes
- * only into the Secret, the CA into every caBundle) or left to cert-manager. */
+ * scheduler and queue of the webhook's arguments, and the certificates: those of the
+ * cluster's Secret while they are good, else made with OpenSSL (install_ca.c, install_certs.c:
+ * a CA and a serving certificate; the CA's key is thrown away, the serving key goes only into
+ * the Secret, the CA into the Secret's ca.crt and every caBundle), or left to cert-manager.
+ * install --check and this certificate step are the two that read the cluster. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "install_ca.h"
 #include "install_certs.h"
 #include "install_check.h"
 #include "wmap/base64.h"
@@ -222,6 +224,8 @@ static int run_install(const cli_options *o)
 		return cli_usage_error(o, &cli_cmd_install, "--queue: expected a queue name");
 	if (cli_require_queue_scheduler(o, &cli_cmd_install) != 0)
 		return CLI_EXIT_USAGE;
+	if (cert_manager && cli_options_get(o, "new-ca"))
+		return cli_usage_error(o, &cli_cmd_install, "--new-ca: cert-manager makes the certificates with --cert-manager");
 	if (cli_options_get(o, "check"))
 		return install_check(o, ns);
 	if (!image) {
@@ -234,8 +238,9 @@ static int run_install(const cli_options *o)
 		goto oom;
 	if (load_docs(docs, ".yaml", &err) != 0)
 		goto fail;
-	if (!cert_manager && install_certs_make(&ca, &crt, &key, SERVICE, ns, &err) != 0)
-		goto fail;
+	if (!cert_manager && (rc = install_ca_plan(o, ns, SERVICE, cli_options_get(o, "new-ca") != NULL, &ca, &crt, &key)) != 0)
+		goto done;
+	rc = CLI_EXIT_ERROR;
 
 	json_array_foreach(docs, i, d) {
 		json_t *spec = json_object_get(d, "spec"), *c, *w;
@@ -278,6 +283,9 @@ static int run_install(const cli_options *o)
 						   "labels", "app.kubernetes.io/name", "wmap-webhook", "app.kubernetes.io/part-of", "wmap",
 						   "type", "kubernetes.io/tls",
 						   "data", "tls.crt", b64(crt), "tls.key", b64(key));
+			/* The CA bundle too, so that the next install finds the CA in force. */
+			if (secret)
+				json_object_set_new(json_object_get(secret, "data"), "ca.crt", b64(ca));
 			if (!secret)
 				goto oom;
 			json_array_append_new(out, secret);
@@ -372,6 +380,7 @@ static const cli_flag install_flags[] = {
 	{ "queue", NULL, 0, "NAME",
 	  "the webhook's --queue for the gang scheduler (needs kai, volcano, yunikorn or kueue)" },
 	{ "cert-manager", NULL, 0, NULL, "certificates from cert-manager instead of made here" },
+	{ "new-ca", NULL, 0, NULL, "a new CA and serving certificate, without reading the cluster's" },
 	{ "check", NULL, 0, NULL, "read the cluster and check the installed webhook, check by check" },
 	{ NULL, NULL, 0, NULL, NULL },
 };
@@ -385,14 +394,21 @@ const cli_command cli_cmd_install = {
 	.name = "install",
 	.summary = "Print the manifests that install the wmap webhook",
 	.usage = "install [-n NAMESPACE] [--image REF] [--replicas N] [--gang-scheduler NAME] "
-		 "[--queue NAME] [--cert-manager] | install --check [-n NAMESPACE]",
+		 "[--queue NAME] [--cert-manager | --new-ca] | install --check [-n NAMESPACE]",
 	.help =
 		"Prints the manifests of deploy/ (built in) for the chosen setup, to pipe into\n"
-		"kubectl apply. Reads no cluster. Without --cert-manager it makes a CA and a serving\n"
-		"certificate for wmap-webhook.NAMESPACE.svc: the key goes only into the\n"
-		"wmap-webhook-tls Secret, the CA into every webhook's caBundle, the CA's key is not\n"
-		"kept (run install again to renew). With --cert-manager, cert-manager's Issuers and\n"
-		"Certificate are printed instead and cainjector fills the caBundles.\n"
+		"kubectl apply. Without --cert-manager the webhook's serving certificate for\n"
+		"wmap-webhook.NAMESPACE.svc and its CA are those of the cluster's Secret\n"
+		"NAMESPACE/wmap-webhook-tls when it exists and both have 90 days left: applying the\n"
+		"output again (an upgrade, a GitOps re-sync) changes no certificate. Otherwise install\n"
+		"makes a CA and a serving certificate (the key goes only into the Secret, the CA into\n"
+		"the Secret's ca.crt and every webhook's caBundle, the CA's key is not kept); replacing\n"
+		"an expiring one, it keeps the old CA in the caBundles until it expires, so that pods\n"
+		"still serving the old certificate stay trusted. Without a kubeconfig (or in-cluster\n"
+		"account) it makes new ones and says so; a configured cluster it cannot read is an\n"
+		"error. --new-ca makes new ones without reading the cluster. With --cert-manager,\n"
+		"cert-manager's Issuers and Certificate are printed instead and cainjector fills the\n"
+		"caBundles.\n"
 		"\n"
 		"--check reads the cluster instead and reports check by check: the CRDs established,\n"
 		"the Deployment available, the webhook configurations present with a caBundle that\n"

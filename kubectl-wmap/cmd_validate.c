@@ -1,6 +1,6 @@
 /* kubectl-wmap validate (FILE|DIR|-)...: checks Karta definitions offline with upstream's rules
  * (structure, references, cycles, gang members, jq syntax and forbidden jq), and with
- * --crd FILE or --from-cluster every plain path of a definition against the structural schema
+ * --crd FILE or --from-cluster every expression of a definition against the structural schema
  * of its kind's CRD (wmap/schema.h).
  *
  * Exit codes differ from upstream's kli on purpose: kli exits 2 for unreadable input, but
@@ -140,7 +140,7 @@ static size_t check_schema(FILE *out, const wmap_definition *def, const crd_sour
 	}
 	const char *crd_name = json_string_value(json_object_get(json_object_get(crd, "metadata"), "name"));
 	if (json_array_size(findings) == 0) {
-		fprintf(out, "  every plain path is in the schema of %s (CRD %s)\n", gvk->version,
+		fprintf(out, "  every field it reads or writes is in the schema of %s (CRD %s)\n", gvk->version,
 			crd_name ? crd_name : "?");
 	} else {
 		fprintf(out, "SCHEMA: %zu finding%s against the CRD %s, version %s:\n", json_array_size(findings),
@@ -460,15 +460,19 @@ const cli_command cli_cmd_validate = {
 		"`OK: FILE is a valid Karta definition (GVK: ...)` (`OK: FILE holds N valid Karta\n"
 		"definitions` for several documents), or `INVALID: FILE` followed by every finding.\n"
 		"\n"
-		"With --crd or --from-cluster, every plain path a valid definition reads or writes on its\n"
+		"With --crd or --from-cluster, every expression a valid definition evaluates on its\n"
 		"workload (pod templates, pod specs, metadata, replicas, instance ids, status,\n"
 		"suspend/resume actions) is also walked through the structural schema of the\n"
-		"definition's version in its kind's CustomResourceDefinition; a path the schema\n"
-		"lacks makes the file INVALID and is listed under `SCHEMA:` with the Karta field\n"
-		"that holds it. --crd reads the CRDs from a file (several documents allowed);\n"
+		"definition's version in its kind's CustomResourceDefinition: plain paths, and the\n"
+		"field reads of the rest of wmap's jq subset (pipes, as-bindings, //, if, select,\n"
+		"map, any, all, to_entries, object construction), with what wmap writes under each\n"
+		"pod template (labels, annotations, schedulerName, priorityClassName), strings\n"
+		"compared with == or != and byPhase values against a field's enum. A field the\n"
+		"schema lacks makes the file INVALID and is listed under `SCHEMA:` with the Karta\n"
+		"field that holds it. --crd reads the CRDs from a file (several documents allowed);\n"
 		"--from-cluster reads the CRD of each definition's kind from the cluster of the\n"
 		"kubeconfig (connection flags as for the live commands, --cluster NAME included).\n"
-		"Expressions that are more than a plain path are not checked.\n"
+		"Expressions outside the subset (left to libjq) are not checked.\n"
 		"\n"
 		"--sample FILE resolves the objects of FILE (documents, List items) through each\n"
 		"valid definition of their kind and warns, as upstream's karta-verify does, where\n"

@@ -8,6 +8,12 @@
 
 /* Validity of the certificates install makes, in days. */
 #define INSTALL_CERT_DAYS 3650
+/* install replaces (rotates) a serving certificate or CA that expires within this many days. */
+#define INSTALL_RENEW_DAYS 90
+
+/* 0 when libcrypto could be opened (install needs it; the plugin opens it on first use), else
+ * -1 with the reason in why. */
+int install_certs_available(char *why, size_t len);
 
 /* Makes a CA (P-256, CA:TRUE) and a serving certificate for service.ns.svc (and the shorter
  * and longer DNS names of the Service) signed by it, valid INSTALL_CERT_DAYS days. The
@@ -29,5 +35,16 @@ int install_certs_b64_decode(unsigned char **out, size_t *len, const char *in, s
  * PEM certificates) for the DNS name host, as a TLS client would; 0, or -1 with the reason
  * in why (len bytes, borrowed). */
 int install_certs_verify(const char *crt_pem, const char *bundle_b64, const char *host, char *why, size_t len);
+
+/* Whether install can keep the serving certificate crt_pem with key_pem and the CA
+ * certificates bundle_pem (PEM, as the Secret's ca.crt): the key pairs with the certificate,
+ * which verifies against the bundle for host now and still does min_days days from now. 0
+ * reusable, 1 not (the reason in why). */
+int install_certs_reusable(const char *crt_pem, const char *key_pem, const char *bundle_pem, const char *host,
+			   int min_days, char *why, size_t len);
+
+/* The certificates of bundle_pem that have not expired, as PEM (maybe ""); NULL when out of
+ * memory. The caller frees it. */
+char *install_certs_unexpired(const char *bundle_pem);
 
 #endif

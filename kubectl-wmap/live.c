@@ -76,9 +76,22 @@ void live_overrides(wmap_kube_overrides *ov, const cli_options *o)
 
 int live_open(live_ctx *lc, const cli_options *o)
 {
+	wmap_error err = { 0 };
+	int rc = live_connect(lc, o, &err);
+
+	if (rc == 1)
+		return CLI_EXIT_USAGE;
+	if (rc != 0)
+		return live_fail(&err, CLI_EXIT_ERROR);
+	if ((rc = wmap_discovery_load(&lc->disc, lc->client, 0, &err)) != 0)
+		return live_fail(&err, CLI_EXIT_ERROR);
+	return 0;
+}
+
+int live_connect(live_ctx *lc, const cli_options *o, wmap_error *err)
+{
 	wmap_kube_overrides ov;
 	wmap_kube_opts ko = { 0 };
-	wmap_error err = { 0 };
 	int rc;
 
 	memset(lc, 0, sizeof(*lc));
@@ -88,18 +101,14 @@ int live_open(live_ctx *lc, const cli_options *o)
 	if (ko.timeout_ms < 0) {
 		fprintf(stderr, "error: invalid --request-timeout \"%s\" (use e.g. 30s, 1m, 0)\n",
 			o->kube.request_timeout);
-		return CLI_EXIT_USAGE;
+		return 1;
 	}
 	if (ko.timeout_ms == 0 && o->kube.request_timeout)
 		ko.timeout_ms = -1; /* "0": no timeout, as kubectl */
-	if ((rc = wmap_kubeconfig_load(&lc->cfg, &ov, &err)) != 0)
-		return live_fail(&err, CLI_EXIT_ERROR);
+	if ((rc = wmap_kubeconfig_load(&lc->cfg, &ov, err)) != 0)
+		return rc;
 	lc->ns = lc->cfg->namespace_;
-	if ((rc = wmap_kube_client_new(&lc->client, lc->cfg, &ko, &err)) != 0)
-		return live_fail(&err, CLI_EXIT_ERROR);
-	if ((rc = wmap_discovery_load(&lc->disc, lc->client, 0, &err)) != 0)
-		return live_fail(&err, CLI_EXIT_ERROR);
-	return 0;
+	return wmap_kube_client_new(&lc->client, lc->cfg, &ko, err);
 }
 
 void live_close(live_ctx *lc)

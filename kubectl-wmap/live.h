@@ -47,6 +47,12 @@ void live_overrides(wmap_kube_overrides *ov, const cli_options *o);
  * exit code; 0 when connected. */
 int live_open(live_ctx *lc, const cli_options *o);
 
+/* The kubeconfig and the client only (no discovery), printing nothing: 0, a WMAP_E* code
+ * with err set (WMAP_ENOTFOUND "no cluster configuration..." when there is no kubeconfig
+ * and no in-cluster service account), or 1 for a bad --request-timeout (printed). live_close
+ * frees what it made, also on failure. */
+int live_connect(live_ctx *lc, const cli_options *o, wmap_error *err);
+
 /* Prints the collected warnings (after the output, as kubectl does) and frees everything. */
 void live_close(live_ctx *lc);
 

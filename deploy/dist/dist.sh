@@ -42,7 +42,7 @@ for arch in "$@"; do
 	done
 	build=$out/$arch
 	# The Makefile builds the plugin; only the compiler, the folder and the libraries change.
-	make -C "$repo" --no-print-directory BUILD="$build/build" CC="$cc" SANITIZE= \
+	make -C "$repo" --no-print-directory BUILD="$build/build" CC="$cc" SANITIZE= CRYPTO_LINKED=1 \
 		LDFLAGS='-Wl,-rpath,\$$ORIGIN/lib -Wl,--disable-new-dtags -Wl,--as-needed' \
 		PLUGIN_LIBS="-ljq -l:libonig.so.5 -Wl,-Bstatic -lyaml -ljansson -lcrypto -Wl,-Bdynamic -lm -lpthread -ldl" \
 		"$build/build/kubectl-wmap" >"$build.log" 2>&1 || { cat "$build.log" >&2; exit 1; }

@@ -8,7 +8,12 @@
  * through the schema of the definition's root version, following `properties`, `items`,
  * `additionalProperties` maps and ObjectMeta at the root and in embedded resources; below
  * `x-kubernetes-preserve-unknown-fields: true` anything goes. Expressions that are more than
- * a plain path (`//`, `select`, ...) and literals are not checked. */
+ * a plain path are walked abstractly over their jq syntax tree (the native subset: pipes,
+ * `as` bindings, `//`, `if`, `select`, `map`, `any`/`all`, `to_entries`, object and array
+ * construction): every field they read on the object is checked the same way, strings
+ * compared with ==/!= and byPhase values must be in the field's `enum`, and what wmap writes
+ * under a pod template, pod spec or metadata (labels, annotations, schedulerName,
+ * priorityClassName) must be kept. Expressions outside the subset are not checked. */
 #ifndef WMAP_SCHEMA_H
 #define WMAP_SCHEMA_H
 
@@ -16,8 +21,8 @@
 #include "wmap/definition.h"
 #include "wmap/error.h"
 
-/* Checks def's plain paths against crd (an apiextensions.k8s.io/v1 CustomResourceDefinition
- * object, borrowed). *findings gets a new array owned by the caller, one object per path the
+/* Checks def's expressions against crd (an apiextensions.k8s.io/v1 CustomResourceDefinition
+ * object, borrowed). *findings gets a new array owned by the caller, one object per field the
  * schema lacks (empty: every path is in the schema; NULL on failure): "message" is the whole
  * finding ("file:line:col: <Karta field>: path \"...\" is not in the schema of G/V Kind:
  * <reason>"), "field" the Karta field holding the expression (".spec.structureDefinition.

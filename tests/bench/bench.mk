@@ -7,6 +7,7 @@
 #   make bench BENCH_ONLY=scale,plugin   some benchmarks (webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit)
 #   make bench BENCH_NICE=-10    every benchmark process ahead of other work (root; shared machines)
 #   make bench-profile           callgrind profiles of the in-process paths (top functions)
+#   make bench-smoke             every step once on small inputs with build/'s binaries, no goals (1-2 min)
 #   make bench-guard             instructions per review and per component against ceilings (make check)
 
 BENCH_BUILD ?= build-bench
@@ -17,7 +18,7 @@ BENCH_NICE  ?= 0
 # Debian 12 packages the benchmarks need besides the build's (make deps).
 BENCH_PKGS  := nghttp2-client hyperfine time python3 openssl curl valgrind
 
-.PHONY: bench bench-deps bench-build bench-profile bench-guard
+.PHONY: bench bench-deps bench-build bench-profile bench-smoke bench-guard
 
 bench-deps:
 	@missing=""; for p in $(DEB_PKGS) $(BENCH_PKGS); do \
@@ -39,6 +40,12 @@ bench-build: bench-deps
 bench: bench-build
 	python3 tests/bench/run.py --bin $(BENCH_BUILD) --out $(BENCH_OUT) --reps $(BENCH_REPS) \
 	  --only $(BENCH_ONLY) --nice $(BENCH_NICE)
+
+# Every step of make bench once, on small inputs, with the binaries of $(BUILD) (no build of
+# its own, no goal judged): fails when a step breaks, so that no benchmark rots unseen. About
+# 1-2 minutes on 2 cores.
+bench-smoke: bench-deps all $(BUILD)/wmap-webhook $(BUILD)/apiserver-sim $(BUILD)/bench/wmap-bench
+	python3 tests/bench/run.py --smoke --bin $(BUILD) --out $(BUILD)/bench-smoke --only $(BENCH_ONLY)
 
 bench-profile: bench-build
 	sh tests/bench/profile.sh $(BENCH_BUILD) $(BENCH_OUT)/profile

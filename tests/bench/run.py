@@ -54,6 +54,9 @@ SCALE_SPECS = ["jobset:1", "jobset:100", "jobset:1000",
                "raycluster:1", "raycluster:50", "raycluster:500"]
 
 T0 = time.time()
+# --smoke (make bench-smoke): every step once on small inputs, no goal judged; the run fails
+# when a step breaks. Set in main().
+SMOKE = False
 
 
 def log(msg):
@@ -126,6 +129,8 @@ class Results:
         self.raw = {}      # everything else, for results.json
 
     def add(self, section, name, value, unit, goal=None, met=None, cmd=None, note=None):
+        if SMOKE:
+            met = None  # small inputs, one run: the figures say nothing about the goals
         self.rows.append(dict(section=section, name=name, value=value, unit=unit, goal=goal,
                               met=met, command=cmd, note=note))
         log("%-9s %-58s %s %s%s" % (section, name, fmt(value), unit,
@@ -488,6 +493,8 @@ def bench_startup(a, R, crt, key):
 
 
 def hyperfine(a, cmds, name, runs=30, warmup=3, ignore_failure=False):
+    if SMOKE:
+        runs, warmup = 2, 0
     out = os.path.join(a.out, "hyperfine-%s.json" % name)
     cmd = ["hyperfine", "-N", "--warmup", str(warmup), "--runs", str(runs), "--export-json", out,
            "--style", "none"] + (["-i"] if ignore_failure else []) + cmds
@@ -506,6 +513,8 @@ def hyperfine(a, cmds, name, runs=30, warmup=3, ignore_failure=False):
 
 
 def peak_rss(cmd, runs=7, env=None):
+    if SMOKE:
+        runs = 1
     vals = []
     for _ in range(runs):
         r = run(["/usr/bin/time", "-f", "WMAPRSS %M"] + cmd, env=env)
@@ -634,7 +643,7 @@ def bench_big(a, R):
     if not (os.path.exists(sim) and kubectl):
         R.add("big", "describe of a 2,000-pod JobSet", "not measurable", "", note="apiserver-sim or kubectl missing")
         return
-    bigjob.main(["bigjob", d])
+    bigjob.main(["bigjob", d] + (["--pods", "200", "--events", "500"] if SMOKE else []))
     kc, rf = os.path.join(d, "kubeconfig"), os.path.join(d, "ready")
     token = "bench" + "0" * 35
     if os.path.exists(rf):
@@ -782,6 +791,12 @@ def bench_swap(a, R, crt, key):
               "%s / %s" % (fmt(med(busy, "p50_ms")), fmt(med(busy, "p99_ms"))), "ms", cmd=cmd)
         R.add("swap", "definitions changing 10/s: review max", med(busy, "max_ms"), "ms", cmd=cmd)
         R.add("swap", "failed or non-2xx reviews in both", failed, "", "0", failed == 0, cmd=cmd)
+        made = sum(c.get("changes", 0) for c in changes)
+        swaps = sum(int(l.rsplit(" ", 1)[1]) for l in R.raw["swap"]["metrics"] if 'result="success"' in l)
+        # The changes must have reached the webhook, or "changing" measured a quiet webhook.
+        R.add("swap", "Karta changes made / definition swaps the webhook counted", "%d / %d" % (made, swaps), "",
+              "swaps > 0", swaps > 0, cmd="wmap_webhook_definition_swaps_total of /metrics",
+              note="; ".join(c["error"] for c in changes if "error" in c) or None)
     finally:
         if wh:
             wh.stop()
@@ -871,9 +886,10 @@ def bench_hostile(a, R, files, crt, key):
     worst = None
     for shape in HOSTILE_SHAPES:
         spec = "hostile:" + shape
-        res = wmap_bench(a, ["admit", spec, "--samples", "5", "--sample-ms", "100"])
+        samples = ["--samples", "1", "--sample-ms", "10"] if SMOKE else ["--samples", "5", "--sample-ms", "100"]
+        res = wmap_bench(a, ["admit", spec] + samples)
         raw[shape] = res
-        cmd = "%s admit %s --samples 5 --sample-ms 100" % (a.tool, spec)
+        cmd = "%s admit %s %s" % (a.tool, spec, " ".join(samples))
         if "error" in res:
             R.add("hostile", "%s: CPU per review" % shape, None, "ms", cmd=cmd,
                   note="error: " + res["error"][-200:])
@@ -973,6 +989,8 @@ def bench_instructions(a, R):
     small = "file:" + JOBSET_FIXTURE
     cases = [("small", small, 50), ("jobset64", "jobset:64", 5), ("ray128", "raycluster:128", 3),
              ("large", "large:450000", 1)]
+    if SMOKE:
+        cases = [("small", small, 2)]
     for name, spec, calls in cases:
         w = callgrind(a, "admit-%s" % name, "run_admit", [a.tool, "admit", spec, "--calls", str(calls)])
         f = callgrind(a, "admit-%s-floor" % name, "run_admit",
@@ -983,13 +1001,16 @@ def bench_instructions(a, R):
                   None, None,
                   "valgrind --tool=callgrind --toggle-collect=run_admit %s admit %s [--null] --calls %d" % (a.tool, spec, calls),
                   note="%.2f M / %.2f M instructions per review" % (w / calls / 1e6, f / calls / 1e6))
-    for fam, sizes, unit_name, status in (("jobset", (1, 100, 1000), "replicated job", False),
-                                          ("jobset", (1, 100, 1000), "replicated job", True),
-                                          ("raycluster", (1, 50, 500), "worker group", False)):
+    families = (("jobset", (1, 100, 1000), "replicated job", False),
+                ("jobset", (1, 100, 1000), "replicated job", True),
+                ("raycluster", (1, 50, 500), "worker group", False))
+    if SMOKE:
+        families = (("jobset", (1, 5, 10), "replicated job", False),)
+    for fam, sizes, unit_name, status in families:
         per = {}
         tag = "with status (describe)" if status else "without status (admission)"
         for n in sizes:
-            calls = max(1, 200 // n)
+            calls = 1 if SMOKE else max(1, 200 // n)
             v = callgrind(a, "resolve-%s%d%s" % (fam, n, "-status" if status else ""), "run_resolve",
                           [a.tool, "resolve", "%s:%d" % (fam, n), "--calls", str(calls)]
                           + ([] if status else ["--no-status"]))
@@ -1075,10 +1096,21 @@ def main():
     ap.add_argument("--scale-samples", type=int, default=9)
     ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit")
     ap.add_argument("--keep-logs", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="every step once on small inputs (a few minutes at most), no goal "
+                         "judged; exit 1 when a step fails (make bench-smoke)")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
                     help="run every benchmark process at nice N (negative: ahead of other "
                          "work on a shared machine; needs root)")
     a = ap.parse_args()
+    if a.smoke:
+        global SMOKE
+        SMOKE = True
+        a.reps, a.starts, a.rate_seconds, a.sat_seconds, a.scale_samples = 1, 1, 1.0, 1, 2
+        wide.N_WORKLOADS = 100
+        audit_live.N_WORKLOADS = 200
+        audit_offline.N_FILES = 200
+        fit.N_NODES = 200  # FREE_NODES (100) of them free: the gang still fits
     a.bin = os.path.abspath(a.bin)
     a.out = os.path.abspath(a.out)
     a.tool = os.path.join(a.bin, "bench", "wmap-bench")
@@ -1118,6 +1150,15 @@ def main():
         except Exception as e:  # one broken benchmark must not lose the others' figures
             R.add(name, "benchmark failed", None, "", None, False, note="%s: %s" % (type(e).__name__, e))
     write_outputs(a, R)
+    if SMOKE:
+        broken = [r for r in R.rows if r["name"] == "benchmark failed" or
+                  (r["note"] or "").startswith(("failed", "error"))]
+        ran = [n for n, _ in steps if n in only]
+        print("bench-smoke: %d steps (%s), %d figures, %d broken, %.0f s" % (
+            len(ran), ",".join(ran), len(R.rows), len(broken), time.time() - T0))
+        for r in broken:
+            print("bench-smoke: BROKEN %s: %s: %s" % (r["section"], r["name"], r["note"]))
+        return 1 if broken else 0
     return 0
 
 

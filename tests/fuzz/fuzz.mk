@@ -4,8 +4,10 @@
 #   make fuzz [FUZZ_SECONDS=60]   every fuzz target for FUZZ_SECONDS each (clang, libFuzzer,
 #                                 ASan+UBSan; core sources rebuilt into build-fuzz/)
 #   make fuzz-smoke               the same for ~10 s each (part of make check)
+#   make fuzz-merge               a campaign's new inputs, minimised, into tests/fuzz/found/ (commit them)
 #   make fuzz-<target>            one target (yaml, definition, admission, patch, quantity, policy, json,
-#                                 kubeconfig, kube_status, exec_credential, kube_list)
+#                                 kubeconfig, kube_status, exec_credential, kube_list, policy_objects,
+#                                 watch_event)
 #   make allocfail                the allocation-failure sweep (tests/unit/test_allocfail.c)
 #   make hostile                  hostile and broken clients against build/wmap-webhook
 
@@ -15,7 +17,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 10
 FUZZ_FLAGS   ?=
 FUZZ_TARGETS := yaml definition admission patch quantity policy kubeconfig json kube_status \
-                exec_credential kube_list
+                exec_credential kube_list policy_objects watch_event
 FUZZ_DEB     := clang libclang-rt-14-dev
 
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
@@ -33,8 +35,8 @@ FUZZ_ENV     := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_retur
                 LSAN_OPTIONS=suppressions=$(abspath tests/fuzz/lsan.supp):print_suppressions=0 \
                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-.PHONY: fuzz fuzz-smoke fuzz-deps fuzz-build allocfail hostile $(FUZZ_TARGETS:%=fuzz-%) \
-        $(FUZZ_TARGETS:%=fuzz-smoke-%)
+.PHONY: fuzz fuzz-smoke fuzz-deps fuzz-build fuzz-merge allocfail hostile $(FUZZ_TARGETS:%=fuzz-%) \
+        $(FUZZ_TARGETS:%=fuzz-smoke-%) $(FUZZ_TARGETS:%=fuzz-merge-%)
 
 fuzz-deps: deps
 	@missing=""; for p in $(FUZZ_DEB); do \
@@ -73,24 +75,44 @@ $(FUZZ_BUILD)/fuzz-%: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/obj/te
 fuzz-build: fuzz-deps
 	@$(MAKE) --no-print-directory $(FUZZ_BINS)
 
-# One run of a target: corpus in $(FUZZ_WORK)/<t> (seeded from tests/fuzz/corpus/<t> and the
-# reproducers of fixed bugs in tests/fuzz/regress/<t>),
-# crashes as $(FUZZ_WORK)/<t>-crash-*. Exits non-zero on a finding.
+# One run of a target: corpus in $(FUZZ_WORK)/<t> (seeded from tests/fuzz/corpus/<t>, the
+# inputs earlier campaigns found in tests/fuzz/found/<t> and the reproducers of fixed bugs in
+# tests/fuzz/regress/<t>), crashes as $(FUZZ_WORK)/<t>-crash-*. Exits non-zero on a finding.
+# $(3), when set, is a prefix for the fuzzer's command (the campaigns' /usr/bin/time).
 define fuzz_run
 	@mkdir -p $(FUZZ_WORK)/$(1)
 	@echo "fuzz $(1): $(2) s"
-	@$(FUZZ_ENV) $(FUZZ_BUILD)/fuzz-$(1) -max_total_time=$(2) -timeout=10 -rss_limit_mb=2048 \
+	@$(FUZZ_ENV) $(3) $(FUZZ_BUILD)/fuzz-$(1) -max_total_time=$(2) -timeout=10 -rss_limit_mb=2048 \
 	  -max_len=65536 -print_final_stats=1 $(FUZZ_FLAGS) \
 	  $(if $(wildcard tests/fuzz/dict/$(1).dict),-dict=tests/fuzz/dict/$(1).dict) \
 	  -artifact_prefix=$(FUZZ_WORK)/$(1)- $(FUZZ_WORK)/$(1) tests/fuzz/corpus/$(1) \
-	  $(wildcard tests/fuzz/regress/$(1)) \
+	  $(wildcard tests/fuzz/found/$(1)) $(wildcard tests/fuzz/regress/$(1)) \
 	  > $(FUZZ_WORK)/$(1).log 2>&1 \
 	  || { tail -n 60 $(FUZZ_WORK)/$(1).log; echo "FAIL fuzz $(1): see $(FUZZ_WORK)/$(1).log"; exit 1; }
 	@grep -h '^stat::number_of_executed_units\|^#.*DONE' $(FUZZ_WORK)/$(1).log | tail -n 1 | sed 's/^/  /'
 endef
 
+# A campaign (make fuzz, make fuzz-<t>) adds its CPU time to tests/fuzz/cpu-time.tsv and the
+# cumulative table of tests/fuzz/README.md (tests/fuzz/campaign.py); the smoke runs of make
+# check do not. FUZZ_RECORD=0 leaves both alone.
+FUZZ_RECORD ?= 1
 $(FUZZ_TARGETS:%=fuzz-%): fuzz-%: fuzz-build
-	$(call fuzz_run,$*,$(FUZZ_SECONDS))
+	$(call fuzz_run,$*,$(FUZZ_SECONDS),/usr/bin/time -f '%U %S' -o $(FUZZ_WORK)/$*.time)
+	@if [ "$(FUZZ_RECORD)" = 1 ]; then python3 tests/fuzz/campaign.py record $* $(FUZZ_WORK)/$*.time $(FUZZ_WORK)/$*.log; fi
+
+# After a campaign: the inputs of $(FUZZ_WORK)/<t> that add coverage beyond the seeds,
+# minimised by libFuzzer's -merge=1, into tests/fuzz/found/<t> (at most 120 files and 256 KB
+# per target, smallest first), to be committed, so that the next campaign starts from there.
+$(FUZZ_TARGETS:%=fuzz-merge-%): fuzz-merge-%: fuzz-build
+	@rm -rf $(FUZZ_WORK)/$*.merged && mkdir -p $(FUZZ_WORK)/$*.merged $(FUZZ_WORK)/$*
+	@$(FUZZ_ENV) $(FUZZ_BUILD)/fuzz-$* -merge=1 -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	  $(FUZZ_WORK)/$*.merged tests/fuzz/corpus/$* $(wildcard tests/fuzz/found/$*) $(FUZZ_WORK)/$* \
+	  > $(FUZZ_WORK)/$*.merge.log 2>&1 \
+	  || { tail -n 30 $(FUZZ_WORK)/$*.merge.log; echo "FAIL fuzz-merge $*"; exit 1; }
+	@python3 tests/fuzz/campaign.py keep $* $(FUZZ_WORK)/$*.merged
+
+fuzz-merge: $(FUZZ_TARGETS:%=fuzz-merge-%)
+	@python3 tests/fuzz/campaign.py table
 
 $(FUZZ_TARGETS:%=fuzz-smoke-%): fuzz-smoke-%: fuzz-build
 	$(call fuzz_run,$*,$(FUZZ_SMOKE_SECONDS))

@@ -3,12 +3,16 @@
  * is also registered and used to resolve document 1 (or an empty object) into a workload,
  * its status and its gang plan. Small definitions that need libjq get
  * wmap_definition_check_jq (a libjq compile costs ~25 ms with 1.6, so only below 1 KiB).
- * Properties: no crash, leak or UB; every failure carries a code and a message. */
+ * Every loaded definition is also walked through a CRD schema (wmap_schema_check): document
+ * 2 as the openAPIV3Schema of its root version, else document 1.
+ * Properties: no crash, leak or UB; every failure carries a code and a message; every schema
+ * finding has a message, field, path and reason. */
 #include <jansson.h>
 #include "fuzz.h"
 #include "wmap/definition.h"
 #include "wmap/gang.h"
 #include "wmap/registry.h"
+#include "wmap/schema.h"
 #include "wmap/workload.h"
 #include "wmap/yaml.h"
 
@@ -40,6 +44,33 @@ static int unterminated_string(const wmap_definition *def)
 	return 0;
 }
 
+/* The schema walk of every expression (src/schema.c) against a CRD for def's root kind. */
+static void schema(const wmap_definition *def, const json_t *docs)
+{
+	const wmap_gvk *k = def->components[0].kind;
+	const json_t *s = json_array_get(docs, json_array_size(docs) > 2 ? 2 : 1);
+	json_t *crd, *findings = NULL, *f;
+	wmap_error err = { 0 };
+	size_t i;
+	if (!k || !json_is_object(s))
+		return;
+	crd = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:{s:s}, s:[{s:s, s:{s:O}}]}}", "apiVersion",
+			"apiextensions.k8s.io/v1", "kind", "CustomResourceDefinition", "metadata", "name", "fuzz",
+			"spec", "group", k->group, "names", "kind", k->kind, "versions", "name", k->version,
+			"schema", "openAPIV3Schema", s);
+	if (!crd)
+		return;
+	int rc = wmap_schema_check(&findings, def, crd, &err);
+	FZ_CHECK(rc == 0 || rc == WMAP_ENOMEM, "schema check returned %d: %s", rc, err.message);
+	json_array_foreach(findings, i, f) {
+		FZ_CHECK(json_is_string(json_object_get(f, "message")) && json_is_string(json_object_get(f, "field")) &&
+				 json_is_string(json_object_get(f, "path")) && json_is_string(json_object_get(f, "reason")),
+			 "schema finding %zu without message, field, path or reason", i);
+	}
+	json_decref(findings);
+	json_decref(crd);
+}
+
 static void resolve(const json_t *docs)
 {
 	wmap_registry *reg = NULL;
@@ -56,6 +87,7 @@ static void resolve(const json_t *docs)
 		return;
 	}
 	FZ_CHECK(def && def->n_components > 0, "loaded definition without components");
+	schema(def, docs);
 	if (def->n_jq > 0) {
 		if (json_dumpb(json_array_get(docs, 0), NULL, 0, JSON_COMPACT) <= 1024 &&
 		    !unterminated_string(def)) {

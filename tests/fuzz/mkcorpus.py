@@ -115,6 +115,39 @@ def main():
     for path in glob.glob(os.path.join(ROOT, "tests", "**", "*polic*.yaml"), recursive=True) + \
             glob.glob(os.path.join(ROOT, "tests", "golden", "audit", "*.yaml")):
         put("policy", open(path, "rb").read())
+    # WorkloadPolicy objects as the cluster serves them: list responses of the same policies
+    # with the server's fields (policy_objects).
+    served = []
+    for b in blocks + [open(p).read() for p in sorted(glob.glob(os.path.join(ROOT, "docs", "examples", "*polic*.yaml")))]:
+        try:
+            docs = [d for d in yaml.safe_load_all(b.split("```")[0]) if isinstance(d, dict)]
+        except yaml.YAMLError:
+            continue
+        for n, d in enumerate(docs):
+            if d.get("kind") != "WorkloadPolicy":
+                continue
+            d = json.loads(json.dumps(d))
+            md = d.setdefault("metadata", {})
+            md.update({"uid": str(uuid.UUID(int=len(served) + 1)), "resourceVersion": str(100 + len(served)),
+                       "generation": 1, "creationTimestamp": "2026-12-01T00:00:00Z",
+                       "managedFields": [{"manager": "kubectl", "operation": "Apply", "apiVersion": "wmap.io/v1alpha1",
+                                          "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]})
+            d["status"] = {"observedGeneration": 1, "conditions": [
+                {"type": "Ready", "status": "True", "reason": "InForce", "message": "in force",
+                 "lastTransitionTime": "2026-12-01T00:00:00Z"}]}
+            served.append(d)
+    def plist(items):
+        return json.dumps({"apiVersion": "wmap.io/v1alpha1", "kind": "WorkloadPolicyList",
+                           "metadata": {"resourceVersion": "999"}, "items": items})
+    for i in range(0, len(served), 3):
+        put("policy_objects", plist(served[i:i + 3]))
+    if served:
+        put("policy_objects", plist(served))
+        put("policy_objects", plist([served[0], dict(served[0], status={"bad": True})]))  # replaced by name
+        broken = json.loads(json.dumps(served[0]))
+        broken["spec"]["mode"] = "sometimes"
+        put("policy_objects", plist([broken] + served[1:2]))
+    put("policy_objects", plist([]))
     kc = """apiVersion: v1
 kind: Config
 current-context: ctx

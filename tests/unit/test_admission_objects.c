@@ -204,7 +204,7 @@ static json_t *widget_crd(void)
 		      "        type: object\n"
 		      "        properties:\n"
 		      "          spec: {type: object, properties: {roles: {type: array, items: {type: object,\n"
-		      "                 properties: {template: {type: object}}}}}}\n"
+		      "                 properties: {template: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}}}\n"
 		      "          status: {type: object, properties: {phase: {type: string}}}\n");
 }
 

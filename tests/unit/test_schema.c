@@ -1,6 +1,6 @@
-/* The schema path check (src/schema.c): a definition's plain paths against a CRD's
- * structural schema. Each case is a Karta with one path in a known field and a CRD schema;
- * the finding (or none) is what a user reads. */
+/* The schema check (src/schema.c): a definition's expressions against a CRD's structural
+ * schema, plain paths and the rest of the jq subset. Each case is a Karta with one
+ * expression in a known field and a CRD schema; the finding (or none) is what a user reads. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,7 @@ static wmap_definition *widget_def(const char *version, const char *tpl, const c
 		 "      name: widget\n"
 		 "      kind: {group: example.com, version: %s, kind: Widget}\n"
 		 "      statusDefinition:\n"
-		 "        conditionsDefinition: {path: '.status.conditions // []'}\n"  /* not a plain path: never checked */
+		 "        conditionsDefinition: {path: '[]'}\n"  /* a literal: reads nothing of the object */
 		 "        statusMappings: {running: [{byConditions: [{type: Ready, status: 'True'}]}]}\n"
 		 "    childComponents:\n"
 		 "      - name: role\n"
@@ -80,8 +80,11 @@ static size_t check(char *buf, size_t len, wmap_definition *d, json_t *crd)
 	return n;
 }
 
+/* The templates keep unknown fields: what wmap writes under them (labels, schedulerName) is
+ * kept. */
+#define TPL "{type: object, x-kubernetes-preserve-unknown-fields: true}"
 #define ROLES "{type: object, properties: {spec: {type: object, properties: {roles: {type: array, " \
-	      "items: {type: object, properties: {replicas: {type: integer}, template: {type: object}}}}}}}}"
+	      "items: {type: object, properties: {name: {type: string}, replicas: {type: integer}, template: " TPL "}}}}}}}"
 
 Test(schema, paths_present_in_properties_and_items)
 {
@@ -105,7 +108,7 @@ Test(schema, each_version_has_its_own_schema)
 {
 	char f[4096];
 	const char *v2 = "{type: object, properties: {spec: {type: object, properties: {workers: {type: array, "
-			 "items: {type: object, properties: {replicas: {type: integer}, template: {type: object}}}}}}}}";
+			 "items: {type: object, properties: {replicas: {type: integer}, template: " TPL "}}}}}}}";
 	/* Written for v1, declared as v2: both paths went away. */
 	cr_assert_eq(check(f, sizeof(f), widget_def("v2", ".spec.roles[].template", ".spec.roles[].replicas"),
 			   widget_crd(ROLES, v2)), 2, "%s", f);
@@ -140,7 +143,7 @@ Test(schema, additional_properties_maps)
 	char f[4096];
 	const char *s = "{type: object, properties: {spec: {type: object, properties: {groups: {type: object, "
 			"additionalProperties: {type: object, properties: {size: {type: integer}, "
-			"template: {type: object}}}}}}}}";
+			"template: " TPL "}}}}}}}";
 	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.groups[].template", ".spec.groups.main.size"),
 			   widget_crd(s, NULL)), 0, "%s", f);
 	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.groups[].tmpl", ".spec.groups.main.size"),
@@ -164,9 +167,9 @@ Test(schema, object_meta_at_the_root_and_in_embedded_resources)
 {
 	char f[4096];
 	const char *s = "{type: object, properties: {spec: {type: object, properties: {job: {type: object, "
-			"x-kubernetes-embedded-resource: true, properties: {spec: {type: object}}}, "
+			"x-kubernetes-embedded-resource: true, properties: {spec: " TPL "}}, "
 			"bare: {type: object, properties: {metadata: {type: object}}}}}}}";
-	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.job.metadata.labels", ".metadata.labels[\"a/b\"]"),
+	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.job", ".metadata.labels[\"a/b\"]"),
 			   widget_crd(s, NULL)), 0, "%s", f);
 	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".metadata.lables", ".metadata.annotations.a.b"),
 			   widget_crd(s, NULL)), 2, "%s", f);
@@ -178,11 +181,136 @@ Test(schema, object_meta_at_the_root_and_in_embedded_resources)
 	cr_assert(strstr(f, "no field \"labels\" under .spec.bare.metadata"), "%s", f);
 }
 
-Test(schema, expressions_that_are_not_plain_paths_are_skipped)
+/* Expressions beyond plain paths are walked too: each planted typo is found, with the place
+ * the expression reads. */
+Test(schema, expressions_are_walked)
 {
 	char f[4096];
 	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.nothing // .spec.roles[].template", "3"),
+			   widget_crd(ROLES, NULL)), 1, "%s", f);
+	cr_assert(strstr(f, "replicasPath") == NULL && strstr(f, "podTemplateSpecPath: expression \".spec.nothing // "
+								  ".spec.roles[].template\" reads .spec.nothing, which is not in "
+								  "the schema of example.com/v1 Widget: no field \"nothing\" under .spec"),
+		  "%s", f);
+	static const struct {
+		const char *reps, *reads;
+	} typo[] = {
+		{ ".spec.roles | map(.replica) | add", ".spec.roles[].replica" },
+		{ ".spec.roles[0] as $r | $r.replcas", ".spec.roles[N].replcas" },
+		{ "[.spec.roles[] | select(.nmae == \"a\")] | length", ".spec.roles[].nmae" },
+		{ "if any(.spec.roles[]?; .replicas > 1) then .spec.rols else 0 end", ".spec.rols" },
+		{ "{n: (.spec.roles | length), m: .spec.max} | .n", ".spec.max" },
+		{ ".spec.roles[0].replicas | to_entries | length", ".spec.roles[N].replicas | to_entries" },
+		{ "(.spec.roles // []) | all(.[]; .replica != null)", ".spec.roles[].replica" },
+		{ ".spec.roles | length as $n | .[$n - 1].replics", ".spec.roles[N].replics" },
+	};
+	for (size_t i = 0; i < sizeof(typo) / sizeof(typo[0]); i++) {
+		cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[].template", typo[i].reps),
+				   widget_crd(ROLES, NULL)), 1, "%s: %s", typo[i].reps, f);
+		char want[256];
+		snprintf(want, sizeof(want), "reads %s, which", typo[i].reads);
+		cr_assert(strstr(f, want), "%s: want \"%s\" in %s", typo[i].reps, want, f);
+	}
+	/* The same expressions spelled right: nothing. */
+	static const char *const good[] = {
+		".spec.roles | map(.replicas) | add",
+		".spec.roles[0] as $r | $r.replicas",
+		"[.spec.roles[] | select(.name == \"a\")] | length",
+		"if any(.spec.roles[]?; .replicas > 1) then .spec.roles[0].replicas else 0 end",
+		"(.spec.roles // []) | all(.[]; .replicas != null)",
+		".spec.roles | length as $n | .[$n - 1].replicas",
+		".spec.roles | map({key: .name, value: .replicas}) | from_entries | to_entries | map(.value) | add",
+		".metadata | to_entries | length",
+		".metadata.labels | to_entries | map(.value | length) | add",
+		"[.metadata[]] | length",
+	};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[].template", good[i]),
+				   widget_crd(ROLES, NULL)), 0, "%s: %s", good[i], f);
+}
+
+/* The key of a plain path's select(...) is checked. */
+Test(schema, the_key_inside_select_is_checked)
+{
+	char f[4096];
+	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[] | select(.nme == \"a\") | .template", "1"),
+			   widget_crd(ROLES, NULL)), 1, "%s", f);
+	cr_assert(strstr(f, "reads .spec.roles[].nme, which"), "%s", f);
+	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[] | select(.name == \"a\") | .template", "1"),
 			   widget_crd(ROLES, NULL)), 0, "%s", f);
+}
+
+/* Three imprecisions of the plain walk, now findings: iterating an int-or-string, [N] on a
+ * map, and (above) the select key. */
+Test(schema, int_or_string_and_index_on_a_map)
+{
+	char f[4096];
+	const char *s = "{type: object, properties: {spec: {type: object, properties: {"
+			"port: {x-kubernetes-int-or-string: true}, "
+			"groups: {type: object, additionalProperties: {type: object, properties: {size: {type: integer}}}}, "
+			"roles: {type: array, items: {type: object, properties: {template: " TPL "}}}}}}}";
+	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[].template", ".spec.port[]"), widget_crd(s, NULL)),
+		     1, "%s", f);
+	cr_assert(strstr(f, ".spec.port is an int-or-string, not a list"), "%s", f);
+	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[].template", ".spec.groups[0].size"),
+			   widget_crd(s, NULL)), 1, "%s", f);
+	cr_assert(strstr(f, ".spec.groups is a map, not a list: [N] needs a list"), "%s", f);
+	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[].template", ".spec.groups.main.size"),
+			   widget_crd(s, NULL)), 0, "%s", f);
+	/* to_entries of a map: the entries' values have the map's value schema. */
+	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[].template", ".spec.groups | to_entries | map(.value.sise) | add"),
+			   widget_crd(s, NULL)), 1, "%s", f);
+	cr_assert(strstr(f, "no field \"sise\" under .spec.groups[].value"), "%s", f);
+	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[].template", ".spec.groups | to_entries | map(.value.size) | add"),
+			   widget_crd(s, NULL)), 0, "%s", f);
+}
+
+/* Where wmap writes labels, annotations, schedulerName and priorityClassName under a pod
+ * template must be in the schema: a template declared as a bare object prunes them. */
+Test(schema, what_wmap_writes_under_a_pod_template)
+{
+	char f[4096];
+	const char *s = "{type: object, properties: {spec: {type: object, properties: {roles: {type: array, "
+			"items: {type: object, properties: {replicas: {type: integer}, template: {type: object, properties: {"
+			"metadata: {type: object}, spec: {type: object, properties: {schedulerName: {type: string}}}}}}}}}}}}";
+	cr_assert_eq(check(f, sizeof(f), widget_def("v1", ".spec.roles[].template", "1"), widget_crd(s, NULL)), 3,
+		     "%s", f);
+	cr_assert(strstr(f, "wmap writes or reads .spec.roles[].template.metadata.labels under \".spec.roles[].template\""),
+		  "%s", f);
+	cr_assert(strstr(f, ".spec.roles[].template.metadata.annotations"), "%s", f);
+	cr_assert(strstr(f, "no field \"priorityClassName\" under .spec.roles[].template.spec"), "%s", f);
+}
+
+/* Literals compared with == or != and byPhase values must be in the field's enum. */
+Test(schema, enum_values)
+{
+	char msg[2048], f[4096];
+	wmap_definition *d = t_definition(
+		"apiVersion: run.ai/v1alpha1\n"
+		"kind: Karta\n"
+		"metadata: {name: w}\n"
+		"spec:\n"
+		"  structureDefinition:\n"
+		"    rootComponent:\n"
+		"      name: widget\n"
+		"      kind: {group: example.com, version: v1, kind: Widget}\n"
+		"      statusDefinition:\n"
+		"        phaseDefinition: {path: .status.state}\n"
+		"        statusMappings:\n"
+		"          running: [{byPhase: ready}, {byPhase: successful}]\n"
+		"          initializing:\n"
+		"            - byExpression: {expression: '(.status.state // \"\") | . != \"failed\" and . != \"done\"', "
+		"expectedResult: 'true'}\n",
+		msg, sizeof(msg));
+	cr_assert_not_null(d, "%s", msg);
+	const char *s = "{type: object, properties: {status: {type: object, properties: {state: {type: string, "
+			"enum: [pending, successful, failed]}}}}}";
+	cr_assert_eq(check(f, sizeof(f), d, widget_crd(s, NULL)), 2, "%s", f);
+	cr_assert(strstr(f, "statusMappings.running[0].byPhase: the phase (.status.state, phaseDefinition.path "
+			    "\".status.state\") can never be \"ready\": the schema of example.com/v1 Widget allows only "
+			    "pending, successful, failed"), "%s", f);
+	cr_assert(strstr(f, "compares .status.state with \"done\", which the schema of example.com/v1 Widget does not "
+			    "allow there (enum: pending, successful, failed)"), "%s", f);
 }
 
 Test(schema, status_paths_and_actions_are_checked)

@@ -51,9 +51,54 @@ for cfg in mutatingwebhookconfiguration validatingwebhookconfiguration; do
     done
 done
 assert_contains "$(kc get mutatingwebhookconfiguration wmap-webhook -o json | jq -c '.webhooks[0].namespaceSelector')" '"ml-infra"' "own namespace excluded"
-# Another install makes another CA: the caBundle is not a fixed value.
-run_ok bash -c "kubectl wmap install -n ml-infra | grep -m1 caBundle"
+assert_eq "$(jq -r '.data["ca.crt"]' <<<"$(kc -n ml-infra get secret wmap-webhook-tls -o json)")" \
+    "$(jq -r '.webhooks[0].clientConfig.caBundle' <<<"$conf")" "the Secret's ca.crt is the caBundle"
+# Install again, the Secret in place: the same CA and certificate (re-applying changes nothing).
+run_ok bash -c "kubectl wmap install -n ml-infra --image reg.example.com/wmap-webhook:9.9 --replicas 3 --gang-scheduler kai --queue gpu-q 2>'$E2E_TMP/again.err' >'$E2E_TMP/again.yaml'"
+assert_contains "$(cat "$E2E_TMP/again.err")" "keeping the CA and serving certificate of Secret ml-infra/wmap-webhook-tls"
+assert_eq "$(cat "$E2E_TMP/install.yaml")" "$(cat "$E2E_TMP/again.yaml")" "a second install prints the same manifests"
+run_ok kc apply -f "$E2E_TMP/again.yaml"
+assert_not_contains "$OUT" "secret/wmap-webhook-tls configured" "the Secret changed on re-apply"
+assert_not_contains "$OUT" "mutatingwebhookconfiguration.admissionregistration.k8s.io/wmap-webhook configured" "a caBundle changed on re-apply"
+# --new-ca reads nothing and makes another CA; so does a namespace without the Secret.
+run_ok bash -c "kubectl wmap install -n ml-infra --new-ca | grep -m1 caBundle"
 assert_not_contains "$(grep -m1 caBundle "$E2E_TMP/install.yaml")" "${OUT#*caBundle: }"
+run_ok bash -c "kubectl wmap install -n other-ns 2>&1 >/dev/null"
+assert_contains "$OUT" "no Secret other-ns/wmap-webhook-tls in the cluster: a new CA"
+# No cluster configuration: new certificates, said on stderr.
+run_ok bash -c "KUBECONFIG=/nonexistent HOME=/nonexistent kubectl wmap install 2>&1 >/dev/null"
+assert_contains "$OUT" "no cluster configuration"
+# A configured cluster that cannot be read is an error, not a silent new CA.
+assert_fails bash -c "kubectl wmap install --server https://127.0.0.1:1 --request-timeout 2s >/dev/null"
+
+# An expiring serving certificate (10 days left): a rotation. The new CA and certificate, the
+# old CA kept in every caBundle (the pods still serving the old certificate stay trusted).
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 20 -subj /CN=old-ca \
+    -keyout "$E2E_TMP/old-ca.key" -out "$E2E_TMP/old-ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=wmap-webhook.rot.svc \
+    -keyout "$E2E_TMP/old.key" -out "$E2E_TMP/old.csr" 2>/dev/null
+printf 'subjectAltName=DNS:wmap-webhook.rot.svc\nextendedKeyUsage=serverAuth\n' >"$E2E_TMP/old.ext"
+run_ok openssl x509 -req -in "$E2E_TMP/old.csr" -CA "$E2E_TMP/old-ca.crt" -CAkey "$E2E_TMP/old-ca.key" \
+    -CAcreateserial -days 10 -extfile "$E2E_TMP/old.ext" -out "$E2E_TMP/old.crt"
+run_ok kc create namespace rot
+run_ok kc -n rot create secret generic wmap-webhook-tls --type=kubernetes.io/tls --from-file=tls.crt="$E2E_TMP/old.crt" \
+    --from-file=tls.key="$E2E_TMP/old.key" --from-file=ca.crt="$E2E_TMP/old-ca.crt"
+run_ok bash -c "kubectl wmap install -n rot 2>'$E2E_TMP/rot.err' >'$E2E_TMP/rot.yaml'"
+assert_contains "$(cat "$E2E_TMP/rot.err")" "expires within 90 days"
+assert_contains "$(cat "$E2E_TMP/rot.err")" "the old CA stays in the caBundles until it expires"
+run_ok python3 -c '
+import sys, yaml, base64
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+s = [d for d in docs if d["kind"] == "Secret"][0]
+open(sys.argv[2] + "/rot-bundle.crt", "wb").write(base64.b64decode(s["data"]["ca.crt"]))
+open(sys.argv[2] + "/rot-new.crt", "wb").write(base64.b64decode(s["data"]["tls.crt"]))
+for d in docs:
+    for w in d.get("webhooks", []):
+        assert w["clientConfig"]["caBundle"] == s["data"]["ca.crt"], d["metadata"]["name"]' "$E2E_TMP/rot.yaml" "$E2E_TMP"
+assert_eq 2 "$(grep -c 'BEGIN CERTIFICATE' "$E2E_TMP/rot-bundle.crt")" "the new CA and the old one in the bundle"
+run_ok openssl verify -CAfile "$E2E_TMP/rot-bundle.crt" -purpose sslserver -verify_hostname wmap-webhook.rot.svc "$E2E_TMP/old.crt"
+run_ok openssl verify -CAfile "$E2E_TMP/rot-bundle.crt" -purpose sslserver -verify_hostname wmap-webhook.rot.svc "$E2E_TMP/rot-new.crt"
+assert_not_contains "$(cat "$E2E_TMP/rot-new.crt")" "$(sed -n 2p "$E2E_TMP/old.crt")" "a new serving certificate"
 
 # The served webhook answers with this Secret's certificate, checked with the caBundle.
 : "${WEBHOOK:=$REPO_ROOT/build/wmap-webhook}"

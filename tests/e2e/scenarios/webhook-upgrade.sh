@@ -10,10 +10,12 @@
 # (--shutdown-delay: unready but still accepting for a while, then drain).
 # JobSets go through the mutating webhook (failurePolicy Ignore: a lost review shows as an
 # unstamped JobSet) and through policies.wmap.io (failurePolicy Fail: a lost review fails
-# the create). Every create must succeed and come back stamped, A must drain with no request
+# the create), where a Deny policy (at most 64 GPUs a JobSet) is in force in both webhooks. Every create must succeed and come back stamped, A must drain with no request
 # left and exit 0, and both A and B must have answered mutating and validating reviews. The
 # CRDs must be the new ones, with the objects made under the old ones kept, and apply must
-# keep the caBundles and the rules written after the last apply. Last, `kubectl wmap
+# keep the caBundles and the rules written after the last apply; re-applying `kubectl wmap
+# install`'s output three times under load (a CA rotation, then twice the same) must lose no
+# review either. Last, `kubectl wmap
 # uninstall | kubectl delete -f -` leaves no webhook configuration behind, and JobSets are
 # created unstamped afterwards.
 # Both webhooks are the same build (there is one binary here); they run with --no-cluster,
@@ -88,9 +90,22 @@ subsets:
 $subsets
 Y
 }
+# A Deny policy in force in both webhooks: JobSets of more than 64 GPUs are refused; the
+# loops' JobSets (8 GPUs) pass it, through policies.wmap.io (failurePolicy Fail).
+cat >"$E2E_TMP/deny.yaml" <<'Y'
+apiVersion: wmap.io/v1alpha1
+kind: WorkloadPolicy
+metadata: {name: upgrade-gpu-limit}
+spec:
+  match: {kinds: ["JobSet.jobset.x-k8s.io"], operations: [CREATE, UPDATE]}
+  validationActions: [Deny]
+  limits:
+    workload: {nvidia.com/gpu: 64}
+Y
 start_wh() {  # start_wh NAME PORT
     start_bg "$1" "cmd:curl -sk --noproxy '*' https://127.0.0.1:$2/readyz | grep -qx ok" 30 \
-        "$WEBHOOK" --tls-cert "$CERT_DIR/tls.crt" --tls-key "$CERT_DIR/tls.key" --port "$2" --no-cluster "${SHUTDOWN_ARGS[@]}"
+        "$WEBHOOK" --tls-cert "$CERT_DIR/tls.crt" --tls-key "$CERT_DIR/tls.key" --port "$2" --no-cluster \
+        --policy "$E2E_TMP/deny.yaml" "${SHUTDOWN_ARGS[@]}"
 }
 start_wh wh-a "$PA"
 endpoints "$PA"
@@ -140,6 +155,36 @@ run_ok kc get validatingwebhookconfiguration wmap-webhook -o json
 assert_eq "$CA_BUNDLE $CA_BUNDLE $CA_BUNDLE" "$(jq -r '[.webhooks[].clientConfig.caBundle] | join(" ")' <<<"$OUT")" "validating caBundles kept by apply"
 assert_eq jobsets "$(jq -r '.webhooks[0].rules[0].resources[0]' <<<"$OUT")" "policies.wmap.io's JobSet rule kept by apply"
 
+# `kubectl wmap install`'s output re-applied three times under load (an upgrade, a GitOps
+# re-sync), with policies.wmap.io failurePolicy Fail. The serving certificate in force (from
+# webhook_certs) has 2 days left, so the first install rotates: a new CA and certificate in
+# the Secret, the old CA kept in every caBundle beside the new one, so that A (and B, started
+# later from the same files) still serving the old certificate stay trusted. The next two
+# read that Secret back and keep it as it is. (A new CA alone, as install --new-ca prints,
+# would fail creates until the pods served a certificate it signed.)
+for i in 1 2 3; do
+    run_ok bash -c "kubectl wmap install 2>'$E2E_TMP/install-$i.err' >'$E2E_TMP/install-$i.yaml'"
+    if ((i == 1)); then
+        assert_contains "$(cat "$E2E_TMP/install-$i.err")" "expires within 90 days"
+        assert_contains "$(cat "$E2E_TMP/install-$i.err")" "the old CA stays in the caBundles until it expires"
+    else
+        assert_contains "$(cat "$E2E_TMP/install-$i.err")" "keeping the CA and serving certificate of Secret wmap-system/wmap-webhook-tls"
+    fi
+    run_ok kc apply -f "$E2E_TMP/install-$i.yaml"
+    n=$(creates)
+    wait_until 60 created_at_least $((n + 3)) || fail "the creates stalled after install's output was applied ($i)"
+done
+assert_eq "$(cat "$E2E_TMP/install-2.yaml")" "$(cat "$E2E_TMP/install-3.yaml")" "install prints the same manifests once the Secret is its own"
+run_ok kc get validatingwebhookconfiguration wmap-webhook -o json
+jq -r '.webhooks[0].clientConfig.caBundle' <<<"$OUT" | base64 -d >"$E2E_TMP/bundle-after.crt"
+assert_eq 2 "$(grep -c 'BEGIN CERTIFICATE' "$E2E_TMP/bundle-after.crt")" "the new CA and the old one in the caBundle"
+assert_eq jobsets "$(jq -r '.webhooks[0].rules[0].resources[0]' <<<"$OUT")" "policies.wmap.io's JobSet rule kept by install's apply"
+run_ok openssl verify -CAfile "$E2E_TMP/bundle-after.crt" -purpose sslserver -verify_hostname wmap-webhook.wmap-system.svc "$CERT_DIR/tls.crt"
+run_ok kc -n wmap-system get secret wmap-webhook-tls -o json
+jq -r '.data["tls.crt"]' <<<"$OUT" | base64 -d >"$E2E_TMP/rotated.crt"
+run_ok openssl verify -CAfile "$E2E_TMP/bundle-after.crt" -purpose sslserver -verify_hostname wmap-webhook.wmap-system.svc "$E2E_TMP/rotated.crt"
+assert_not_contains "$(cat "$E2E_TMP/rotated.crt")" "$(sed -n 2p "$CERT_DIR/tls.crt")" "a new serving certificate in the Secret"
+
 # The rolling update: B up and ready, then an endpoint.
 start_wh wh-b "$PB"
 endpoints "$PA" "$PB"
@@ -183,6 +228,11 @@ stored=$(jq '[.items[] | select(.metadata.name | startswith("up-"))] | length' <
 unstamped=$(jq -r '[.items[] | select(.metadata.name | startswith("up-")) | select([.spec.replicatedJobs[].template.spec.template.metadata.labels["wmap.io/workload-name"]] | any(. == null)) | .metadata.name] | join(" ")' <<<"$OUT")
 assert_eq "$total" "$stored" "every create stored"
 assert_eq "" "$unstamped" "JobSets created without wmap's labels (a review lost in the handover)"
+
+# The Deny policy was in force all along: a JobSet of 80 GPUs is refused by B.
+sed "s/name: train\$/name: too-big/; s/    replicas: 2\$/    replicas: 20/" "$E2E_DIR/data/jobset-sample.yaml" >"$E2E_TMP/too-big.yaml"
+assert_fails kc create -f "$E2E_TMP/too-big.yaml"
+assert_contains "$OUT" "upgrade-gpu-limit"
 
 # Removal.
 run_ok kubectl wmap uninstall

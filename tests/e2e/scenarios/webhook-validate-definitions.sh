@@ -75,7 +75,7 @@ assert_eq "$before" "$(grep -c '"endpoint":"validate"' "$E2E_TMP/wmap-webhook.lo
 run_ok kc apply -f "$REPO_ROOT/tests/golden/crds/widget-crd.yaml"
 wait_until 10 kc get widgets
 run_ok "$PLUGIN" validate "$REPO_ROOT/tests/golden/defs/widget-paths.yaml" --from-cluster
-assert_contains "$OUT" "every plain path is in the schema of v1 (CRD widgets.example.com)"
+assert_contains "$OUT" "every field it reads or writes is in the schema of v1 (CRD widgets.example.com)"
 assert_fails "$PLUGIN" validate "$REPO_ROOT/tests/golden/defs/widget-paths-v2.yaml" --from-cluster
 assert_contains "$OUT" "SCHEMA: 9 findings against the CRD widgets.example.com, version v2:"
 assert_contains "$OUT" 'widget-paths-v2.yaml:37:11: .spec.structureDefinition.childComponents[0].specDefinition.podTemplateSpecPath: path ".spec.roles[].template" is not in the schema of example.com/v2 Widget: no field "roles" under .spec'
