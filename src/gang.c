@@ -4,6 +4,7 @@
 #include <string.h>
 #include "wmap/gang.h"
 #include "wmap/patch.h"
+#include "wmap/quantity.h"
 
 static const char *const scheduler_names[WMAP_GANG_COUNT] = {
 	"none",
@@ -339,5 +340,213 @@ done:
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
 	*out = plan;
+	return 0;
+}
+
+/* ---- the scheduler table (wmap/gang.h) ---- */
+
+#define NO_KEY { NULL, WMAP_GANG_AT_NONE }
+
+static const wmap_gang_row rows[WMAP_GANG_COUNT] = {
+	[WMAP_GANG_NONE] = { .id = WMAP_GANG_NONE, .name = "none", .group = NO_KEY, .task = NO_KEY,
+			     .queue = NO_KEY, .opt_out = NO_KEY },
+	/* Karta mode: KAI's pod-grouper makes the group from a labelled Karta (v0.17+). */
+	[WMAP_GANG_KAI] = { .id = WMAP_GANG_KAI, .name = "kai", .scheduler_name = "kai-scheduler",
+			    .group = NO_KEY, .task = NO_KEY,
+			    .queue = { "kai.scheduler/queue", WMAP_GANG_AT_ROOT_LABEL }, .opt_out = NO_KEY },
+	/* The annotation alone stops Volcano's pg-controller; nobody else creates the group. */
+	[WMAP_GANG_VOLCANO] = { .id = WMAP_GANG_VOLCANO, .name = "volcano", .scheduler_name = "volcano",
+				.group = { "scheduling.k8s.io/group-name", WMAP_GANG_AT_ANNOTATION },
+				.task = { "volcano.sh/task-spec", WMAP_GANG_AT_ANNOTATION },
+				.queue = { "scheduling.volcano.sh/queue-name", WMAP_GANG_AT_ANNOTATION },
+				.opt_out = NO_KEY, .api_group = "scheduling.volcano.sh", .version = "v1beta1",
+				.kind = "PodGroup", .resource = "podgroups", .status_subresource = 0,
+				.min_resources = 1, .task_minimums = 1 },
+	/* The label is read only by a profile that enables Coscheduling. */
+	[WMAP_GANG_COSCHEDULING] = { .id = WMAP_GANG_COSCHEDULING, .name = "coscheduling",
+				     .scheduler_name = WMAP_GANG_COSCHED_PROFILE,
+				     .group = { "scheduling.x-k8s.io/pod-group", WMAP_GANG_AT_LABEL },
+				     .task = NO_KEY, .queue = NO_KEY, .opt_out = NO_KEY,
+				     .api_group = "scheduling.x-k8s.io", .version = "v1alpha1",
+				     .kind = "PodGroup", .resource = "podgroups", .status_subresource = 1,
+				     .min_resources = 1, .task_minimums = 0 },
+	/* No object: the application is built from the pods' annotations (admission.c). */
+	[WMAP_GANG_YUNIKORN] = { .id = WMAP_GANG_YUNIKORN, .name = "yunikorn", .scheduler_name = "yunikorn",
+				 .group = NO_KEY,
+				 .task = { "yunikorn.apache.org/task-group-name", WMAP_GANG_AT_ANNOTATION },
+				 .queue = { "yunikorn.apache.org/queue", WMAP_GANG_AT_LABEL }, .opt_out = NO_KEY },
+	[WMAP_GANG_KUEUE] = { .id = WMAP_GANG_KUEUE, .name = "kueue", .group = NO_KEY, .task = NO_KEY,
+			      .queue = { "kueue.x-k8s.io/queue-name", WMAP_GANG_AT_ROOT_LABEL },
+			      .opt_out = NO_KEY },
+	[WMAP_GANG_NATIVE] = { .id = WMAP_GANG_NATIVE, .name = "native", .group = NO_KEY, .task = NO_KEY,
+			       .queue = NO_KEY, .opt_out = NO_KEY },
+};
+
+/* External mode: wmap makes the PodGroup, KAI's pod-grouper is told to keep off. The group
+ * object's spec.queue is what KAI reads for such groups. */
+static const wmap_gang_row kai_external = {
+	.id = WMAP_GANG_KAI, .name = "kai-external", .scheduler_name = "kai-scheduler",
+	.group = { "pod-group-name", WMAP_GANG_AT_ANNOTATION },
+	.task = { "kai.scheduler/subgroup-name", WMAP_GANG_AT_LABEL },
+	.queue = { "kai.scheduler/queue", WMAP_GANG_AT_ROOT_LABEL },
+	.opt_out = { "kai.scheduler/skip-podgrouper", WMAP_GANG_AT_ANNOTATION }, .opt_out_value = "true",
+	.api_group = "scheduling.run.ai", .version = "v2alpha2", .kind = "PodGroup",
+	.resource = "podgroups", .status_subresource = 1, .min_resources = 0, .task_minimums = 2,
+};
+
+const wmap_gang_row *wmap_gang_row_of(wmap_gang_scheduler s, int external)
+{
+	if (s == WMAP_GANG_KAI && external)
+		return &kai_external;
+	return (s >= 0 && s < WMAP_GANG_COUNT) ? &rows[s] : &rows[WMAP_GANG_NONE];
+}
+
+const wmap_gang_row *const *wmap_gang_group_rows(size_t *n)
+{
+	static const wmap_gang_row *const with_objects[] = {
+		&rows[WMAP_GANG_VOLCANO], &rows[WMAP_GANG_COSCHEDULING], &kai_external,
+	};
+	*n = sizeof(with_objects) / sizeof(with_objects[0]);
+	return with_objects;
+}
+
+/* ---- group objects ---- */
+
+static void res_add(wmap_resources *sum, const wmap_resources *per, int64_t n)
+{
+	if (!sum->memory && per->memory)
+		sum->memory_family = per->memory_family;
+	sum->cpu_milli += per->cpu_milli * n;
+	sum->memory += per->memory * n;
+	sum->gpu += per->gpu * n;
+}
+
+/* A ResourceList of r, NULL when r is all zero (or on allocation failure, *bad set). */
+static json_t *resource_list(const wmap_resources *r, int *bad)
+{
+	if (!r->cpu_milli && !r->memory && !r->gpu)
+		return NULL;
+	json_t *o = json_object();
+	char v[32];
+	*bad |= !o;
+	if (!o)
+		return NULL;
+	if (r->cpu_milli) {
+		wmap_quantity_format_cpu(v, sizeof(v), r->cpu_milli);
+		*bad |= json_object_set_new(o, "cpu", json_string(v)) != 0;
+	}
+	if (r->memory) {
+		wmap_quantity_format_bytes(v, sizeof(v), r->memory, r->memory_family);
+		*bad |= json_object_set_new(o, "memory", json_string(v)) != 0;
+	}
+	if (r->gpu) {
+		snprintf(v, sizeof(v), "%lld", (long long)r->gpu);
+		*bad |= json_object_set_new(o, "nvidia.com/gpu", json_string(v)) != 0;
+	}
+	return o;
+}
+
+static void set_new(json_t *o, const char *k, json_t *v, int *bad)
+{
+	if (!v)
+		return;
+	*bad |= json_object_set_new(o, k, v) != 0;
+}
+
+static json_t *group_object(const wmap_gang_row *row, const wmap_gang_plan *plan, size_t gi,
+			    const wmap_gang_build *b, int *bad)
+{
+	const wmap_gang_group *grp = &plan->groups[gi];
+	const json_t *md = json_object_get(b->workload, "metadata");
+	const char *api = json_string_value(json_object_get(b->workload, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(b->workload, "kind"));
+	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	const char *uid = json_string_value(json_object_get(md, "uid"));
+	char apiv[256], kv[64], nv[64];
+	snprintf(apiv, sizeof(apiv), "%s/%s", row->api_group, row->version);
+	wmap_label_value(kv, sizeof(kv), kind ? kind : "");
+	wmap_label_value(nv, sizeof(nv), name ? name : "");
+	json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}}",
+				"apiVersion", apiv, "kind", row->kind, "metadata", "name", grp->name,
+				"labels", "app.kubernetes.io/managed-by", WMAP_GANG_MANAGED_BY,
+				"wmap.io/workload-kind", kv, "wmap.io/workload-name", nv,
+				"ownerReferences", "apiVersion", api ? api : "", "kind", kind ? kind : "",
+				"name", name ? name : "", "uid", uid ? uid : "", "controller", 1,
+				"blockOwnerDeletion", 1);
+	json_t *spec = json_object();
+	if (!obj || !spec) {
+		*bad = 1;
+		json_decref(obj);
+		json_decref(spec);
+		return NULL;
+	}
+	if (ns)
+		set_new(json_object_get(obj, "metadata"), "namespace", json_string(ns), bad);
+	size_t n_in = 0;
+	wmap_resources minres = { 0 };
+	for (size_t m = 0; m < plan->n_members; m++) {
+		if (plan->members[m].group != (int)gi)
+			continue;
+		n_in++;
+		res_add(&minres, &plan->members[m].per_pod, plan->members[m].task_min);
+	}
+	int64_t min = grp->min_member;
+	if (row->id == WMAP_GANG_COSCHEDULING && min < 1)
+		min = 1; /* the CRD's minimum */
+	if (row->task_minimums == 2 && n_in > 1) {
+		json_t *subs = json_array();
+		*bad |= !subs;
+		for (size_t m = 0; subs && m < plan->n_members; m++) {
+			const wmap_gang_member *mem = &plan->members[m];
+			if (mem->group == (int)gi)
+				*bad |= json_array_append_new(subs, json_pack("{s:s, s:I}", "name", mem->task_group,
+									      "minMember", (json_int_t)mem->task_min)) != 0;
+		}
+		set_new(spec, "minSubGroup", json_integer((json_int_t)n_in), bad);
+		set_new(spec, "subGroups", subs, bad);
+	} else {
+		set_new(spec, "minMember", json_integer((json_int_t)min), bad);
+	}
+	if (row->task_minimums == 1 && n_in > 1) {
+		json_t *tm = json_object();
+		*bad |= !tm;
+		for (size_t m = 0; tm && m < plan->n_members; m++) {
+			const wmap_gang_member *mem = &plan->members[m];
+			if (mem->group == (int)gi)
+				set_new(tm, mem->task_group, json_integer((json_int_t)mem->task_min), bad);
+		}
+		set_new(spec, "minTaskMember", tm, bad);
+	}
+	if (row->id != WMAP_GANG_COSCHEDULING && b->queue)
+		set_new(spec, "queue", json_string(b->queue), bad);
+	if (row->id != WMAP_GANG_COSCHEDULING && b->priority_class)
+		set_new(spec, "priorityClassName", json_string(b->priority_class), bad);
+	if (row->min_resources)
+		set_new(spec, "minResources", resource_list(&minres, bad), bad);
+	if (row->id == WMAP_GANG_COSCHEDULING && b->schedule_timeout_s > 0)
+		set_new(spec, "scheduleTimeoutSeconds", json_integer((json_int_t)b->schedule_timeout_s), bad);
+	*bad |= json_object_set_new(obj, "spec", spec) != 0;
+	return obj;
+}
+
+int wmap_gang_group_objects(json_t **out, const wmap_gang_row *row, const wmap_gang_plan *plan,
+			    const wmap_gang_build *b, wmap_error *err)
+{
+	int bad = 0;
+	*out = json_array();
+	if (!*out)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (!row->kind || !plan)
+		return 0;
+	for (size_t gi = 0; gi < plan->n_groups && !bad; gi++) {
+		json_t *o = group_object(row, plan, gi, b, &bad);
+		bad |= !o || json_array_append_new(*out, o) != 0;
+	}
+	if (bad) {
+		json_decref(*out);
+		*out = NULL;
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
 	return 0;
 }
