@@ -85,9 +85,11 @@ static int parse_num(const char *s, unsigned long long max, unsigned long long *
  * defining a wh_controller (webhook.h) and its two lines here: the declaration and the row. */
 extern const wh_controller wh_reconcile_controller; /* webhook configuration rules, statuses */
 extern const wh_controller wh_audit_controller;     /* policy reports */
+extern const wh_controller wh_gangs_controller;     /* gang schedulers' group objects */
 static const wh_controller *const controllers[] = {
 	&wh_reconcile_controller,
 	&wh_audit_controller,
+	&wh_gangs_controller,
 };
 #define N_CONTROLLERS (sizeof(controllers) / sizeof(controllers[0]))
 

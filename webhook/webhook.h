@@ -264,6 +264,10 @@ typedef struct wh_controller {
  * conditions) follow what is in force ---- */
 extern const wh_controller wh_reconcile_controller;
 
+/* ---- gangs.c: the gang schedulers' group objects (Volcano, coscheduling and KAI PodGroups)
+ * of every workload whose gang setting asks for one, owned by the workload ---- */
+extern const wh_controller wh_gangs_controller;
+
 /* ---- status.c: the Ready condition of every Karta and WorkloadPolicy (for reconcile.c) ---- */
 typedef struct wmap_discovery wmap_discovery;
 typedef struct wh_status_writer {
