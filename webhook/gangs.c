@@ -19,7 +19,7 @@
  *   KAI's spec.queue is kept as the live object has it (KAI and Grove inherit it);
  * - not asked for any more (the workload is gone, or no longer asks for a gang): deleted,
  *   only once every watch has listed (an unsynced collection deletes nothing).
- * Watches run on every replica, so that a new leader acts at once on what it already holds;
+ * Nothing is done before the state in force is first synced. Watches run on every replica, so that a new leader acts at once on what it already holds;
  * failed writes are tried again a second later. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -370,6 +370,8 @@ static int reconcile_one(gangs *G, const wmap_gang_row *row, const json_t *live,
 			return -1;
 		}
 		atomic_fetch_add(&G->replaced, 1);
+		wh_logf("info", "gangs: replacing %s (owner %s, not the live workload's %s)", path,
+			luid ? luid : "none", wuid ? wuid : "none");
 		return create_group(G, row, want);
 	}
 	json_t *mp = merge_patch(row, live, want);
@@ -543,8 +545,10 @@ static int round_once(gangs *G)
 				continue;
 			group_path(path, sizeof(path), row, json_string_value(json_object_get(md, "namespace")),
 				   json_string_value(json_object_get(md, "name")));
-			if (wmap_kube_request(NULL, &status, G->client, "DELETE", path, NULL, NULL, &err) == 0)
+			if (wmap_kube_request(NULL, &status, G->client, "DELETE", path, NULL, NULL, &err) == 0) {
 				atomic_fetch_add(&G->deletes, 1);
+				wh_logf("info", "gangs: deleted %s (no workload asks for it)", path);
+			}
 			else if (status != 404) {
 				atomic_fetch_add(&G->errors, 1);
 				again = -1;
@@ -577,10 +581,15 @@ static void *gangs_main(void *arg)
 		int due = G->dirty || replan || (retry_at && now >= retry_at) || now >= next_resync;
 		if (due) {
 			pthread_mutex_unlock(&G->lock);
+			/* Read before the watches are planned: once ready, the plan sees the
+			 * definitions of the first sync. */
+			int ready = wh_inforce_ready(G->env->inforce);
 			if (replan || now >= next_resync)
 				plan_watches(G);
 			replan = 0;
-			int rc = leading(G) ? round_once(G) : 0;
+			/* Not before the first sync: the definitions of the cluster's Kartas are not
+			 * in force yet, and their kinds' groups would look unwanted. */
+			int rc = !ready ? 1 : leading(G) ? round_once(G) : 0;
 			retry_at = rc ? now_s() + 1.0 : 0;
 			next_resync = now_s() + RESYNC_S;
 			pthread_mutex_lock(&G->lock);
