@@ -203,7 +203,9 @@ static void plan_watches(gangs *G)
 		for (size_t i = 0; i < wmap_registry_count(reg); i++) {
 			const wmap_gvk *g = wmap_registry_get(reg, i)->components[0].kind;
 			const wmap_api_resource *res = g ? wmap_discovery_find_kind(G->disc, g->group, g->version, g->kind) : NULL;
-			if (res && res->namespaced)
+			/* Not bare Pods: a cluster-wide pod watch costs more than the groups of
+			 * single pods are worth (deploy/base/02-rbac.yaml grants no pod access). */
+			if (res && res->namespaced && !(!res->group[0] && !strcmp(res->plural, "pods")))
 				watch_want(G, res, 0, NULL);
 		}
 		for (int r = 0; r < n_rows; r++) {
