@@ -165,7 +165,7 @@ static void watch_want(gangs *G, const wmap_api_resource *res, int is_group, con
 static int rows_in_use(const wh_state *st, const wh_options *opt, const wmap_gang_row **rows, size_t max)
 {
 	size_t n = 0;
-	const wmap_gang_row *r = wmap_gang_row_of(opt->scheduler, 0);
+	const wmap_gang_row *r = wmap_gang_row_of(opt->scheduler, opt->kai_mode && !strcmp(opt->kai_mode, "external"));
 	if (r->kind)
 		rows[n++] = r;
 	for (size_t i = 0; st->policies && i < st->policies->n && n < max; i++) {
@@ -472,8 +472,10 @@ static int round_once(gangs *G)
 		again = -1;
 		goto done;
 	}
-	wmap_admission_config cfg = { .scheduler = G->env->opt->scheduler, .queue = G->env->opt->queue,
-				      .policies = st->policies };
+	const wh_options *opt = G->env->opt;
+	wmap_admission_config cfg = { .scheduler = opt->scheduler, .queue = opt->queue, .policies = st->policies,
+				      .cosched_profile = opt->cosched_profile,
+				      .kai_external = opt->kai_mode && !strcmp(opt->kai_mode, "external") };
 	for (size_t i = 0; i < G->n_w; i++) {
 		const char *k;
 		json_t *obj;

@@ -25,6 +25,8 @@ typedef struct wh_options {
 	const char *policy;      /* WorkloadPolicy YAML, reloaded when it changes */
 	const char *queue;
 	wmap_gang_scheduler scheduler;
+	const char *cosched_profile; /* --coscheduling-profile, NULL = WMAP_GANG_COSCHED_PROFILE */
+	const char *kai_mode;        /* --kai-mode: "external" or NULL/"karta" */
 	int port;
 	unsigned threads;
 	size_t max_body;           /* bytes; 413 above */
