@@ -29,6 +29,7 @@
 #include <time.h>
 #include "webhook.h"
 #include "wmap/kube/discovery.h"
+#include "wmap/json_text.h"
 #include "wmap/kube/watch.h"
 
 #define MAX_WATCHES 256
@@ -379,7 +380,7 @@ static int reconcile_one(gangs *G, const wmap_gang_row *row, const json_t *live,
 	json_t *mp = merge_patch(row, live, want);
 	if (!mp)
 		return 0;
-	char *body = json_dumps(mp, JSON_COMPACT);
+	char *body = wmap_json_text(mp, NULL);
 	json_decref(mp);
 	if (!body || !leading(G)) {
 		free(body);
@@ -405,7 +406,7 @@ static int create_group(gangs *G, const wmap_gang_row *row, const json_t *want)
 	const char *ns = json_string_value(json_object_get(md, "namespace"));
 	const char *name = json_string_value(json_object_get(md, "name"));
 	group_path(path, sizeof(path), row, ns, NULL);
-	char *body = json_dumps(want, JSON_COMPACT);
+	char *body = wmap_json_text(want, NULL);
 	if (!body || !leading(G)) {
 		free(body);
 		return body ? 0 : -1;
