@@ -619,7 +619,10 @@ static void gangs_stop(void *self);
 
 static int gangs_start(void **self, const wh_env *env, wmap_error *err)
 {
-	wmap_kube_opts ko = { .timeout_ms = 30000, .max_retries = 3, .user_agent = "wmap-webhook/" WMAP_VERSION };
+	/* No retry inside a request: a refused write (429, 5xx) would hold up every other
+	 * group of the round; the round goes on and the next one, a second later, tries it
+	 * again. */
+	wmap_kube_opts ko = { .timeout_ms = 30000, .max_retries = -1, .user_agent = "wmap-webhook/" WMAP_VERSION };
 	gangs *G = calloc(1, sizeof(*G));
 	int rc;
 	*self = NULL;
