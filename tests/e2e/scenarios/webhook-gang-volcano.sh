@@ -6,7 +6,9 @@
 # task key on the templates), the queue, minResources = the requests of the 4 members. Pods
 # made from the stored templates name it. Scaling the workers changes the minimum; deleting
 # the Trainer removes the group (the simulator's garbage collector); a Trainer deleted with
-# its group orphaned and created again under the same name gets its group replaced.
+# its group orphaned and created again under the same name gets its group replaced, also
+# across a leader restart. `kubectl wmap describe` shows the group and its phase, or says it
+# is missing and why.
 source "$E2E_DIR/cluster-helpers.sh"
 source "$E2E_DIR/gang-helpers.sh"
 
@@ -40,6 +42,14 @@ pod_from_template t1 .spec.worker.template t1-worker-0
 assert_eq t1 "$(kc get pod t1-worker-0 -n team-a -o jsonpath='{.metadata.annotations.scheduling\.k8s\.io/group-name}')" "the pod names the PodGroup"
 kc delete pod t1-worker-0 -n team-a >/dev/null
 
+# describe names the group and the phase Volcano writes (no status subresource: a patch).
+plugin_on_path || fail "plugin not built"
+run_ok kubectl wmap describe trainer/t1 -n team-a
+assert_contains "$OUT" "Volcano PodGroup t1: no status yet, min 4"
+run_ok kc patch $PG t1 -n team-a --type=merge -p '{"status":{"phase":"Inqueue"}}'
+run_ok kubectl wmap describe trainer/t1 -n team-a
+assert_contains "$OUT" "Volcano PodGroup t1: Inqueue, min 4"
+
 # Scale: the minimum, the task minimum and the resources follow.
 run_ok kc patch trainer t1 -n team-a --type=merge -p '{"spec":{"worker":{"replicas":5}}}'
 wait_until 10 group_is $PG t1 '.spec.minMember == 6 and .spec.minTaskMember.worker == 5 and .spec.minResources.cpu == "11"' \
@@ -58,6 +68,9 @@ run_ok kc create -f "$GANG_DATA/trainer.yaml"
 wait_until 10 group_is $PG t1 '.spec.minMember == 4' || fail "no group for the second Trainer"
 old=$(kc get trainer t1 -n team-a -o jsonpath='{.metadata.uid}')
 ref=$(group_json $PG t1 | jq -c '.metadata.ownerReferences')
+sed 's/name: t1$/name: t3/' "$GANG_DATA/trainer.yaml" >"$E2E_TMP/t3.yaml"
+run_ok kc create -f "$E2E_TMP/t3.yaml"
+wait_until 10 group_is $PG t3 '.spec.minMember == 4' || fail "no group for t3"
 kill -TERM "$wmap_webhook_PID"
 wait "$wmap_webhook_PID" || true
 run_ok kc delete trainer t1 -n team-a --cascade=orphan
@@ -68,8 +81,15 @@ sed 's/name: t1$/name: t2/' "$GANG_DATA/trainer.yaml" >"$E2E_TMP/t2.yaml"
 run_ok kc create -f "$E2E_TMP/t2.yaml"
 new=$(kc get trainer t1 -n team-a -o jsonpath='{.metadata.uid}')
 [[ $new != "$old" ]] || fail "test: the recreated Trainer has the old UID"
+# With no leader, t3's group deleted by hand: describe says plainly that it is missing, and why.
+run_ok kc delete $PG t3 -n team-a
+run_ok kubectl wmap describe trainer/t3 -n team-a
+assert_contains "$OUT" "Volcano PodGroup t3: missing: not found in team-a; wmap-webhook's leader creates it"
 cluster_webhook_start --policy "$GANG_DATA/policy-volcano.yaml" --sync-timeout 30
 wait_until 10 group_is $PG t1 ".metadata.ownerReferences[0].uid == \"$new\"" || fail "the stale group was not replaced: $(group_json $PG t1)"
 wait_until 10 group_is $PG t2 '.spec.minMember == 4' || fail "no group for t2 after the restart"
-assert_eq "t1 t2" "$(kc get $PG -n team-a -o json | jq -r '[.items[].metadata.name] | sort | join(" ")')" "one group each, no duplicate, no orphan"
+wait_until 10 group_is $PG t3 '.spec.minMember == 4' || fail "t3's group was not made again"
+assert_eq "t1 t2 t3" "$(kc get $PG -n team-a -o json | jq -r '[.items[].metadata.name] | sort | join(" ")')" "one group each, no duplicate, no orphan"
+run_ok kubectl wmap describe trainer/t3 -n team-a
+assert_not_contains "$OUT" "missing"
 (($(wh_metric wmap_gang_replaced_total) >= 1)) || fail "replacement not counted"
