@@ -69,6 +69,15 @@ static int64_t effective_min(const wmap_instance *in)
 	return 0;
 }
 
+/* The pods an instance will have: its replicas when given (0 included), else its minimum. */
+static int64_t will_exist(const wmap_instance *in)
+{
+	if (in->has_replicas)
+		return in->replicas;
+	return effective_min(in);
+}
+
+/* scaled: 0 counts instances, 1 minimums, 2 the pods that will exist. */
 static int64_t subtree(const wmap_workload *w, size_t k, const char *id, int scaled)
 {
 	const wmap_node *n = &w->nodes[k];
@@ -77,7 +86,7 @@ static int64_t subtree(const wmap_workload *w, size_t k, const char *id, int sca
 	for (size_t i = 0; i < n->n_instances; i++) {
 		if (id && strcmp(n->instances[i].id, id) != 0)
 			continue;
-		own += scaled ? effective_min(&n->instances[i]) : 1;
+		own += scaled == 2 ? will_exist(&n->instances[i]) : scaled ? effective_min(&n->instances[i]) : 1;
 	}
 	if (leaf)
 		return own;
@@ -280,6 +289,43 @@ static int plan_v2(wmap_gang_plan *plan, const wmap_workload *w, const char *nam
 	return 0;
 }
 
+/* Gangs whose minimum the pods will never reach, as notes that say so (admission warns, the
+ * webhook's group controller records an Event on the workload):
+ * - a minimum above the pods its members will have (minReplicas above replicas, say);
+ * - members started one after the other (JobSet's startupPolicy InOrder: a later replicated
+ *   job's pods are created only once the earlier ones run, which a gang holds back) in one
+ *   gang of several members. */
+static int never_forms(wmap_gang_plan *plan, const wmap_workload *w)
+{
+	const char *order = json_string_value(json_object_get(
+		json_object_get(json_object_get(w->object, "spec"), "startupPolicy"), "startupPolicyOrder"));
+	int scaled = any_scale(w->definition);
+	for (size_t gi = 0; gi < plan->n_groups; gi++) {
+		int64_t pods = 0;
+		size_t n = 0;
+		for (size_t m = 0; m < plan->n_members; m++) {
+			const wmap_gang_member *mem = &plan->members[m];
+			if (mem->group != (int)gi)
+				continue;
+			n++;
+			pods += scaled ? subtree(w, mem->node, w->nodes[mem->node].instances[mem->instance].id, 2) : 1;
+		}
+		char buf[200];
+		if (plan->groups[gi].min_member > pods) {
+			snprintf(buf, sizeof(buf), "%lld pods will exist but the minimum is %lld",
+				 (long long)pods, (long long)plan->groups[gi].min_member);
+			if (note(plan, "group %s can never form: %s", plan->groups[gi].name, buf))
+				return WMAP_ENOMEM;
+		}
+		if (order && !strcmp(order, "InOrder") && n > 1 &&
+		    note(plan, "group %s can never form: startupPolicy InOrder creates its members' pods "
+			       "one after the other, and the gang holds the first ones back%s",
+			 plan->groups[gi].name, NULL))
+			return WMAP_ENOMEM;
+	}
+	return 0;
+}
+
 int wmap_gang_plan_build(wmap_gang_plan **out, const wmap_workload *w, const char *name,
 			 wmap_error *err)
 {
@@ -334,6 +380,8 @@ int wmap_gang_plan_build(wmap_gang_plan **out, const wmap_workload *w, const cha
 	else
 		rc = note(plan, "definition %s has no gangScheduling: no gang group written%s",
 			  def->name, NULL);
+	if (!rc)
+		rc = never_forms(plan, w);
 done:
 	if (rc) {
 		wmap_gang_plan_free(plan);

@@ -19,6 +19,8 @@
  *   KAI's spec.queue is kept as the live object has it (KAI and Grove inherit it);
  * - not asked for any more (the workload is gone, or no longer asks for a gang): deleted,
  *   only once every watch has listed (an unsynced collection deletes nothing).
+ * A workload whose plan says its gang can never form (a minimum above its pods, members
+ * started in order) gets a Warning Event, reason GangCannotForm, once per text.
  * Nothing is done before the state in force is first synced. Watches run on every replica, so that a new leader acts at once on what it already holds;
  * failed writes are tried again a second later. */
 #define _GNU_SOURCE
@@ -66,6 +68,8 @@ struct gangs {
 	size_t n_w;
 	atomic_uint creates, patches, deletes, replaced, conflicts, errors, rounds, watched;
 	atomic_uint groups; /* groups in place as of the last round */
+	atomic_uint events;
+	json_t *evented; /* workload uid -> the warning text an Event was recorded for */
 };
 
 static double now_s(void)
@@ -443,18 +447,71 @@ static void gkey(char *buf, size_t len, const wmap_gang_row *row, const json_t *
 		 json_string_value(json_object_get(md, "name")));
 }
 
+/* A Warning Event on the workload (reason GangCannotForm) with the notes of its plan that
+ * say a gang can never form; once per workload and text. */
+static void record_event(gangs *G, json_t *seen, const json_t *obj, const json_t *warnings)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *uid = json_string_value(json_object_get(md, "uid"));
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	const char *name = json_string_value(json_object_get(md, "name"));
+	char msg[1024] = "";
+	size_t i, used = 0;
+	json_t *w;
+	json_array_foreach(warnings, i, w) {
+		const char *t = json_string_value(w);
+		if (t && strstr(t, "can never form") && used < sizeof(msg))
+			used += (size_t)snprintf(msg + used, sizeof(msg) - used, "%s%s", used ? "; " : "", t);
+	}
+	if (!uid || !ns || !name || !msg[0])
+		return;
+	json_t *prev = json_object_get(G->evented, uid);
+	json_object_set_new(seen, uid, json_string(msg));
+	if (prev && !strcmp(json_string_value(prev), msg))
+		return;
+	char ts[32], path[512], ename[300];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(ename, sizeof(ename), "%.200s.gang%lx", name, (unsigned long)now);
+	json_t *e = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s?, s:s?, s:s, s:s, s:s}, s:s, s:s, s:s, "
+			      "s:{s:s}, s:s, s:s, s:i}",
+			      "apiVersion", "v1", "kind", "Event", "metadata", "name", ename, "namespace", ns,
+			      "involvedObject", "apiVersion", json_string_value(json_object_get(obj, "apiVersion")),
+			      "kind", json_string_value(json_object_get(obj, "kind")), "name", name, "namespace", ns,
+			      "uid", uid, "reason", "GangCannotForm", "message", msg, "type", "Warning",
+			      "source", "component", "wmap-webhook", "firstTimestamp", ts, "lastTimestamp", ts,
+			      "count", 1);
+	char *body = e ? wmap_json_text(e, NULL) : NULL;
+	json_decref(e);
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/events", ns);
+	long status = 0;
+	wmap_error err;
+	if (body && leading(G)) {
+		if (wmap_kube_request(NULL, &status, G->client, "POST", path, "application/json", body, &err) == 0)
+			atomic_fetch_add(&G->events, 1);
+		else
+			wh_logf("warn", "gangs: event on %s/%s: %s", ns, name, err.message);
+	}
+	free(body);
+}
+
 /* One round: every group asked for in place, every other group of wmap's deleted. 0, or -1
  * when something should be tried again. */
 static int round_once(gangs *G)
 {
 	json_t *want = json_object(); /* key -> [row index, object] */
 	json_t *live = json_object(); /* key -> object */
+	json_t *evented = json_object(); /* this round's workloads with a can-never-form note */
 	json_t *snaps[MAX_WATCHES] = { 0 };
+
 	int synced = 1, again = 0;
 	wmap_error err;
-	if (!want || !live) {
+	if (!want || !live || !evented) {
 		json_decref(want);
 		json_decref(live);
+		json_decref(evented);
 		return -1;
 	}
 	pthread_mutex_lock(&G->lock);
@@ -497,8 +554,14 @@ static int round_once(gangs *G)
 			const wmap_gang_row *row = NULL;
 			if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"))
 				continue; /* going: its groups go with it */
-			if (wmap_admission_groups(&groups, &row, NULL, eng, &cfg, obj, &err) != 0)
+			json_t *warns = json_array();
+			if (wmap_admission_groups(&groups, &row, warns, eng, &cfg, obj, &err) != 0) {
+				json_decref(warns);
 				continue;
+			}
+			if (json_array_size(groups))
+				record_event(G, evented, obj, warns);
+			json_decref(warns);
 			size_t j;
 			json_t *g;
 			json_array_foreach(groups, j, g) {
@@ -563,8 +626,11 @@ static int round_once(gangs *G)
 		again = again ? again : 1;
 	}
 	atomic_store(&G->groups, (unsigned)json_object_size(want));
+	json_decref(G->evented); /* only the workloads still there are remembered */
+	G->evented = json_incref(evented);
 	atomic_fetch_add(&G->rounds, 1);
 done:
+	json_decref(evented);
 	for (size_t i = 0; i < MAX_WATCHES; i++)
 		json_decref(snaps[i]);
 	json_decref(want);
@@ -678,6 +744,7 @@ static void gangs_stop(void *self)
 		watch_free(G->w[i]);
 	wmap_discovery_free(G->disc);
 	wmap_kube_client_free(G->client);
+	json_decref(G->evented);
 	pthread_mutex_destroy(&G->lock);
 	pthread_cond_destroy(&G->cond);
 	free(G);
@@ -700,11 +767,13 @@ static void gangs_metrics(void *ctx, wmap_buf *o)
 		{ "wmap_gang_replaced_total", "counter", "Stale group objects (owner UID of a deleted workload) replaced." },
 		{ "wmap_gang_conflicts_total", "counter", "Group names held by another workload's group (left alone)." },
 		{ "wmap_gang_errors_total", "counter", "Writes that failed (tried again)." },
+		{ "wmap_gang_events_total", "counter", "Warning Events (GangCannotForm) recorded on workloads whose gang can never form." },
 	};
 	const double vals[] = {
 		atomic_load(&G->groups), atomic_load(&G->watched), atomic_load(&G->rounds),
 		atomic_load(&G->creates), atomic_load(&G->patches), atomic_load(&G->deletes),
 		atomic_load(&G->replaced), atomic_load(&G->conflicts), atomic_load(&G->errors),
+		atomic_load(&G->events),
 	};
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
 		wh_prom_family(o, fams[i].name, fams[i].type, fams[i].help);

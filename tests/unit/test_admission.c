@@ -1022,3 +1022,26 @@ Test(admission, group_objects_follow_the_row_and_the_definition)
 	json_decref(g);
 	json_decref(obj);
 }
+
+/* A gang that can never form is said at admission (and, by the webhook, as an Event). */
+Test(admission, a_gang_that_can_never_form_is_a_warning)
+{
+	json_t *obj = load(JOBSET);
+	wmap_admission_config cfg = { .scheduler = WMAP_GANG_VOLCANO };
+	json_t *warnings = NULL;
+	json_t *out = mutate(obj, &cfg, NULL, &warnings);
+	char *wt = json_dumps(warnings, JSON_COMPACT);
+	cr_expect(strstr(wt, "never form") == NULL, "a gang that forms: %s", wt);
+	free(wt);
+	json_decref(warnings);
+	json_decref(out);
+	json_object_set_new(json_object_get(obj, "spec"), "startupPolicy",
+			    json_pack("{s:s}", "startupPolicyOrder", "InOrder"));
+	out = mutate(obj, &cfg, NULL, &warnings);
+	wt = json_dumps(warnings, JSON_COMPACT);
+	cr_expect(strstr(wt, "gang: group llama-train-new can never form: startupPolicy InOrder") != NULL, "%s", wt);
+	free(wt);
+	json_decref(warnings);
+	json_decref(out);
+	json_decref(obj);
+}

@@ -58,6 +58,15 @@ run_ok kc patch jobset train -n team-a --type=json -p '[{"op":"replace","path":"
 wait_until 10 group_is $KPG train '.spec.subGroups[1].minMember == 12' || fail "KAI subgroup minimum did not follow: $(group_json $KPG train | jq -c .spec)"
 assert_eq moved-by-kai "$(group_json $KPG train | jq -r .spec.queue)" "KAI's queue kept"
 
+# A gang that can never form (startupPolicy InOrder under one gang): an admission warning
+# and a Warning Event on the JobSet.
+sed 's/^  name: train$/  name: inorder\n  namespace: team-a/; s/^spec:$/spec:\n  startupPolicy: {startupPolicyOrder: InOrder}/' \
+    "$E2E_DIR/data/jobset-sample.yaml" >"$E2E_TMP/inorder.yaml"
+run_ok kc create -f "$E2E_TMP/inorder.yaml"
+assert_contains "$OUT" "Warning: gang: group inorder can never form: startupPolicy InOrder"
+has_event() { kc get events -n team-a -o json | jq -e '.items[] | select(.reason == "GangCannotForm" and .involvedObject.name == "inorder" and .type == "Warning")' >/dev/null; }
+wait_until 10 has_event || fail "no GangCannotForm event: $(kc get events -n team-a -o json | jq -c '[.items[] | {reason, message}]')"
+
 run_ok kc delete trainer t1 -n team-a
 run_ok kc delete jobset train -n team-a
 wait_until 10 group_gone $CPG t1 || fail "coscheduling group outlived its Trainer"
