@@ -366,6 +366,8 @@ typedef struct gang_ctx {
 	const wmap_gang_plan *plan;
 	const char *name;
 	const char *ns;
+	int kueue_pods; /* Kueue: a kind without an integration, gang-admitted as plain pods */
+	int hard;       /* YuniKorn gangSchedulingStyle=Hard */
 	char *task_groups; /* YuniKorn annotation text, computed once */
 } gang_ctx;
 
@@ -430,7 +432,18 @@ static void stamp_gang(writer *wr, const target *t, const gang_ctx *g)
 			if (g->task_groups)
 				put_str(wr, t, t->annotations, "yunikorn.apache.org/task-groups",
 					g->task_groups, WMAP_PATCH_DEFAULT);
+			put_str(wr, t, t->annotations, "yunikorn.apache.org/schedulingPolicyParameters",
+				g->hard ? "gangSchedulingStyle=Hard" : "gangSchedulingStyle=Soft",
+				WMAP_PATCH_DEFAULT);
 		}
+	}
+	if (row->id == WMAP_GANG_KUEUE && g->kueue_pods && grp && g->queue) {
+		char total[32];
+		snprintf(total, sizeof(total), "%" PRId64, grp->pods);
+		put_str(wr, t, t->labels, "kueue.x-k8s.io/queue-name", g->queue, WMAP_PATCH_DEFAULT);
+		put_str(wr, t, t->labels, "kueue.x-k8s.io/pod-group-name", grp->name, WMAP_PATCH_DEFAULT);
+		put_str(wr, t, t->annotations, "kueue.x-k8s.io/pod-group-total-count", total,
+			WMAP_PATCH_DEFAULT);
 	}
 	if (grp) {
 		char min[32];
@@ -710,6 +723,7 @@ static void gang_settings(gang_ctx *g, const wmap_admission_config *cfg, const p
 		if (p->has_gang && !have_sched) {
 			g->scheduler = p->gang;
 			g->external = p->gang == WMAP_GANG_KAI && p->gang_external;
+			g->hard = p->gang == WMAP_GANG_YUNIKORN && p->gang_hard;
 			have_sched = 1;
 		}
 		if (p->queue && !have_queue) {
@@ -834,6 +848,10 @@ int wmap__admission_mutate(wmap_patch **out, json_t *warnings, const char **reas
 	writer wr = { pb, warnings, NULL, NULL, NULL, 0, err };
 	g.name = pr.w->name;
 	g.ns = pr.ns;
+	{
+		const wmap_gvk *root = pr.w->definition->components[0].kind;
+		g.kueue_pods = root && !wmap_gang_kueue_native(root->group, root->kind);
+	}
 	if (pr.op == WMAP_POLICY_OP_CREATE &&
 	    (rc = plan_gang(&g, &plan, &why, pr.w, pr.kind, warnings, err)))
 		goto done;

@@ -311,6 +311,7 @@ static int never_forms(wmap_gang_plan *plan, const wmap_workload *w)
 			pods += scaled ? subtree(w, mem->node, w->nodes[mem->node].instances[mem->instance].id, 2) : 1;
 		}
 		char buf[200];
+		plan->groups[gi].pods = pods;
 		if (plan->groups[gi].min_member > pods) {
 			snprintf(buf, sizeof(buf), "%lld pods will exist but the minimum is %lld",
 				 (long long)pods, (long long)plan->groups[gi].min_member);
@@ -456,6 +457,24 @@ const wmap_gang_row *const *wmap_gang_group_rows(size_t *n)
 	};
 	*n = sizeof(with_objects) / sizeof(with_objects[0]);
 	return with_objects;
+}
+
+/* Kueue's integrations (Kueue's Helm chart and its job framework list, reference
+ * gang-schedulers.md 5.3), by API group and kind. */
+int wmap_gang_kueue_native(const char *group, const char *kind)
+{
+	static const char *const native[][2] = {
+		{ "", "Pod" }, { "batch", "Job" }, { "apps", "Deployment" }, { "apps", "StatefulSet" },
+		{ "jobset.x-k8s.io", "JobSet" }, { "kubeflow.org", "MPIJob" }, { "kubeflow.org", "PyTorchJob" },
+		{ "kubeflow.org", "TFJob" }, { "kubeflow.org", "XGBoostJob" }, { "kubeflow.org", "PaddleJob" },
+		{ "kubeflow.org", "JAXJob" }, { "ray.io", "RayJob" }, { "ray.io", "RayCluster" },
+		{ "ray.io", "RayService" }, { "workload.codeflare.dev", "AppWrapper" },
+		{ "trainer.kubeflow.org", "TrainJob" }, { "leaderworkerset.x-k8s.io", "LeaderWorkerSet" },
+	};
+	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++)
+		if (group && kind && !strcmp(group, native[i][0]) && !strcmp(kind, native[i][1]))
+			return 1;
+	return 0;
 }
 
 /* ---- group objects ---- */

@@ -48,6 +48,7 @@ typedef struct wmap_gang_group {
 	char *name;            /* a valid label value */
 	const char *pod_group; /* the definition's podGroup name (borrowed), NULL for v2 */
 	int64_t min_member;
+	int64_t pods; /* the pods its members will have (replicas, not minimums) */
 } wmap_gang_group;
 
 typedef struct wmap_gang_member {
@@ -124,6 +125,12 @@ const wmap_gang_row *wmap_gang_row_of(wmap_gang_scheduler s, int kai_external);
 
 /* The rows that create group objects (for `describe` and RBAC): n into *n. */
 const wmap_gang_row *const *wmap_gang_group_rows(size_t *n);
+
+/* 1 when Kueue has an integration of its own for group/kind (Job, JobSet, the Kubeflow
+ * jobs, Ray, LeaderWorkerSet, AppWrapper, TrainJob, Deployment, StatefulSet, Pod): only the
+ * workload's queue label is written. Any other kind is gang-admitted through Kueue's pod
+ * integration: every template carries the queue, the pod group's name and its total count. */
+int wmap_gang_kueue_native(const char *group, const char *kind);
 
 /* The coscheduling profile's schedulerName when no setting gives one (the scheduler-plugins
  * chart's second scheduler). */

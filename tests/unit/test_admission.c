@@ -521,6 +521,11 @@ Test(admission, every_scheduler_writes_its_keys_where_it_reads_them)
 			 "ml-team-llama-train-new", "unique in the cluster: namespace and name");
 	cr_expect_str_eq(at(out, template_ptr(1), "/metadata/labels/yunikorn.apache.org~1app-id"),
 			 "ml-team-llama-train-new", "the same on every template");
+	cr_expect_str_eq(at(out, t0, "/metadata/annotations/yunikorn.apache.org~1schedulingPolicyParameters"),
+			 "gangSchedulingStyle=Soft", "Soft unless a policy asks for Hard");
+	cr_expect_str_eq(at(out, t0, "/metadata/annotations/yunikorn.apache.org~1task-groups"),
+			 at(out, template_ptr(1), "/metadata/annotations/yunikorn.apache.org~1task-groups"),
+			 "the same full task-groups on every template");
 	cr_expect_str_eq(at(out, t0, "/metadata/annotations/yunikorn.apache.org~1task-group-name"),
 			 "replicatedjob-leader");
 	const char *tg = at(out, t0, "/metadata/annotations/yunikorn.apache.org~1task-groups");
@@ -536,6 +541,8 @@ Test(admission, every_scheduler_writes_its_keys_where_it_reads_them)
 	/* the fixture already names a Kueue queue: default mode keeps it */
 	cr_expect_str_eq(at(out, "", "/metadata/labels/kueue.x-k8s.io~1queue-name"),
 			 "ml-team-queue");
+	cr_expect_null(at(out, t0, "/metadata/labels/kueue.x-k8s.io~1pod-group-name"),
+		       "JobSet has a Kueue integration: only the root's label");
 	json_decref(out);
 
 	cfg.scheduler = WMAP_GANG_NATIVE;
