@@ -617,3 +617,48 @@ int wmap_gang_group_objects(json_t **out, const wmap_gang_row *row, const wmap_g
 	}
 	return 0;
 }
+
+/* ---- KAI's Karta labels ---- */
+
+json_t *wmap_karta_labels(const json_t *karta)
+{
+	const json_t *k = json_object_get(json_object_get(json_object_get(json_object_get(
+						  karta, "spec"), "structureDefinition"), "rootComponent"), "kind");
+	const char *g = json_string_value(json_object_get(k, "group"));
+	const char *v = json_string_value(json_object_get(k, "version"));
+	const char *kind = json_string_value(json_object_get(k, "kind"));
+	if (!g || !v || !kind || !*v || !*kind || (*g && !wmap_label_value_valid(g)) ||
+	    !wmap_label_value_valid(v) || !wmap_label_value_valid(kind))
+		return NULL;
+	return json_pack("{s:s, s:s, s:s}", WMAP_KARTA_LABEL_GROUP, g, WMAP_KARTA_LABEL_VERSION, v,
+			 WMAP_KARTA_LABEL_KIND, kind);
+}
+
+json_t *wmap_karta_labelled(const json_t *karta)
+{
+	json_t *out = json_deep_copy(karta), *want = wmap_karta_labels(karta);
+	if (!out || !want) {
+		json_decref(want);
+		return out;
+	}
+	json_t *md = json_object_get(out, "metadata");
+	if (!json_is_object(md)) {
+		md = json_object();
+		if (json_object_set_new(out, "metadata", md) != 0)
+			goto fail;
+	}
+	json_t *labels = json_object_get(md, "labels");
+	if (!json_is_object(labels)) {
+		labels = json_object();
+		if (json_object_set_new(md, "labels", labels) != 0)
+			goto fail;
+	}
+	if (json_object_update(labels, want) != 0)
+		goto fail;
+	json_decref(want);
+	return out;
+fail:
+	json_decref(want);
+	json_decref(out);
+	return NULL;
+}

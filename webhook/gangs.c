@@ -21,6 +21,9 @@
  *   only once every watch has listed (an unsynced collection deletes nothing).
  * A workload whose plan says its gang can never form (a minimum above its pods, members
  * started in order) gets a Warning Event, reason GangCannotForm, once per text.
+ * Every Karta of the cluster keeps KAI's lookup labels (run.ai/karta-group, -version,
+ * -kind equal to its root kind), as upstream's operator stamps them, so that KAI's
+ * pod-grouper (v0.17+) finds it.
  * Nothing is done before the state in force is first synced. Watches run on every replica, so that a new leader acts at once on what it already holds;
  * failed writes are tried again a second later. */
 #define _GNU_SOURCE
@@ -68,7 +71,7 @@ struct gangs {
 	size_t n_w;
 	atomic_uint creates, patches, deletes, replaced, conflicts, errors, rounds, watched;
 	atomic_uint groups; /* groups in place as of the last round */
-	atomic_uint events;
+	atomic_uint events, karta_labels;
 	json_t *evented; /* workload uid -> the warning text an Event was recorded for */
 };
 
@@ -638,18 +641,64 @@ done:
 	return again;
 }
 
+/* KAI's lookup labels (wmap_karta_labels) on every Karta of the cluster, as upstream's
+ * operator keeps them: a merge patch of metadata.labels where they differ. */
+static void label_kartas(gangs *G)
+{
+	json_t *todo = json_object();
+	wh_state *st = wh_inforce_acquire(G->env->inforce);
+	const char *name;
+	json_t *k;
+	json_object_foreach(st->kartas, name, k) {
+		json_t *want = wmap_karta_labels(k), *diff = json_object();
+		const json_t *have = json_object_get(json_object_get(k, "metadata"), "labels");
+		const char *lk;
+		json_t *lv;
+		json_object_foreach(want, lk, lv)
+			if (diff && !json_equal(json_object_get(have, lk), lv))
+				json_object_set(diff, lk, lv);
+		if (todo && diff && json_object_size(diff))
+			json_object_set(todo, name, diff);
+		json_decref(diff);
+		json_decref(want);
+	}
+	wh_inforce_release(st);
+	json_object_foreach(todo, name, k) {
+		json_t *p = json_pack("{s:{s:O}}", "metadata", "labels", k);
+		char *body = p ? wmap_json_text(p, NULL) : NULL;
+		char *esc = wmap_kube_query_escape(name);
+		char path[600];
+		long status = 0;
+		wmap_error err;
+		json_decref(p);
+		snprintf(path, sizeof(path), "/apis/run.ai/v1alpha1/kartas/%s", esc ? esc : name);
+		free(esc);
+		if (body && leading(G)) {
+			if (wmap_kube_request(NULL, &status, G->client, "PATCH", path, "application/merge-patch+json",
+					      body, &err) == 0)
+				atomic_fetch_add(&G->karta_labels, 1);
+			else
+				wh_logf("warn", "gangs: cannot label Karta %s for KAI: %s", name, err.message);
+		}
+		free(body);
+	}
+	json_decref(todo);
+}
+
 static void *gangs_main(void *arg)
 {
 	gangs *G = arg;
 	double next_resync = 0, retry_at = 0;
-	int replan = 1;
+	int replan = 1, kartas_pending = 0;
 	pthread_mutex_lock(&G->lock);
 	while (!atomic_load(&G->stop)) {
 		unsigned kick = G->kick;
 		G->kick = 0;
 		replan |= (kick & (WH_STATE_DEFS | WH_STATE_POLICIES | WH_STATE_CRDS | WH_KICK_LEAD)) != 0;
+		int kartas = kartas_pending || (kick & (WH_STATE_OBJECTS | WH_KICK_LEAD)) != 0;
+		kartas_pending = 0;
 		double now = now_s();
-		int due = G->dirty || replan || (retry_at && now >= retry_at) || now >= next_resync;
+		int due = G->dirty || replan || kartas || (retry_at && now >= retry_at) || now >= next_resync;
 		if (due) {
 			pthread_mutex_unlock(&G->lock);
 			/* Read before the watches are planned: once ready, the plan sees the
@@ -661,6 +710,10 @@ static void *gangs_main(void *arg)
 			/* Not before the first sync: the definitions of the cluster's Kartas are not
 			 * in force yet, and their kinds' groups would look unwanted. */
 			int rc = !ready ? 1 : leading(G) ? round_once(G) : 0;
+			if (ready && leading(G) && (kartas || now >= next_resync))
+				label_kartas(G);
+			else if (kartas && !ready)
+				kartas_pending = 1; /* after the first sync (rc is 1: again in a second) */
 			retry_at = rc ? now_s() + 1.0 : 0;
 			next_resync = now_s() + RESYNC_S;
 			pthread_mutex_lock(&G->lock);
@@ -718,7 +771,7 @@ fail:
 static void gangs_kick(void *self, unsigned what)
 {
 	gangs *G = self;
-	if (!(what & (WH_STATE_DEFS | WH_STATE_POLICIES | WH_STATE_CRDS | WH_KICK_LEAD)))
+	if (!(what & (WH_STATE_DEFS | WH_STATE_POLICIES | WH_STATE_CRDS | WH_STATE_OBJECTS | WH_KICK_LEAD)))
 		return;
 	pthread_mutex_lock(&G->lock);
 	G->kick |= what;
@@ -767,13 +820,14 @@ static void gangs_metrics(void *ctx, wmap_buf *o)
 		{ "wmap_gang_replaced_total", "counter", "Stale group objects (owner UID of a deleted workload) replaced." },
 		{ "wmap_gang_conflicts_total", "counter", "Group names held by another workload's group (left alone)." },
 		{ "wmap_gang_errors_total", "counter", "Writes that failed (tried again)." },
+		{ "wmap_gang_karta_labels_total", "counter", "Kartas given KAI's run.ai/karta-{group,version,kind} labels." },
 		{ "wmap_gang_events_total", "counter", "Warning Events (GangCannotForm) recorded on workloads whose gang can never form." },
 	};
 	const double vals[] = {
 		atomic_load(&G->groups), atomic_load(&G->watched), atomic_load(&G->rounds),
 		atomic_load(&G->creates), atomic_load(&G->patches), atomic_load(&G->deletes),
 		atomic_load(&G->replaced), atomic_load(&G->conflicts), atomic_load(&G->errors),
-		atomic_load(&G->events),
+		atomic_load(&G->karta_labels), atomic_load(&G->events),
 	};
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
 		wh_prom_family(o, fams[i].name, fams[i].type, fams[i].help);

@@ -132,6 +132,21 @@ const wmap_gang_row *const *wmap_gang_group_rows(size_t *n);
  * integration: every template carries the queue, the pod group's name and its total count. */
 int wmap_gang_kueue_native(const char *group, const char *kind);
 
+/* KAI's Karta lookup (v0.17+) lists Kartas by three labels equal to the top owner's group,
+ * version and kind, as upstream's operator stamps them. */
+#define WMAP_KARTA_LABEL_GROUP "run.ai/karta-group"
+#define WMAP_KARTA_LABEL_VERSION "run.ai/karta-version"
+#define WMAP_KARTA_LABEL_KIND "run.ai/karta-kind"
+
+/* The three labels of a Karta object (its spec.structureDefinition.rootComponent.kind) as
+ * a new object {label: value}; NULL when the Karta has no root kind or a value is not a
+ * valid label value. */
+json_t *wmap_karta_labels(const json_t *karta);
+
+/* A copy of karta with those labels set in metadata.labels (its other labels kept); NULL
+ * on allocation failure. */
+json_t *wmap_karta_labelled(const json_t *karta);
+
 /* The coscheduling profile's schedulerName when no setting gives one (the scheduler-plugins
  * chart's second scheduler). */
 #define WMAP_GANG_COSCHED_PROFILE "scheduler-plugins-scheduler"

@@ -43,7 +43,7 @@ for q in "list kartas.run.ai" "watch kartas.run.ai" "get kartas.run.ai/x" "updat
     "delete reports.openreports.io/wmap-policy -n default" "list reports.openreports.io" \
     "create policyreports.wgpolicyk8s.io -n default" \
     "watch jobsets.jobset.x-k8s.io" "update jobsets.jobset.x-k8s.io/x -n default --subresource=finalizers" \
-    "create events -n default"; do
+    "create events -n default" "patch kartas.run.ai/x"; do
     # shellcheck disable=SC2086
     assert_eq yes "$(can $q)" "can-i $q"
 done

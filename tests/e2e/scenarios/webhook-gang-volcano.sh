@@ -15,6 +15,14 @@ source "$E2E_DIR/gang-helpers.sh"
 gang_setup "$GANG_DATA/policy-volcano.yaml"
 PG=podgroups.scheduling.volcano.sh
 
+# KAI's lookup labels on the Karta created with kubectl, kept by the leader.
+karta_labelled() {
+    [[ $(kc get karta example-com-trainer-v1 -o json | jq -c '.metadata.labels | {g: .["run.ai/karta-group"], v: .["run.ai/karta-version"], k: .["run.ai/karta-kind"]}') == '{"g":"example.com","v":"v1","k":"Trainer"}' ]]
+}
+wait_until 10 karta_labelled || fail "the Karta lacks KAI's labels: $(kc get karta example-com-trainer-v1 -o jsonpath='{.metadata.labels}')"
+run_ok kc label karta example-com-trainer-v1 run.ai/karta-kind=Wrong --overwrite
+wait_until 10 karta_labelled || fail "a wrong label was not put right"
+
 t0=$(now_ms)
 run_ok kc create -f "$GANG_DATA/trainer.yaml"
 wait_until 10 group_is $PG t1 '.spec.minMember == 4' || fail "no Volcano PodGroup t1: $(kc get $PG -A -o json)"
