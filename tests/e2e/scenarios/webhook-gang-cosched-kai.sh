@@ -71,3 +71,30 @@ run_ok kc delete trainer t1 -n team-a
 run_ok kc delete jobset train -n team-a
 wait_until 10 group_gone $CPG t1 || fail "coscheduling group outlived its Trainer"
 wait_until 10 group_gone $KPG train || fail "KAI group outlived its JobSet"
+
+# KAI Karta mode: install --check --gang-scheduler kai says, per Karta kind, whether KAI can
+# gang it. The Trainer's Karta carries the labels (the leader's), but KAI's pod-grouper may
+# not list trainers yet; once a ClusterRole grants it, the verdict is ok; a second Karta for
+# the same kind and version is a failure of both (KAI would take neither).
+plugin_on_path || fail "plugin not built"
+kai_line() { kubectl wmap install --check --gang-scheduler kai 2>&1 | grep '^kai Trainer.example.com/v1' || true; }
+assert_contains "$(kai_line)" "FAIL  Karta example-com-trainer-v1: system:serviceaccount:kai-scheduler:pod-grouper may not list trainers.example.com"
+run_ok kc create namespace kai-scheduler
+run_ok kc apply -f - <<'Y'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: kai-trainers}
+rules:
+  - {apiGroups: [example.com], resources: [trainers], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: kai-trainers}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kai-trainers}
+subjects: [{kind: ServiceAccount, name: pod-grouper, namespace: kai-scheduler}]
+Y
+assert_contains "$(kai_line)" "ok    KAI can gang it from Karta example-com-trainer-v1"
+sed 's/name: example-com-trainer-v1$/name: trainer-copy/' "$GANG_DATA/trainer-karta.yaml" >"$E2E_TMP/copy.yaml"
+run_ok kc create -f "$E2E_TMP/copy.yaml"
+wait_until 10 bash -c "kubectl wmap install --check --gang-scheduler kai 2>&1 | grep -q '2 Kartas claim v1 Trainer'" \
+    || fail "two Kartas for one kind not reported: $(kai_line)"
