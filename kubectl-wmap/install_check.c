@@ -230,17 +230,33 @@ static void check_answers(check_ctx *c)
 static int kai_native(const char *group, const char *kind)
 {
 	static const char *const native[][2] = {
-		{ "apps", "Deployment" }, { "apps", "StatefulSet" }, { "apps", "ReplicaSet" },
-		{ "batch", "Job" }, { "batch", "CronJob" }, { "", "Pod" },
-		{ "kubeflow.org", "TFJob" }, { "kubeflow.org", "PyTorchJob" }, { "kubeflow.org", "XGBoostJob" },
-		{ "kubeflow.org", "JAXJob" }, { "kubeflow.org", "MPIJob" }, { "kubeflow.org", "Notebook" },
-		{ "ray.io", "RayCluster" }, { "ray.io", "RayJob" }, { "ray.io", "RayService" },
-		{ "jobset.x-k8s.io", "JobSet" }, { "leaderworkerset.x-k8s.io", "LeaderWorkerSet" },
-		{ "grove.io", "PodCliqueSet" }, { "grove.io", "PodGangSet" },
-		{ "serving.knative.dev", "Service" }, { "machinelearning.seldon.io", "SeldonDeployment" },
-		{ "kubevirt.io", "VirtualMachineInstance" }, { "tekton.dev", "PipelineRun" },
-		{ "tekton.dev", "TaskRun" }, { "argoproj.io", "Workflow" },
-		{ "trainer.kubeflow.org", "TrainJob" }, { "nvidia.com", "DynamoGraphDeployment" },
+		{ "apps", "Deployment" },
+		{ "apps", "StatefulSet" },
+		{ "apps", "ReplicaSet" },
+		{ "batch", "Job" },
+		{ "batch", "CronJob" },
+		{ "", "Pod" },
+		{ "kubeflow.org", "TFJob" },
+		{ "kubeflow.org", "PyTorchJob" },
+		{ "kubeflow.org", "XGBoostJob" },
+		{ "kubeflow.org", "JAXJob" },
+		{ "kubeflow.org", "MPIJob" },
+		{ "kubeflow.org", "Notebook" },
+		{ "ray.io", "RayCluster" },
+		{ "ray.io", "RayJob" },
+		{ "ray.io", "RayService" },
+		{ "jobset.x-k8s.io", "JobSet" },
+		{ "leaderworkerset.x-k8s.io", "LeaderWorkerSet" },
+		{ "grove.io", "PodCliqueSet" },
+		{ "grove.io", "PodGangSet" },
+		{ "serving.knative.dev", "Service" },
+		{ "machinelearning.seldon.io", "SeldonDeployment" },
+		{ "kubevirt.io", "VirtualMachineInstance" },
+		{ "tekton.dev", "PipelineRun" },
+		{ "tekton.dev", "TaskRun" },
+		{ "argoproj.io", "Workflow" },
+		{ "trainer.kubeflow.org", "TrainJob" },
+		{ "nvidia.com", "DynamoGraphDeployment" },
 	};
 	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++)
 		if (!strcmp(group, native[i][0]) && !strcmp(kind, native[i][1]))
@@ -286,12 +302,16 @@ static void check_kai(check_ctx *c)
 	}
 	json_array_foreach(json_object_get(list, "items"), i, k) {
 		const json_t *gvk = json_object_get(json_object_get(json_object_get(json_object_get(
-								k, "spec"), "structureDefinition"), "rootComponent"), "kind");
+											    k, "spec"),
+										    "structureDefinition"),
+								    "rootComponent"),
+						    "kind");
 		const char *g = json_string_value(json_object_get(gvk, "group"));
 		const char *v = json_string_value(json_object_get(gvk, "version"));
 		const char *kind = json_string_value(json_object_get(gvk, "kind"));
 		const json_t *gs = json_object_get(json_object_get(json_object_get(k, "spec"),
-								   "optimizationInstructions"), "gangScheduling");
+								   "optimizationInstructions"),
+						   "gangScheduling");
 		json_t *want = wmap_karta_labels(k);
 		const json_t *have = json_object_get(json_object_get(k, "metadata"), "labels");
 		char name[300], bad[900] = "";
@@ -320,13 +340,15 @@ static void check_kai(check_ctx *c)
 			labelled &= json_equal(json_object_get(have, lk), lv);
 		if (!labelled)
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%slacks the run.ai/karta-* labels of "
-				 "its root kind (wmap-webhook's leader sets them)", bad[0] ? "; " : "");
+									       "its root kind (wmap-webhook's leader sets them)",
+				 bad[0] ? "; " : "");
 		if (claims > 1)
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%d Kartas claim %s %s (KAI takes none)",
 				 bad[0] ? "; " : "", claims, v, kind);
 		if (!json_object_get(gs, "podGroup") && !json_array_size(json_object_get(gs, "podGroups")))
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sno gang instructions "
-				 "(optimizationInstructions.gangScheduling)", bad[0] ? "; " : "");
+									       "(optimizationInstructions.gangScheduling)",
+				 bad[0] ? "; " : "");
 		const wmap_api_resource *r = wmap_discovery_find_kind(c->lc->disc, g, v, kind);
 		const char *may = r ? kai_may_list(c, g, r->plural) : NULL;
 		if (!r)
@@ -334,11 +356,10 @@ static void check_kai(check_ctx *c)
 				 bad[0] ? "; " : "", g, v, kind);
 		else if (may && !strcmp(may, "no"))
 			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%s may not list %s.%s "
-				 "(grant it get/list/watch, or KAI groups its pods one by one)",
+									       "(grant it get/list/watch, or KAI groups its pods one by one)",
 				 bad[0] ? "; " : "", KAI_SA, r->plural, g);
 		if (bad[0])
-			report(c, name, "FAIL", "Karta %s: %s", json_string_value(json_object_get(
-					json_object_get(k, "metadata"), "name")), bad);
+			report(c, name, "FAIL", "Karta %s: %s", json_string_value(json_object_get(json_object_get(k, "metadata"), "name")), bad);
 		else
 			report(c, name, "ok", "KAI can gang it from Karta %s%s",
 			       json_string_value(json_object_get(json_object_get(k, "metadata"), "name")),

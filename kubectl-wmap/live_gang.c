@@ -275,11 +275,12 @@ static int add_missing(live_gang *g, live_ctx *lc, const wmap_workload *w, wmap_
 		char msg[512];
 		if (!wmap_discovery_find_kind(lc->disc, row->api_group, row->version, row->kind))
 			snprintf(msg, sizeof(msg), "the cluster does not serve %s %s (install the scheduler's "
-				 "CRDs); the pods wait for it", av, row->kind);
+						   "CRDs); the pods wait for it",
+				 av, row->kind);
 		else
 			snprintf(msg, sizeof(msg), "not found in %s; wmap-webhook's leader creates it (is it "
-				 "running against this cluster, and may it list and watch this kind? see "
-				 "deploy/base/02-rbac.yaml); until then the pods wait",
+						   "running against this cluster, and may it list and watch this kind? see "
+						   "deploy/base/02-rbac.yaml); until then the pods wait",
 				 w->namespace_ ? w->namespace_ : "the namespace");
 		json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "apiVersion", av, "kind", row->kind,
 				      "name", want, "scheduler", who, "missing", 1, "message", msg);

@@ -366,8 +366,8 @@ typedef struct gang_ctx {
 	const wmap_gang_plan *plan;
 	const char *name;
 	const char *ns;
-	int kueue_pods; /* Kueue: a kind without an integration, gang-admitted as plain pods */
-	int hard;       /* YuniKorn gangSchedulingStyle=Hard */
+	int kueue_pods;    /* Kueue: a kind without an integration, gang-admitted as plain pods */
+	int hard;          /* YuniKorn gangSchedulingStyle=Hard */
 	char *task_groups; /* YuniKorn annotation text, computed once */
 } gang_ctx;
 

@@ -86,7 +86,8 @@ static int64_t subtree(const wmap_workload *w, size_t k, const char *id, int sca
 	for (size_t i = 0; i < n->n_instances; i++) {
 		if (id && strcmp(n->instances[i].id, id) != 0)
 			continue;
-		own += scaled == 2 ? will_exist(&n->instances[i]) : scaled ? effective_min(&n->instances[i]) : 1;
+		own += scaled == 2 ? will_exist(&n->instances[i]) : scaled ? effective_min(&n->instances[i])
+									   : 1;
 	}
 	if (leaf)
 		return own;
@@ -394,53 +395,43 @@ done:
 
 /* ---- the scheduler table (wmap/gang.h) ---- */
 
-#define NO_KEY { NULL, WMAP_GANG_AT_NONE }
+#define NO_KEY                          \
+	{                               \
+		NULL, WMAP_GANG_AT_NONE \
+	}
 
 static const wmap_gang_row rows[WMAP_GANG_COUNT] = {
-	[WMAP_GANG_NONE] = { .id = WMAP_GANG_NONE, .name = "none", .group = NO_KEY, .task = NO_KEY,
-			     .queue = NO_KEY, .opt_out = NO_KEY },
+	[WMAP_GANG_NONE] = { .id = WMAP_GANG_NONE, .name = "none", .group = NO_KEY, .task = NO_KEY, .queue = NO_KEY, .opt_out = NO_KEY },
 	/* Karta mode: KAI's pod-grouper makes the group from a labelled Karta (v0.17+). */
-	[WMAP_GANG_KAI] = { .id = WMAP_GANG_KAI, .name = "kai", .scheduler_name = "kai-scheduler",
-			    .group = NO_KEY, .task = NO_KEY,
-			    .queue = { "kai.scheduler/queue", WMAP_GANG_AT_ROOT_LABEL }, .opt_out = NO_KEY },
+	[WMAP_GANG_KAI] = { .id = WMAP_GANG_KAI, .name = "kai", .scheduler_name = "kai-scheduler", .group = NO_KEY, .task = NO_KEY, .queue = { "kai.scheduler/queue", WMAP_GANG_AT_ROOT_LABEL }, .opt_out = NO_KEY },
 	/* The annotation alone stops Volcano's pg-controller; nobody else creates the group. */
-	[WMAP_GANG_VOLCANO] = { .id = WMAP_GANG_VOLCANO, .name = "volcano", .scheduler_name = "volcano",
-				.group = { "scheduling.k8s.io/group-name", WMAP_GANG_AT_ANNOTATION },
-				.task = { "volcano.sh/task-spec", WMAP_GANG_AT_ANNOTATION },
-				.queue = { "scheduling.volcano.sh/queue-name", WMAP_GANG_AT_ANNOTATION },
-				.opt_out = NO_KEY, .api_group = "scheduling.volcano.sh", .version = "v1beta1",
-				.kind = "PodGroup", .resource = "podgroups", .status_subresource = 0,
-				.min_resources = 1, .task_minimums = 1 },
+	[WMAP_GANG_VOLCANO] = { .id = WMAP_GANG_VOLCANO, .name = "volcano", .scheduler_name = "volcano", .group = { "scheduling.k8s.io/group-name", WMAP_GANG_AT_ANNOTATION }, .task = { "volcano.sh/task-spec", WMAP_GANG_AT_ANNOTATION }, .queue = { "scheduling.volcano.sh/queue-name", WMAP_GANG_AT_ANNOTATION }, .opt_out = NO_KEY, .api_group = "scheduling.volcano.sh", .version = "v1beta1", .kind = "PodGroup", .resource = "podgroups", .status_subresource = 0, .min_resources = 1, .task_minimums = 1 },
 	/* The label is read only by a profile that enables Coscheduling. */
-	[WMAP_GANG_COSCHEDULING] = { .id = WMAP_GANG_COSCHEDULING, .name = "coscheduling",
-				     .scheduler_name = WMAP_GANG_COSCHED_PROFILE,
-				     .group = { "scheduling.x-k8s.io/pod-group", WMAP_GANG_AT_LABEL },
-				     .task = NO_KEY, .queue = NO_KEY, .opt_out = NO_KEY,
-				     .api_group = "scheduling.x-k8s.io", .version = "v1alpha1",
-				     .kind = "PodGroup", .resource = "podgroups", .status_subresource = 1,
-				     .min_resources = 1, .task_minimums = 0 },
+	[WMAP_GANG_COSCHEDULING] = { .id = WMAP_GANG_COSCHEDULING, .name = "coscheduling", .scheduler_name = WMAP_GANG_COSCHED_PROFILE, .group = { "scheduling.x-k8s.io/pod-group", WMAP_GANG_AT_LABEL }, .task = NO_KEY, .queue = NO_KEY, .opt_out = NO_KEY, .api_group = "scheduling.x-k8s.io", .version = "v1alpha1", .kind = "PodGroup", .resource = "podgroups", .status_subresource = 1, .min_resources = 1, .task_minimums = 0 },
 	/* No object: the application is built from the pods' annotations (admission.c). */
-	[WMAP_GANG_YUNIKORN] = { .id = WMAP_GANG_YUNIKORN, .name = "yunikorn", .scheduler_name = "yunikorn",
-				 .group = NO_KEY,
-				 .task = { "yunikorn.apache.org/task-group-name", WMAP_GANG_AT_ANNOTATION },
-				 .queue = { "yunikorn.apache.org/queue", WMAP_GANG_AT_LABEL }, .opt_out = NO_KEY },
-	[WMAP_GANG_KUEUE] = { .id = WMAP_GANG_KUEUE, .name = "kueue", .group = NO_KEY, .task = NO_KEY,
-			      .queue = { "kueue.x-k8s.io/queue-name", WMAP_GANG_AT_ROOT_LABEL },
-			      .opt_out = NO_KEY },
-	[WMAP_GANG_NATIVE] = { .id = WMAP_GANG_NATIVE, .name = "native", .group = NO_KEY, .task = NO_KEY,
-			       .queue = NO_KEY, .opt_out = NO_KEY },
+	[WMAP_GANG_YUNIKORN] = { .id = WMAP_GANG_YUNIKORN, .name = "yunikorn", .scheduler_name = "yunikorn", .group = NO_KEY, .task = { "yunikorn.apache.org/task-group-name", WMAP_GANG_AT_ANNOTATION }, .queue = { "yunikorn.apache.org/queue", WMAP_GANG_AT_LABEL }, .opt_out = NO_KEY },
+	[WMAP_GANG_KUEUE] = { .id = WMAP_GANG_KUEUE, .name = "kueue", .group = NO_KEY, .task = NO_KEY, .queue = { "kueue.x-k8s.io/queue-name", WMAP_GANG_AT_ROOT_LABEL }, .opt_out = NO_KEY },
+	[WMAP_GANG_NATIVE] = { .id = WMAP_GANG_NATIVE, .name = "native", .group = NO_KEY, .task = NO_KEY, .queue = NO_KEY, .opt_out = NO_KEY },
 };
 
 /* External mode: wmap makes the PodGroup, KAI's pod-grouper is told to keep off. The group
  * object's spec.queue is what KAI reads for such groups. */
 static const wmap_gang_row kai_external = {
-	.id = WMAP_GANG_KAI, .name = "kai-external", .scheduler_name = "kai-scheduler",
+	.id = WMAP_GANG_KAI,
+	.name = "kai-external",
+	.scheduler_name = "kai-scheduler",
 	.group = { "pod-group-name", WMAP_GANG_AT_ANNOTATION },
 	.task = { "kai.scheduler/subgroup-name", WMAP_GANG_AT_LABEL },
 	.queue = { "kai.scheduler/queue", WMAP_GANG_AT_ROOT_LABEL },
-	.opt_out = { "kai.scheduler/skip-podgrouper", WMAP_GANG_AT_ANNOTATION }, .opt_out_value = "true",
-	.api_group = "scheduling.run.ai", .version = "v2alpha2", .kind = "PodGroup",
-	.resource = "podgroups", .status_subresource = 1, .min_resources = 0, .task_minimums = 2,
+	.opt_out = { "kai.scheduler/skip-podgrouper", WMAP_GANG_AT_ANNOTATION },
+	.opt_out_value = "true",
+	.api_group = "scheduling.run.ai",
+	.version = "v2alpha2",
+	.kind = "PodGroup",
+	.resource = "podgroups",
+	.status_subresource = 1,
+	.min_resources = 0,
+	.task_minimums = 2,
 };
 
 const wmap_gang_row *wmap_gang_row_of(wmap_gang_scheduler s, int external)
@@ -453,7 +444,9 @@ const wmap_gang_row *wmap_gang_row_of(wmap_gang_scheduler s, int external)
 const wmap_gang_row *const *wmap_gang_group_rows(size_t *n)
 {
 	static const wmap_gang_row *const with_objects[] = {
-		&rows[WMAP_GANG_VOLCANO], &rows[WMAP_GANG_COSCHEDULING], &kai_external,
+		&rows[WMAP_GANG_VOLCANO],
+		&rows[WMAP_GANG_COSCHEDULING],
+		&kai_external,
 	};
 	*n = sizeof(with_objects) / sizeof(with_objects[0]);
 	return with_objects;
@@ -464,12 +457,23 @@ const wmap_gang_row *const *wmap_gang_group_rows(size_t *n)
 int wmap_gang_kueue_native(const char *group, const char *kind)
 {
 	static const char *const native[][2] = {
-		{ "", "Pod" }, { "batch", "Job" }, { "apps", "Deployment" }, { "apps", "StatefulSet" },
-		{ "jobset.x-k8s.io", "JobSet" }, { "kubeflow.org", "MPIJob" }, { "kubeflow.org", "PyTorchJob" },
-		{ "kubeflow.org", "TFJob" }, { "kubeflow.org", "XGBoostJob" }, { "kubeflow.org", "PaddleJob" },
-		{ "kubeflow.org", "JAXJob" }, { "ray.io", "RayJob" }, { "ray.io", "RayCluster" },
-		{ "ray.io", "RayService" }, { "workload.codeflare.dev", "AppWrapper" },
-		{ "trainer.kubeflow.org", "TrainJob" }, { "leaderworkerset.x-k8s.io", "LeaderWorkerSet" },
+		{ "", "Pod" },
+		{ "batch", "Job" },
+		{ "apps", "Deployment" },
+		{ "apps", "StatefulSet" },
+		{ "jobset.x-k8s.io", "JobSet" },
+		{ "kubeflow.org", "MPIJob" },
+		{ "kubeflow.org", "PyTorchJob" },
+		{ "kubeflow.org", "TFJob" },
+		{ "kubeflow.org", "XGBoostJob" },
+		{ "kubeflow.org", "PaddleJob" },
+		{ "kubeflow.org", "JAXJob" },
+		{ "ray.io", "RayJob" },
+		{ "ray.io", "RayCluster" },
+		{ "ray.io", "RayService" },
+		{ "workload.codeflare.dev", "AppWrapper" },
+		{ "trainer.kubeflow.org", "TrainJob" },
+		{ "leaderworkerset.x-k8s.io", "LeaderWorkerSet" },
 	};
 	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++)
 		if (group && kind && !strcmp(group, native[i][0]) && !strcmp(kind, native[i][1]))
@@ -623,7 +627,10 @@ int wmap_gang_group_objects(json_t **out, const wmap_gang_row *row, const wmap_g
 json_t *wmap_karta_labels(const json_t *karta)
 {
 	const json_t *k = json_object_get(json_object_get(json_object_get(json_object_get(
-						  karta, "spec"), "structureDefinition"), "rootComponent"), "kind");
+										  karta, "spec"),
+									  "structureDefinition"),
+							  "rootComponent"),
+					  "kind");
 	const char *g = json_string_value(json_object_get(k, "group"));
 	const char *v = json_string_value(json_object_get(k, "version"));
 	const char *kind = json_string_value(json_object_get(k, "kind"));

@@ -99,8 +99,7 @@ static void on_change(void *ud, const json_t *objects, int synced)
 static void *watch_main(void *arg)
 {
 	watchw *W = arg;
-	wmap_watch_opts o = { .path = W->path, .backoff_min_ms = 500, .backoff_max_ms = 10000,
-			      .on_change = on_change, .ud = W, .stop = &W->stop };
+	wmap_watch_opts o = { .path = W->path, .backoff_min_ms = 500, .backoff_max_ms = 10000, .on_change = on_change, .ud = W, .stop = &W->stop };
 	wmap_error err;
 	if (wmap_watch_run(W->client, &o, &W->stats, &err) != 0)
 		wh_logf("error", "gangs: watch %s stopped: %s", W->path, err.message);
@@ -272,7 +271,8 @@ static const char *const *owned_fields(const wmap_gang_row *row)
 	static const char *const volcano[] = { "minMember", "minTaskMember", "queue", "priorityClassName", "minResources", NULL };
 	static const char *const cosched[] = { "minMember", "minResources", "scheduleTimeoutSeconds", NULL };
 	static const char *const kai[] = { "minMember", "minSubGroup", "subGroups", "priorityClassName", NULL };
-	return row->id == WMAP_GANG_VOLCANO ? volcano : row->id == WMAP_GANG_COSCHEDULING ? cosched : kai;
+	return row->id == WMAP_GANG_VOLCANO ? volcano : row->id == WMAP_GANG_COSCHEDULING ? cosched
+											  : kai;
 }
 
 /* A merge patch taking live to want (wmap's fields only), or NULL when equal. */
@@ -370,7 +370,8 @@ static int reconcile_one(gangs *G, const wmap_gang_row *row, const json_t *live,
 		const char *uid = json_string_value(json_object_get(json_object_get(live, "metadata"), "uid"));
 		char body[256];
 		snprintf(body, sizeof(body), "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\","
-					     "\"preconditions\":{\"uid\":\"%s\"}}", uid ? uid : "");
+					     "\"preconditions\":{\"uid\":\"%s\"}}",
+			 uid ? uid : "");
 		if (!leading(G))
 			return 0;
 		int rc = wmap_kube_request(NULL, &status, G->client, "DELETE", path, "application/json", body, &err);
@@ -504,8 +505,8 @@ static void record_event(gangs *G, json_t *seen, const json_t *obj, const json_t
  * when something should be tried again. */
 static int round_once(gangs *G)
 {
-	json_t *want = json_object(); /* key -> [row index, object] */
-	json_t *live = json_object(); /* key -> object */
+	json_t *want = json_object();    /* key -> [row index, object] */
+	json_t *live = json_object();    /* key -> object */
 	json_t *evented = json_object(); /* this round's workloads with a can-never-form note */
 	json_t *snaps[MAX_WATCHES] = { 0 };
 
@@ -534,9 +535,7 @@ static int round_once(gangs *G)
 		goto done;
 	}
 	const wh_options *opt = G->env->opt;
-	wmap_admission_config cfg = { .scheduler = opt->scheduler, .queue = opt->queue, .policies = st->policies,
-				      .cosched_profile = opt->cosched_profile,
-				      .kai_external = opt->kai_mode && !strcmp(opt->kai_mode, "external") };
+	wmap_admission_config cfg = { .scheduler = opt->scheduler, .queue = opt->queue, .policies = st->policies, .cosched_profile = opt->cosched_profile, .kai_external = opt->kai_mode && !strcmp(opt->kai_mode, "external") };
 	for (size_t i = 0; i < G->n_w; i++) {
 		const char *k;
 		json_t *obj;
@@ -619,8 +618,7 @@ static int round_once(gangs *G)
 			if (wmap_kube_request(NULL, &status, G->client, "DELETE", path, NULL, NULL, &err) == 0) {
 				atomic_fetch_add(&G->deletes, 1);
 				wh_logf("info", "gangs: deleted %s (no workload asks for it)", path);
-			}
-			else if (status != 404) {
+			} else if (status != 404) {
 				atomic_fetch_add(&G->errors, 1);
 				again = -1;
 			}
@@ -709,7 +707,8 @@ static void *gangs_main(void *arg)
 			replan = 0;
 			/* Not before the first sync: the definitions of the cluster's Kartas are not
 			 * in force yet, and their kinds' groups would look unwanted. */
-			int rc = !ready ? 1 : leading(G) ? round_once(G) : 0;
+			int rc = !ready ? 1 : leading(G) ? round_once(G)
+							 : 0;
 			if (ready && leading(G) && (kartas || now >= next_resync))
 				label_kartas(G);
 			else if (kartas && !ready)
@@ -824,10 +823,17 @@ static void gangs_metrics(void *ctx, wmap_buf *o)
 		{ "wmap_gang_events_total", "counter", "Warning Events (GangCannotForm) recorded on workloads whose gang can never form." },
 	};
 	const double vals[] = {
-		atomic_load(&G->groups), atomic_load(&G->watched), atomic_load(&G->rounds),
-		atomic_load(&G->creates), atomic_load(&G->patches), atomic_load(&G->deletes),
-		atomic_load(&G->replaced), atomic_load(&G->conflicts), atomic_load(&G->errors),
-		atomic_load(&G->karta_labels), atomic_load(&G->events),
+		atomic_load(&G->groups),
+		atomic_load(&G->watched),
+		atomic_load(&G->rounds),
+		atomic_load(&G->creates),
+		atomic_load(&G->patches),
+		atomic_load(&G->deletes),
+		atomic_load(&G->replaced),
+		atomic_load(&G->conflicts),
+		atomic_load(&G->errors),
+		atomic_load(&G->karta_labels),
+		atomic_load(&G->events),
 	};
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
 		wh_prom_family(o, fams[i].name, fams[i].type, fams[i].help);

@@ -153,11 +153,11 @@ json_t *wmap_karta_labelled(const json_t *karta);
 
 /* What a group object is built from besides the plan. */
 typedef struct wmap_gang_build {
-	const json_t *workload;         /* the live object: apiVersion, kind, metadata.{name,namespace,uid} */
-	const wmap_workload *w;         /* resolved with resources */
-	const char *queue;              /* NULL: none written (Volcano's default queue applies) */
-	const char *priority_class;     /* NULL: none */
-	int64_t schedule_timeout_s;     /* coscheduling scheduleTimeoutSeconds, 0 = unset */
+	const json_t *workload;     /* the live object: apiVersion, kind, metadata.{name,namespace,uid} */
+	const wmap_workload *w;     /* resolved with resources */
+	const char *queue;          /* NULL: none written (Volcano's default queue applies) */
+	const char *priority_class; /* NULL: none */
+	int64_t schedule_timeout_s; /* coscheduling scheduleTimeoutSeconds, 0 = unset */
 } wmap_gang_build;
 
 /* Labels every group object of wmap carries (the controller lists its own by them). */

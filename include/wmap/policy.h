@@ -88,7 +88,7 @@ typedef struct wmap_policy {
 
 	int has_gang; /* gang.scheduler given */
 	wmap_gang_scheduler gang;
-	char *queue; /* gang.queue, NULL when unset */
+	char *queue;       /* gang.queue, NULL when unset */
 	int gang_external; /* gang.mode: external (KAI: wmap makes the PodGroup); karta = 0 */
 	int gang_hard;     /* gang.style: Hard (YuniKorn fails the app on timeout); Soft = 0 */
 
