@@ -73,6 +73,12 @@ struct gangs {
 	atomic_uint groups; /* groups in place as of the last round */
 	atomic_uint events, karta_labels;
 	json_t *evented; /* workload uid -> the warning text an Event was recorded for */
+	/* What each workload asks for, by "group/resource/ns/name": [resourceVersion, groups,
+	 * warnings, row name]; only the reconcile thread uses it. Emptied when the definitions
+	 * or the policies change (cache_clear, under lock). */
+	json_t *cache;
+	int cache_clear;
+	const void *cache_defs, *cache_policies;
 };
 
 static double now_s(void)
@@ -266,6 +272,17 @@ static int str_eq(const char *a, const char *b)
 }
 
 /* The spec fields wmap writes, per row (the rest is the scheduler's or the user's). */
+/* The row of a name in the cache (wmap_gang_row.name); NONE's row when unknown. */
+static const wmap_gang_row *row_named(const char *name)
+{
+	size_t n;
+	const wmap_gang_row *const *rows = wmap_gang_group_rows(&n);
+	for (size_t i = 0; name && i < n; i++)
+		if (!strcmp(rows[i]->name, name))
+			return rows[i];
+	return wmap_gang_row_of(WMAP_GANG_NONE, 0);
+}
+
 static const char *const *owned_fields(const wmap_gang_row *row)
 {
 	static const char *const volcano[] = { "minMember", "minTaskMember", "queue", "priorityClassName", "minResources", NULL };
@@ -520,6 +537,8 @@ static int round_once(gangs *G)
 	}
 	pthread_mutex_lock(&G->lock);
 	G->dirty = 0;
+	int clear = G->cache_clear;
+	G->cache_clear = 0;
 	for (size_t i = 0; i < G->n_w; i++) {
 		snaps[i] = json_incref(G->w[i]->objects);
 		synced &= snaps[i] != NULL;
@@ -529,13 +548,22 @@ static int round_once(gangs *G)
 	wmap_engine *eng = NULL;
 	const wmap_gang_row *rowsv[8];
 	size_t nrows = 0;
-	if (wmap_engine_new(&eng, st->defs->reg, &err) != 0) {
+	json_t *ncache = json_object();
+	if (!ncache) {
 		wh_inforce_release(st);
 		again = -1;
 		goto done;
 	}
+	if (clear || !G->cache || G->cache_defs != st->defs || G->cache_policies != st->policies) {
+		json_decref(G->cache);
+		G->cache = json_object();
+		G->cache_defs = st->defs;
+		G->cache_policies = st->policies;
+	}
 	const wh_options *opt = G->env->opt;
-	wmap_admission_config cfg = { .scheduler = opt->scheduler, .queue = opt->queue, .policies = st->policies, .cosched_profile = opt->cosched_profile, .kai_external = opt->kai_mode && !strcmp(opt->kai_mode, "external") };
+	wmap_admission_config cfg = { .scheduler = opt->scheduler, .queue = opt->queue, .policies = st->policies,
+				      .cosched_profile = opt->cosched_profile,
+				      .kai_external = opt->kai_mode && !strcmp(opt->kai_mode, "external") };
 	for (size_t i = 0; i < G->n_w; i++) {
 		const char *k;
 		json_t *obj;
@@ -552,15 +580,32 @@ static int round_once(gangs *G)
 			continue;
 		}
 		json_object_foreach(snaps[i], k, obj) {
-			json_t *groups = NULL;
+			json_t *groups = NULL, *warns = NULL;
 			const wmap_gang_row *row = NULL;
-			if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp"))
+			const json_t *md = json_object_get(obj, "metadata");
+			const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
+			char ck[800];
+			if (json_object_get(md, "deletionTimestamp"))
 				continue; /* going: its groups go with it */
-			json_t *warns = json_array();
-			if (wmap_admission_groups(&groups, &row, warns, eng, &cfg, obj, &err) != 0) {
-				json_decref(warns);
-				continue;
+			snprintf(ck, sizeof(ck), "%s/%s", G->w[i]->key, k);
+			json_t *hit = json_object_get(G->cache, ck);
+			if (hit && rv && str_eq(json_string_value(json_array_get(hit, 0)), rv)) {
+				groups = json_incref(json_array_get(hit, 1));
+				warns = json_incref(json_array_get(hit, 2));
+				row = row_named(json_string_value(json_array_get(hit, 3)));
+			} else {
+				if (!eng && wmap_engine_new(&eng, st->defs->reg, &err) != 0) {
+					again = -1;
+					break;
+				}
+				warns = json_array();
+				if (wmap_admission_groups(&groups, &row, warns, eng, &cfg, obj, &err) != 0) {
+					json_decref(warns);
+					continue;
+				}
 			}
+			if (rv && groups && warns)
+				json_object_set_new(ncache, ck, json_pack("[s, O, O, s]", rv, groups, warns, row->name));
 			if (json_array_size(groups))
 				record_event(G, evented, obj, warns);
 			json_decref(warns);
@@ -579,6 +624,8 @@ static int round_once(gangs *G)
 			json_decref(groups);
 		}
 	}
+	json_decref(G->cache); /* only the workloads still there */
+	G->cache = ncache;
 	wmap_engine_free(eng);
 	wh_inforce_release(st);
 	/* a group kind watched but not wanted by any workload: its groups are all stale */
@@ -774,6 +821,7 @@ static void gangs_kick(void *self, unsigned what)
 		return;
 	pthread_mutex_lock(&G->lock);
 	G->kick |= what;
+	G->cache_clear |= (what & (WH_STATE_DEFS | WH_STATE_POLICIES)) != 0;
 	pthread_cond_signal(&G->cond);
 	pthread_mutex_unlock(&G->lock);
 }
@@ -797,6 +845,7 @@ static void gangs_stop(void *self)
 	wmap_discovery_free(G->disc);
 	wmap_kube_client_free(G->client);
 	json_decref(G->evented);
+	json_decref(G->cache);
 	pthread_mutex_destroy(&G->lock);
 	pthread_cond_destroy(&G->cond);
 	free(G);
