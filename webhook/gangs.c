@@ -561,9 +561,7 @@ static int round_once(gangs *G)
 		G->cache_policies = st->policies;
 	}
 	const wh_options *opt = G->env->opt;
-	wmap_admission_config cfg = { .scheduler = opt->scheduler, .queue = opt->queue, .policies = st->policies,
-				      .cosched_profile = opt->cosched_profile,
-				      .kai_external = opt->kai_mode && !strcmp(opt->kai_mode, "external") };
+	wmap_admission_config cfg = { .scheduler = opt->scheduler, .queue = opt->queue, .policies = st->policies, .cosched_profile = opt->cosched_profile, .kai_external = opt->kai_mode && !strcmp(opt->kai_mode, "external") };
 	for (size_t i = 0; i < G->n_w; i++) {
 		const char *k;
 		json_t *obj;
