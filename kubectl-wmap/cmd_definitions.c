@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "render.h"
 #include "wmap/definition.h"
+#include "wmap/gang.h"
 #include "wmap/registry.h"
 
 #define SHOWN_CHILDREN 3 /* upstream's COMPONENTS column: root + 3 children, then +N */
@@ -98,14 +99,16 @@ static int print_objects(const cli_options *o, const wmap_definition *const *def
 	size_t i;
 	int rc;
 
+	/* KAI's lookup labels on every Karta, so that `... -o yaml | kubectl apply -f -`
+	 * registers the catalog for KAI (wmap/gang.h). */
 	if (single) {
-		v = json_incref(defs[0]->raw);
+		v = wmap_karta_labelled(defs[0]->raw);
 	} else {
 		v = json_pack("{s:s, s:s, s:[]}", "apiVersion", "run.ai/v1alpha1", "kind", "KartaList",
 			      "items");
 		items = json_object_get(v, "items");
 		for (i = 0; v && i < n; i++)
-			if (json_array_append(items, defs[i]->raw) != 0) {
+			if (json_array_append_new(items, wmap_karta_labelled(defs[i]->raw)) != 0) {
 				json_decref(v);
 				v = NULL;
 			}

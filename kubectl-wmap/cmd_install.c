@@ -394,7 +394,7 @@ const cli_command cli_cmd_install = {
 	.name = "install",
 	.summary = "Print the manifests that install the wmap webhook",
 	.usage = "install [-n NAMESPACE] [--image REF] [--replicas N] [--gang-scheduler NAME] "
-		 "[--queue NAME] [--cert-manager | --new-ca] | install --check [-n NAMESPACE]",
+		 "[--queue NAME] [--cert-manager | --new-ca] | install --check [-n NAMESPACE] [--gang-scheduler kai]",
 	.help =
 		"Prints the manifests of deploy/ (built in) for the chosen setup, to pipe into\n"
 		"kubectl apply. Without --cert-manager the webhook's serving certificate for\n"
@@ -415,7 +415,10 @@ const cli_command cli_cmd_install = {
 		"verifies the serving certificate (Secret wmap-webhook-tls), the Service's endpoints,\n"
 		"and the webhook answering through the API server (a server-side dry-run create of a\n"
 		"sample JobSet in namespace default must come back stamped; skipped when JobSets are\n"
-		"not served). Exit 1 when a check fails.\n"
+		"not served). With --gang-scheduler kai, one line per Karta kind: whether KAI's\n"
+		"pod-grouper can gang it (no built-in KAI plugin for the kind, its service account\n"
+		"kai-scheduler/pod-grouper may list the kind, exactly one Karta with the run.ai/karta-*\n"
+		"labels claims that exact version, it has gang instructions). Exit 1 when a check fails.\n"
 		"\n"
 		"Examples:\n"
 		"  kubectl wmap install | kubectl apply -f -\n"

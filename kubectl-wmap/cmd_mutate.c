@@ -22,6 +22,10 @@ static const cli_flag flags[] = {
 	{ "gang-scheduler", NULL, 0, "NAME",
 	  "kai, volcano, coscheduling, yunikorn, kueue, native or none (default none)" },
 	{ "queue", NULL, 0, "NAME", "queue for the gang scheduler (kai, volcano, yunikorn or kueue)" },
+	{ "kai-mode", NULL, 0, "MODE",
+	  "KAI: karta (default: its pod-grouper reads Kartas) or external (wmap makes the PodGroups)" },
+	{ "coscheduling-profile", NULL, 0, "NAME",
+	  "schedulerName of the coscheduling profile (default scheduler-plugins-scheduler)" },
 	{ "operation", NULL, 0, "OP", "CREATE (default) or UPDATE" },
 	CLI_FLAG_STRICT,
 	{ NULL, NULL, 0, NULL, NULL },
@@ -61,6 +65,13 @@ static int run(const cli_options *o)
 	if ((rc = cli_require_queue_scheduler(o, &cli_cmd_mutate)) != 0)
 		return rc;
 	cfg.queue = cli_options_get(o, "queue");
+	cfg.cosched_profile = cli_options_get(o, "coscheduling-profile");
+	{
+		const char *km = cli_options_get(o, "kai-mode");
+		if (km && strcmp(km, "karta") && strcmp(km, "external"))
+			return cli_usage_error(o, &cli_cmd_mutate, "--kai-mode must be karta or external (got \"%s\")", km);
+		cfg.kai_external = km && !strcmp(km, "external");
+	}
 
 	wmap_yaml_opts yo = { 0 };
 	yo.allow_aliases = 1;

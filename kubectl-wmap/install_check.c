@@ -9,6 +9,9 @@
 #include "install_certs.h"
 #include "install_check.h"
 #include "live.h"
+#include "wmap/gang.h"
+#include "wmap/json_text.h"
+#include "wmap/kube/discovery.h"
 
 typedef struct check_ctx {
 	live_ctx *lc;
@@ -215,6 +218,159 @@ static void check_answers(check_ctx *c)
 	json_decref(out);
 }
 
+/* ---- --gang-scheduler kai: can KAI gang each Karta's kind? ----
+ * KAI's pod-grouper (v0.17+) takes a Karta for a top owner only when: no built-in plugin of
+ * its own handles that kind (they win over a Karta), its service account may read the kind
+ * (else the owner walk stops short, silently), exactly one valid Karta with gang
+ * instructions carries the three run.ai/karta-* labels of that exact version (two: an error
+ * KAI only logs). Reference: gang-schedulers.md 2.2 and 2.6. */
+
+#define KAI_SA "system:serviceaccount:kai-scheduler:pod-grouper"
+
+static int kai_native(const char *group, const char *kind)
+{
+	static const char *const native[][2] = {
+		{ "apps", "Deployment" },
+		{ "apps", "StatefulSet" },
+		{ "apps", "ReplicaSet" },
+		{ "batch", "Job" },
+		{ "batch", "CronJob" },
+		{ "", "Pod" },
+		{ "kubeflow.org", "TFJob" },
+		{ "kubeflow.org", "PyTorchJob" },
+		{ "kubeflow.org", "XGBoostJob" },
+		{ "kubeflow.org", "JAXJob" },
+		{ "kubeflow.org", "MPIJob" },
+		{ "kubeflow.org", "Notebook" },
+		{ "ray.io", "RayCluster" },
+		{ "ray.io", "RayJob" },
+		{ "ray.io", "RayService" },
+		{ "jobset.x-k8s.io", "JobSet" },
+		{ "leaderworkerset.x-k8s.io", "LeaderWorkerSet" },
+		{ "grove.io", "PodCliqueSet" },
+		{ "grove.io", "PodGangSet" },
+		{ "serving.knative.dev", "Service" },
+		{ "machinelearning.seldon.io", "SeldonDeployment" },
+		{ "kubevirt.io", "VirtualMachineInstance" },
+		{ "tekton.dev", "PipelineRun" },
+		{ "tekton.dev", "TaskRun" },
+		{ "argoproj.io", "Workflow" },
+		{ "trainer.kubeflow.org", "TrainJob" },
+		{ "nvidia.com", "DynamoGraphDeployment" },
+	};
+	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++)
+		if (!strcmp(group, native[i][0]) && !strcmp(kind, native[i][1]))
+			return 1;
+	return 0;
+}
+
+/* "yes", "no", or NULL when the API server cannot be asked (a SubjectAccessReview, as
+ * `kubectl auth can-i --as` asks). */
+static const char *kai_may_list(check_ctx *c, const char *group, const char *resource)
+{
+	json_t *req = json_pack("{s:s, s:s, s:{s:s, s:[s, s, s], s:{s:s, s:s, s:s}}}", "apiVersion",
+				"authorization.k8s.io/v1", "kind", "SubjectAccessReview", "spec", "user", KAI_SA,
+				"groups", "system:serviceaccounts", "system:serviceaccounts:kai-scheduler",
+				"system:authenticated", "resourceAttributes", "group", group, "resource",
+				resource, "verb", "list");
+	char *body = req ? wmap_json_text(req, NULL) : NULL;
+	json_t *out = NULL;
+	long status = 0;
+	wmap_error err = { 0 };
+	const char *v = NULL;
+
+	json_decref(req);
+	if (body && wmap_kube_request(&out, &status, c->lc->client, "POST",
+				      "/apis/authorization.k8s.io/v1/subjectaccessreviews", "application/json",
+				      body, &err) == 0)
+		v = json_is_true(json_object_get(json_object_get(out, "status"), "allowed")) ? "yes" : "no";
+	free(body);
+	json_decref(out);
+	return v;
+}
+
+static void check_kai(check_ctx *c)
+{
+	json_t *list = NULL, *k, *k2;
+	wmap_error err = { 0 };
+	size_t i, j;
+	int any = 0;
+
+	if (wmap_kube_get(&list, c->lc->client, "/apis/run.ai/v1alpha1/kartas", &err) != 0) {
+		report(c, "kai-kartas", "FAIL", "cannot list Kartas: %s", err.message);
+		return;
+	}
+	json_array_foreach(json_object_get(list, "items"), i, k) {
+		const json_t *gvk = json_object_get(json_object_get(json_object_get(json_object_get(
+											    k, "spec"),
+										    "structureDefinition"),
+								    "rootComponent"),
+						    "kind");
+		const char *g = json_string_value(json_object_get(gvk, "group"));
+		const char *v = json_string_value(json_object_get(gvk, "version"));
+		const char *kind = json_string_value(json_object_get(gvk, "kind"));
+		const json_t *gs = json_object_get(json_object_get(json_object_get(k, "spec"),
+								   "optimizationInstructions"),
+						   "gangScheduling");
+		json_t *want = wmap_karta_labels(k);
+		const json_t *have = json_object_get(json_object_get(k, "metadata"), "labels");
+		char name[300], bad[900] = "";
+		int claims = 0;
+
+		if (!g || !v || !kind) {
+			json_decref(want);
+			continue;
+		}
+		any = 1;
+		snprintf(name, sizeof(name), "kai %s%s%s/%s", kind, g[0] ? "." : "", g, v);
+		if (kai_native(g, kind)) {
+			report(c, name, "skip", "KAI's own plugin for %s wins over a Karta (no gang from it)", kind);
+			json_decref(want);
+			continue;
+		}
+		json_array_foreach(json_object_get(list, "items"), j, k2) {
+			json_t *w2 = wmap_karta_labels(k2);
+			claims += want && w2 && json_equal(want, w2);
+			json_decref(w2);
+		}
+		const char *lk;
+		json_t *lv;
+		int labelled = want != NULL;
+		json_object_foreach(want, lk, lv)
+			labelled &= json_equal(json_object_get(have, lk), lv);
+		if (!labelled)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%slacks the run.ai/karta-* labels of "
+									       "its root kind (wmap-webhook's leader sets them)",
+				 bad[0] ? "; " : "");
+		if (claims > 1)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%d Kartas claim %s %s (KAI takes none)",
+				 bad[0] ? "; " : "", claims, v, kind);
+		if (!json_object_get(gs, "podGroup") && !json_array_size(json_object_get(gs, "podGroups")))
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%sno gang instructions "
+									       "(optimizationInstructions.gangScheduling)",
+				 bad[0] ? "; " : "");
+		const wmap_api_resource *r = wmap_discovery_find_kind(c->lc->disc, g, v, kind);
+		const char *may = r ? kai_may_list(c, g, r->plural) : NULL;
+		if (!r)
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%s/%s %s is not served",
+				 bad[0] ? "; " : "", g, v, kind);
+		else if (may && !strcmp(may, "no"))
+			snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), "%s%s may not list %s.%s "
+									       "(grant it get/list/watch, or KAI groups its pods one by one)",
+				 bad[0] ? "; " : "", KAI_SA, r->plural, g);
+		if (bad[0])
+			report(c, name, "FAIL", "Karta %s: %s", json_string_value(json_object_get(json_object_get(k, "metadata"), "name")), bad);
+		else
+			report(c, name, "ok", "KAI can gang it from Karta %s%s",
+			       json_string_value(json_object_get(json_object_get(k, "metadata"), "name")),
+			       may ? "" : " (its service account's access could not be asked)");
+		json_decref(want);
+	}
+	if (!any)
+		report(c, "kai-kartas", "skip", "no Karta in the cluster");
+	json_decref(list);
+}
+
 int install_check(const cli_options *o, const char *ns)
 {
 	live_ctx lc;
@@ -231,6 +387,8 @@ int install_check(const cli_options *o, const char *ns)
 	check_webhooks(&c);
 	check_endpoints(&c);
 	check_answers(&c);
+	if (cli_options_get(o, "gang-scheduler") && !strcmp(cli_options_get(o, "gang-scheduler"), "kai"))
+		check_kai(&c);
 	fflush(stdout);
 	live_close(&lc);
 	return c.failed ? CLI_EXIT_ERROR : CLI_EXIT_OK;

@@ -721,6 +721,12 @@ static void print_gang(const desc *d)
 		const char *msg = json_string_value(json_object_get(g, "message"));
 		char mins[48] = "";
 
+		if (json_is_true(json_object_get(g, "missing"))) {
+			printf("  %s %s %s: missing: %s\n", json_string_value(json_object_get(g, "scheduler")),
+			       json_string_value(json_object_get(g, "kind")),
+			       json_string_value(json_object_get(g, "name")), msg ? msg : "");
+			continue;
+		}
 		if (min)
 			snprintf(mins, sizeof(mins), ", min %lld", (long long)json_integer_value(min));
 		printf("  %s %s %s: %s%s%s%s\n", json_string_value(json_object_get(g, "scheduler")),

@@ -231,6 +231,65 @@ static int pod_scheduled(const pod_info *p)
 	return 0;
 }
 
+/* The group the workload's templates name for a scheduler that needs a group object (the
+ * keys of its row in wmap/gang.h, as wmap's admission stamps them): when no such object was
+ * found, an entry {..., missing: true, message} saying so and why. */
+static int add_missing(live_gang *g, live_ctx *lc, const wmap_workload *w, wmap_error *err)
+{
+	size_t nrows;
+	const wmap_gang_row *const *rows = wmap_gang_group_rows(&nrows);
+	for (size_t r = 0; r < nrows; r++) {
+		const wmap_gang_row *row = rows[r];
+		const char *want = NULL;
+		for (size_t k = 0; k < w->n_nodes && !want; k++) {
+			for (size_t i = 0; i < w->nodes[k].n_instances && !want; i++) {
+				const wmap_instance *in = &w->nodes[k].instances[i];
+				const json_t *md = in->has_pod ? in->pod.metadata.value : NULL;
+				const json_t *m = json_object_get(md, row->group.where == WMAP_GANG_AT_LABEL ? "labels" : "annotations");
+				const char *v = json_string_value(json_object_get(m, row->group.key));
+				/* KAI's pod-group-name alone may be KAI's own: external mode opts out */
+				if (v && row->opt_out.key &&
+				    !json_object_get(json_object_get(md, "annotations"), row->opt_out.key))
+					v = NULL;
+				want = v;
+			}
+		}
+		if (!want)
+			continue;
+		int found = 0;
+		size_t i;
+		json_t *it;
+		char av[256];
+		snprintf(av, sizeof(av), "%s/%s", row->api_group, row->version);
+		json_array_foreach(g->groups, i, it) {
+			const char *a = json_string_value(json_object_get(it, "apiVersion"));
+			const char *n = json_string_value(json_object_get(it, "name"));
+			found |= a && n && !strcmp(a, av) && !strcmp(n, want);
+		}
+		if (found)
+			continue;
+		const char *who = "?";
+		for (int s = 0; s < SCHED_N; s++)
+			if (!strcmp(kinds[s].group, row->api_group))
+				who = kinds[s].who;
+		char msg[512];
+		if (!wmap_discovery_find_kind(lc->disc, row->api_group, row->version, row->kind))
+			snprintf(msg, sizeof(msg), "the cluster does not serve %s %s (install the scheduler's "
+						   "CRDs); the pods wait for it",
+				 av, row->kind);
+		else
+			snprintf(msg, sizeof(msg), "not found in %s; wmap-webhook's leader creates it (is it "
+						   "running against this cluster, and may it list and watch this kind? see "
+						   "deploy/base/02-rbac.yaml); until then the pods wait",
+				 w->namespace_ ? w->namespace_ : "the namespace");
+		json_t *e = json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "apiVersion", av, "kind", row->kind,
+				      "name", want, "scheduler", who, "missing", 1, "message", msg);
+		if (!e || json_array_append_new(g->groups, e) != 0)
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int live_gang_load(live_gang *g, live_ctx *lc, const wmap_workload *w, const live_pods *pods,
 		   wmap_error *err)
 {
@@ -303,6 +362,8 @@ int live_gang_load(live_gang *g, live_ctx *lc, const wmap_workload *w, const liv
 		}
 		json_decref(items);
 	}
+	if ((rc = add_missing(g, lc, w, err)) != 0)
+		goto cleanup;
 	g->on = plan_min > 0 || json_array_size(g->groups) > 0;
 	/* The scheduler's PodGroup is what it enforces; Kueue admits whole podSets; the
 	 * definition says what wmap would ask for. */

@@ -367,56 +367,91 @@ static json_t *yunikorn_task_groups(const wmap_gang_plan *plan)
 
 typedef struct gang_ctx {
 	wmap_gang_scheduler scheduler;
+	int external; /* KAI external mode */
+	const wmap_gang_row *row;
 	const char *queue;
+	const char *profile; /* coscheduling's schedulerName */
 	const wmap_gang_plan *plan;
 	const char *name;
+	const char *ns;
+	int kueue_pods;    /* Kueue: a kind without an integration, gang-admitted as plain pods */
+	int hard;          /* YuniKorn gangSchedulingStyle=Hard */
 	char *task_groups; /* YuniKorn annotation text, computed once */
 } gang_ctx;
 
+/* Members of the plan's group gi. */
+static size_t group_size(const wmap_gang_plan *plan, int gi)
+{
+	size_t n = 0;
+	for (size_t m = 0; m < plan->n_members; m++)
+		n += plan->members[m].group == gi;
+	return n;
+}
+
+/* A row's key on the template (labels or annotations; the root's labels are written once by
+ * write_targets). */
+static void put_key(writer *wr, const target *t, const wmap_gang_key *k, const char *value)
+{
+	if (!k->key || !value)
+		return;
+	if (k->where == WMAP_GANG_AT_LABEL)
+		put_str(wr, t, t->labels, k->key, value, WMAP_PATCH_DEFAULT);
+	else if (k->where == WMAP_GANG_AT_ANNOTATION)
+		put_str(wr, t, t->annotations, k->key, value, WMAP_PATCH_DEFAULT);
+}
+
+/* YuniKorn's application ID: unique in the cluster (YuniKorn keys applications by ID
+ * alone), the same on every pod of the instance: "<namespace>-<name>", shortened with the
+ * stable hash when long. */
+static void yunikorn_app_id(char *v, size_t len, const char *ns, const char *name)
+{
+	char raw[600];
+	snprintf(raw, sizeof(raw), "%s%s%s", ns && *ns ? ns : "", ns && *ns ? "-" : "", name);
+	wmap_label_value(v, len, raw);
+}
+
 static void stamp_gang(writer *wr, const target *t, const gang_ctx *g)
 {
+	const wmap_gang_row *row = g->row;
 	const wmap_gang_member *mem = wmap_gang_plan_member(g->plan, t->node, t->instance_index);
 	const wmap_gang_group *grp = (mem && mem->group >= 0) ? &g->plan->groups[mem->group]
 							      : NULL;
+	const char *sched = row->id == WMAP_GANG_COSCHEDULING && g->profile ? g->profile
+									    : row->scheduler_name;
 	char v[64];
-	switch (g->scheduler) {
-	case WMAP_GANG_KAI:
-		put_field(wr, t, t->scheduler, "kai-scheduler", WMAP_PATCH_DEFAULT);
-		break;
-	case WMAP_GANG_VOLCANO:
-		put_field(wr, t, t->scheduler, "volcano", WMAP_PATCH_DEFAULT);
-		if (grp)
-			put_str(wr, t, t->annotations, "scheduling.k8s.io/group-name", grp->name,
-				WMAP_PATCH_DEFAULT);
-		if (g->queue)
-			put_str(wr, t, t->annotations, "scheduling.volcano.sh/queue-name", g->queue,
-				WMAP_PATCH_DEFAULT);
-		break;
-	case WMAP_GANG_COSCHEDULING:
-		if (grp)
-			put_str(wr, t, t->labels, "scheduling.x-k8s.io/pod-group", grp->name,
-				WMAP_PATCH_DEFAULT);
-		break;
-	case WMAP_GANG_YUNIKORN:
-		put_field(wr, t, t->scheduler, "yunikorn", WMAP_PATCH_DEFAULT);
+	if (sched)
+		put_field(wr, t, t->scheduler, sched, WMAP_PATCH_DEFAULT);
+	if (grp) {
+		put_key(wr, t, &row->group, grp->name);
+		put_key(wr, t, &row->opt_out, row->opt_out_value);
+		/* A role key where the group object has per-role minimums (several members). */
+		if (row->task_minimums && group_size(g->plan, mem->group) > 1)
+			put_key(wr, t, &row->task, mem->task_group);
+	}
+	put_key(wr, t, &row->queue, g->queue);
+	if (row->id == WMAP_GANG_YUNIKORN) {
 		if (g->name) {
-			wmap_label_value(v, sizeof(v), g->name);
+			yunikorn_app_id(v, sizeof(v), g->ns, g->name);
 			put_str(wr, t, t->labels, "yunikorn.apache.org/app-id", v,
 				WMAP_PATCH_DEFAULT);
 		}
-		if (g->queue)
-			put_str(wr, t, t->labels, "yunikorn.apache.org/queue", g->queue,
-				WMAP_PATCH_DEFAULT);
 		if (grp && mem) {
-			put_str(wr, t, t->annotations, "yunikorn.apache.org/task-group-name",
-				mem->task_group, WMAP_PATCH_DEFAULT);
+			put_key(wr, t, &row->task, mem->task_group);
 			if (g->task_groups)
 				put_str(wr, t, t->annotations, "yunikorn.apache.org/task-groups",
 					g->task_groups, WMAP_PATCH_DEFAULT);
+			put_str(wr, t, t->annotations, "yunikorn.apache.org/schedulingPolicyParameters",
+				g->hard ? "gangSchedulingStyle=Hard" : "gangSchedulingStyle=Soft",
+				WMAP_PATCH_DEFAULT);
 		}
-		break;
-	default:
-		break;
+	}
+	if (row->id == WMAP_GANG_KUEUE && g->kueue_pods && grp && g->queue) {
+		char total[32];
+		snprintf(total, sizeof(total), "%" PRId64, grp->pods);
+		put_str(wr, t, t->labels, "kueue.x-k8s.io/queue-name", g->queue, WMAP_PATCH_DEFAULT);
+		put_str(wr, t, t->labels, "kueue.x-k8s.io/pod-group-name", grp->name, WMAP_PATCH_DEFAULT);
+		put_str(wr, t, t->annotations, "kueue.x-k8s.io/pod-group-total-count", total,
+			WMAP_PATCH_DEFAULT);
 	}
 	if (grp) {
 		char min[32];
@@ -683,13 +718,17 @@ static void gang_settings(gang_ctx *g, const wmap_admission_config *cfg, const p
 {
 	int have_sched = 0, have_queue = 0;
 	g->scheduler = cfg->scheduler;
+	g->external = cfg->kai_external;
 	g->queue = cfg->queue;
+	g->profile = cfg->cosched_profile;
 	for (size_t i = 0; cfg->policies && i < cfg->policies->n; i++) {
 		const wmap_policy *p = &cfg->policies->policies[i];
 		if (!policy_applies(p, pr))
 			continue;
 		if (p->has_gang && !have_sched) {
 			g->scheduler = p->gang;
+			g->external = p->gang == WMAP_GANG_KAI && p->gang_external;
+			g->hard = p->gang == WMAP_GANG_YUNIKORN && p->gang_hard;
 			have_sched = 1;
 		}
 		if (p->queue && !have_queue) {
@@ -697,6 +736,7 @@ static void gang_settings(gang_ctx *g, const wmap_admission_config *cfg, const p
 			have_queue = 1;
 		}
 	}
+	g->row = wmap_gang_row_of(g->scheduler, g->external);
 }
 
 /* On CREATE: the gang plan of g's scheduler into *plan (g->plan, and YuniKorn's task groups
@@ -768,9 +808,8 @@ static void write_targets(writer *wr, target *targets, size_t n_targets, const p
 		}
 	}
 	if (pr->op == WMAP_POLICY_OP_CREATE && g->queue && !wr->failed) {
-		const char *key = g->scheduler == WMAP_GANG_KAI     ? "kai.scheduler/queue"
-				  : g->scheduler == WMAP_GANG_KUEUE ? "kueue.x-k8s.io/queue-name"
-								    : NULL;
+		const char *key = g->row->queue.where == WMAP_GANG_AT_ROOT_LABEL ? g->row->queue.key
+										 : NULL;
 		target top = { .component = w->definition->components[0].name, .instance = "" };
 		if (key)
 			put_str(wr, &top, "/metadata/labels", key, g->queue, WMAP_PATCH_DEFAULT);
@@ -817,6 +856,11 @@ int wmap__admission_mutate(wmap_patch **out, json_t *warnings, const char **reas
 	}
 	writer wr = { pb, warnings, NULL, NULL, NULL, 0, err };
 	g.name = pr.w->name;
+	g.ns = pr.ns;
+	{
+		const wmap_gvk *root = pr.w->definition->components[0].kind;
+		g.kueue_pods = root && !wmap_gang_kueue_native(root->group, root->kind);
+	}
 	if (pr.op == WMAP_POLICY_OP_CREATE &&
 	    (rc = plan_gang(&g, &plan, &why, pr.w, pr.kind, warnings, err)))
 		goto done;
@@ -962,6 +1006,47 @@ int wmap__audit_object(wmap_audit_result *res, json_t *warnings, const char **re
 done:
 	if (reason)
 		*reason = why;
+	wmap_workload_free(pr.w);
+	return rc;
+}
+
+int wmap_admission_groups(json_t **out, const wmap_gang_row **row, json_t *warnings,
+			  wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
+			  wmap_error *err)
+{
+	prepared pr = { 0 };
+	gang_ctx g = { 0 };
+	wmap_gang_plan *plan = NULL;
+	const char *why = NULL;
+	int rc;
+	*out = NULL;
+	*row = wmap_gang_row_of(WMAP_GANG_NONE, 0);
+	json_t *meta = json_object_get(object, "metadata");
+	pr.op = WMAP_POLICY_OP_CREATE; /* the settings it was created with */
+	pr.ns = json_string_value(json_object_get(meta, "namespace"));
+	pr.labels = json_object_get(meta, "labels");
+	wmap_admission_kind(pr.kind, sizeof(pr.kind), object);
+	gang_settings(&g, cfg, &pr);
+	*row = g.row;
+	if (!g.row->kind || !json_is_object(object) || controller_owned(object)) {
+		*out = json_array();
+		return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	if ((rc = prepare(&pr, &why, eng, cfg, object, 0, err)))
+		return rc;
+	if ((rc = wmap_gang_plan_build(&plan, pr.w, pr.w->name, err)) == 0) {
+		for (size_t i = 0; i < plan->n_notes; i++)
+			wmap__admission_warn(warnings, "gang: %s", plan->notes[i]);
+		const char *prio = NULL;
+		for (size_t i = 0; cfg->policies && i < cfg->policies->n && !prio; i++) {
+			const wmap_policy *p = &cfg->policies->policies[i];
+			if (policy_writes_to(p, &pr))
+				prio = p->priority_class_name;
+		}
+		wmap_gang_build b = { .workload = object, .w = pr.w, .queue = g.queue, .priority_class = prio };
+		rc = wmap_gang_group_objects(out, g.row, plan, &b, err);
+	}
+	wmap_gang_plan_free(plan);
 	wmap_workload_free(pr.w);
 	return rc;
 }

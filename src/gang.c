@@ -4,6 +4,7 @@
 #include <string.h>
 #include "wmap/gang.h"
 #include "wmap/patch.h"
+#include "wmap/quantity.h"
 
 static const char *const scheduler_names[WMAP_GANG_COUNT] = {
 	"none",
@@ -68,6 +69,15 @@ static int64_t effective_min(const wmap_instance *in)
 	return 0;
 }
 
+/* The pods an instance will have: its replicas when given (0 included), else its minimum. */
+static int64_t will_exist(const wmap_instance *in)
+{
+	if (in->has_replicas)
+		return in->replicas;
+	return effective_min(in);
+}
+
+/* scaled: 0 counts instances, 1 minimums, 2 the pods that will exist. */
 static int64_t subtree(const wmap_workload *w, size_t k, const char *id, int scaled)
 {
 	const wmap_node *n = &w->nodes[k];
@@ -76,7 +86,8 @@ static int64_t subtree(const wmap_workload *w, size_t k, const char *id, int sca
 	for (size_t i = 0; i < n->n_instances; i++) {
 		if (id && strcmp(n->instances[i].id, id) != 0)
 			continue;
-		own += scaled ? effective_min(&n->instances[i]) : 1;
+		own += scaled == 2 ? will_exist(&n->instances[i]) : scaled ? effective_min(&n->instances[i])
+									   : 1;
 	}
 	if (leaf)
 		return own;
@@ -279,6 +290,44 @@ static int plan_v2(wmap_gang_plan *plan, const wmap_workload *w, const char *nam
 	return 0;
 }
 
+/* Gangs whose minimum the pods will never reach, as notes that say so (admission warns, the
+ * webhook's group controller records an Event on the workload):
+ * - a minimum above the pods its members will have (minReplicas above replicas, say);
+ * - members started one after the other (JobSet's startupPolicy InOrder: a later replicated
+ *   job's pods are created only once the earlier ones run, which a gang holds back) in one
+ *   gang of several members. */
+static int never_forms(wmap_gang_plan *plan, const wmap_workload *w)
+{
+	const char *order = json_string_value(json_object_get(
+		json_object_get(json_object_get(w->object, "spec"), "startupPolicy"), "startupPolicyOrder"));
+	int scaled = any_scale(w->definition);
+	for (size_t gi = 0; gi < plan->n_groups; gi++) {
+		int64_t pods = 0;
+		size_t n = 0;
+		for (size_t m = 0; m < plan->n_members; m++) {
+			const wmap_gang_member *mem = &plan->members[m];
+			if (mem->group != (int)gi)
+				continue;
+			n++;
+			pods += scaled ? subtree(w, mem->node, w->nodes[mem->node].instances[mem->instance].id, 2) : 1;
+		}
+		char buf[200];
+		plan->groups[gi].pods = pods;
+		if (plan->groups[gi].min_member > pods) {
+			snprintf(buf, sizeof(buf), "%lld pods will exist but the minimum is %lld",
+				 (long long)pods, (long long)plan->groups[gi].min_member);
+			if (note(plan, "group %s can never form: %s", plan->groups[gi].name, buf))
+				return WMAP_ENOMEM;
+		}
+		if (order && !strcmp(order, "InOrder") && n > 1 &&
+		    note(plan, "group %s can never form: startupPolicy InOrder creates its members' pods "
+			       "one after the other, and the gang holds the first ones back%s",
+			 plan->groups[gi].name, NULL))
+			return WMAP_ENOMEM;
+	}
+	return 0;
+}
+
 int wmap_gang_plan_build(wmap_gang_plan **out, const wmap_workload *w, const char *name,
 			 wmap_error *err)
 {
@@ -333,6 +382,8 @@ int wmap_gang_plan_build(wmap_gang_plan **out, const wmap_workload *w, const cha
 	else
 		rc = note(plan, "definition %s has no gangScheduling: no gang group written%s",
 			  def->name, NULL);
+	if (!rc)
+		rc = never_forms(plan, w);
 done:
 	if (rc) {
 		wmap_gang_plan_free(plan);
@@ -340,4 +391,281 @@ done:
 	}
 	*out = plan;
 	return 0;
+}
+
+/* ---- the scheduler table (wmap/gang.h) ---- */
+
+#define NO_KEY                          \
+	{                               \
+		NULL, WMAP_GANG_AT_NONE \
+	}
+
+static const wmap_gang_row rows[WMAP_GANG_COUNT] = {
+	[WMAP_GANG_NONE] = { .id = WMAP_GANG_NONE, .name = "none", .group = NO_KEY, .task = NO_KEY, .queue = NO_KEY, .opt_out = NO_KEY },
+	/* Karta mode: KAI's pod-grouper makes the group from a labelled Karta (v0.17+). */
+	[WMAP_GANG_KAI] = { .id = WMAP_GANG_KAI, .name = "kai", .scheduler_name = "kai-scheduler", .group = NO_KEY, .task = NO_KEY, .queue = { "kai.scheduler/queue", WMAP_GANG_AT_ROOT_LABEL }, .opt_out = NO_KEY },
+	/* The annotation alone stops Volcano's pg-controller; nobody else creates the group. */
+	[WMAP_GANG_VOLCANO] = { .id = WMAP_GANG_VOLCANO, .name = "volcano", .scheduler_name = "volcano", .group = { "scheduling.k8s.io/group-name", WMAP_GANG_AT_ANNOTATION }, .task = { "volcano.sh/task-spec", WMAP_GANG_AT_ANNOTATION }, .queue = { "scheduling.volcano.sh/queue-name", WMAP_GANG_AT_ANNOTATION }, .opt_out = NO_KEY, .api_group = "scheduling.volcano.sh", .version = "v1beta1", .kind = "PodGroup", .resource = "podgroups", .status_subresource = 0, .min_resources = 1, .task_minimums = 1 },
+	/* The label is read only by a profile that enables Coscheduling. */
+	[WMAP_GANG_COSCHEDULING] = { .id = WMAP_GANG_COSCHEDULING, .name = "coscheduling", .scheduler_name = WMAP_GANG_COSCHED_PROFILE, .group = { "scheduling.x-k8s.io/pod-group", WMAP_GANG_AT_LABEL }, .task = NO_KEY, .queue = NO_KEY, .opt_out = NO_KEY, .api_group = "scheduling.x-k8s.io", .version = "v1alpha1", .kind = "PodGroup", .resource = "podgroups", .status_subresource = 1, .min_resources = 1, .task_minimums = 0 },
+	/* No object: the application is built from the pods' annotations (admission.c). */
+	[WMAP_GANG_YUNIKORN] = { .id = WMAP_GANG_YUNIKORN, .name = "yunikorn", .scheduler_name = "yunikorn", .group = NO_KEY, .task = { "yunikorn.apache.org/task-group-name", WMAP_GANG_AT_ANNOTATION }, .queue = { "yunikorn.apache.org/queue", WMAP_GANG_AT_LABEL }, .opt_out = NO_KEY },
+	[WMAP_GANG_KUEUE] = { .id = WMAP_GANG_KUEUE, .name = "kueue", .group = NO_KEY, .task = NO_KEY, .queue = { "kueue.x-k8s.io/queue-name", WMAP_GANG_AT_ROOT_LABEL }, .opt_out = NO_KEY },
+	[WMAP_GANG_NATIVE] = { .id = WMAP_GANG_NATIVE, .name = "native", .group = NO_KEY, .task = NO_KEY, .queue = NO_KEY, .opt_out = NO_KEY },
+};
+
+/* External mode: wmap makes the PodGroup, KAI's pod-grouper is told to keep off. The group
+ * object's spec.queue is what KAI reads for such groups. */
+static const wmap_gang_row kai_external = {
+	.id = WMAP_GANG_KAI,
+	.name = "kai-external",
+	.scheduler_name = "kai-scheduler",
+	.group = { "pod-group-name", WMAP_GANG_AT_ANNOTATION },
+	.task = { "kai.scheduler/subgroup-name", WMAP_GANG_AT_LABEL },
+	.queue = { "kai.scheduler/queue", WMAP_GANG_AT_ROOT_LABEL },
+	.opt_out = { "kai.scheduler/skip-podgrouper", WMAP_GANG_AT_ANNOTATION },
+	.opt_out_value = "true",
+	.api_group = "scheduling.run.ai",
+	.version = "v2alpha2",
+	.kind = "PodGroup",
+	.resource = "podgroups",
+	.status_subresource = 1,
+	.min_resources = 0,
+	.task_minimums = 2,
+};
+
+const wmap_gang_row *wmap_gang_row_of(wmap_gang_scheduler s, int external)
+{
+	if (s == WMAP_GANG_KAI && external)
+		return &kai_external;
+	return (s >= 0 && s < WMAP_GANG_COUNT) ? &rows[s] : &rows[WMAP_GANG_NONE];
+}
+
+const wmap_gang_row *const *wmap_gang_group_rows(size_t *n)
+{
+	static const wmap_gang_row *const with_objects[] = {
+		&rows[WMAP_GANG_VOLCANO],
+		&rows[WMAP_GANG_COSCHEDULING],
+		&kai_external,
+	};
+	*n = sizeof(with_objects) / sizeof(with_objects[0]);
+	return with_objects;
+}
+
+/* Kueue's integrations (Kueue's Helm chart and its job framework list, reference
+ * gang-schedulers.md 5.3), by API group and kind. */
+int wmap_gang_kueue_native(const char *group, const char *kind)
+{
+	static const char *const native[][2] = {
+		{ "", "Pod" },
+		{ "batch", "Job" },
+		{ "apps", "Deployment" },
+		{ "apps", "StatefulSet" },
+		{ "jobset.x-k8s.io", "JobSet" },
+		{ "kubeflow.org", "MPIJob" },
+		{ "kubeflow.org", "PyTorchJob" },
+		{ "kubeflow.org", "TFJob" },
+		{ "kubeflow.org", "XGBoostJob" },
+		{ "kubeflow.org", "PaddleJob" },
+		{ "kubeflow.org", "JAXJob" },
+		{ "ray.io", "RayJob" },
+		{ "ray.io", "RayCluster" },
+		{ "ray.io", "RayService" },
+		{ "workload.codeflare.dev", "AppWrapper" },
+		{ "trainer.kubeflow.org", "TrainJob" },
+		{ "leaderworkerset.x-k8s.io", "LeaderWorkerSet" },
+	};
+	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++)
+		if (group && kind && !strcmp(group, native[i][0]) && !strcmp(kind, native[i][1]))
+			return 1;
+	return 0;
+}
+
+/* ---- group objects ---- */
+
+static void res_add(wmap_resources *sum, const wmap_resources *per, int64_t n)
+{
+	if (!sum->memory && per->memory)
+		sum->memory_family = per->memory_family;
+	sum->cpu_milli += per->cpu_milli * n;
+	sum->memory += per->memory * n;
+	sum->gpu += per->gpu * n;
+}
+
+/* A ResourceList of r, NULL when r is all zero (or on allocation failure, *bad set). */
+static json_t *resource_list(const wmap_resources *r, int *bad)
+{
+	if (!r->cpu_milli && !r->memory && !r->gpu)
+		return NULL;
+	json_t *o = json_object();
+	char v[32];
+	*bad |= !o;
+	if (!o)
+		return NULL;
+	if (r->cpu_milli) {
+		wmap_quantity_format_cpu(v, sizeof(v), r->cpu_milli);
+		*bad |= json_object_set_new(o, "cpu", json_string(v)) != 0;
+	}
+	if (r->memory) {
+		wmap_quantity_format_bytes(v, sizeof(v), r->memory, r->memory_family);
+		*bad |= json_object_set_new(o, "memory", json_string(v)) != 0;
+	}
+	if (r->gpu) {
+		snprintf(v, sizeof(v), "%lld", (long long)r->gpu);
+		*bad |= json_object_set_new(o, "nvidia.com/gpu", json_string(v)) != 0;
+	}
+	return o;
+}
+
+static void set_new(json_t *o, const char *k, json_t *v, int *bad)
+{
+	if (!v)
+		return;
+	*bad |= json_object_set_new(o, k, v) != 0;
+}
+
+static json_t *group_object(const wmap_gang_row *row, const wmap_gang_plan *plan, size_t gi,
+			    const wmap_gang_build *b, int *bad)
+{
+	const wmap_gang_group *grp = &plan->groups[gi];
+	const json_t *md = json_object_get(b->workload, "metadata");
+	const char *api = json_string_value(json_object_get(b->workload, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(b->workload, "kind"));
+	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	const char *uid = json_string_value(json_object_get(md, "uid"));
+	char apiv[256], kv[64], nv[64];
+	snprintf(apiv, sizeof(apiv), "%s/%s", row->api_group, row->version);
+	wmap_label_value(kv, sizeof(kv), kind ? kind : "");
+	wmap_label_value(nv, sizeof(nv), name ? name : "");
+	json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}, s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}}",
+				"apiVersion", apiv, "kind", row->kind, "metadata", "name", grp->name,
+				"labels", "app.kubernetes.io/managed-by", WMAP_GANG_MANAGED_BY,
+				"wmap.io/workload-kind", kv, "wmap.io/workload-name", nv,
+				"ownerReferences", "apiVersion", api ? api : "", "kind", kind ? kind : "",
+				"name", name ? name : "", "uid", uid ? uid : "", "controller", 1,
+				"blockOwnerDeletion", 1);
+	json_t *spec = json_object();
+	if (!obj || !spec) {
+		*bad = 1;
+		json_decref(obj);
+		json_decref(spec);
+		return NULL;
+	}
+	if (ns)
+		set_new(json_object_get(obj, "metadata"), "namespace", json_string(ns), bad);
+	size_t n_in = 0;
+	wmap_resources minres = { 0 };
+	for (size_t m = 0; m < plan->n_members; m++) {
+		if (plan->members[m].group != (int)gi)
+			continue;
+		n_in++;
+		res_add(&minres, &plan->members[m].per_pod, plan->members[m].task_min);
+	}
+	int64_t min = grp->min_member;
+	if (row->id == WMAP_GANG_COSCHEDULING && min < 1)
+		min = 1; /* the CRD's minimum */
+	if (row->task_minimums == 2 && n_in > 1) {
+		json_t *subs = json_array();
+		*bad |= !subs;
+		for (size_t m = 0; subs && m < plan->n_members; m++) {
+			const wmap_gang_member *mem = &plan->members[m];
+			if (mem->group == (int)gi)
+				*bad |= json_array_append_new(subs, json_pack("{s:s, s:I}", "name", mem->task_group,
+									      "minMember", (json_int_t)mem->task_min)) != 0;
+		}
+		set_new(spec, "minSubGroup", json_integer((json_int_t)n_in), bad);
+		set_new(spec, "subGroups", subs, bad);
+	} else {
+		set_new(spec, "minMember", json_integer((json_int_t)min), bad);
+	}
+	if (row->task_minimums == 1 && n_in > 1) {
+		json_t *tm = json_object();
+		*bad |= !tm;
+		for (size_t m = 0; tm && m < plan->n_members; m++) {
+			const wmap_gang_member *mem = &plan->members[m];
+			if (mem->group == (int)gi)
+				set_new(tm, mem->task_group, json_integer((json_int_t)mem->task_min), bad);
+		}
+		set_new(spec, "minTaskMember", tm, bad);
+	}
+	if (row->id != WMAP_GANG_COSCHEDULING && b->queue)
+		set_new(spec, "queue", json_string(b->queue), bad);
+	if (row->id != WMAP_GANG_COSCHEDULING && b->priority_class)
+		set_new(spec, "priorityClassName", json_string(b->priority_class), bad);
+	if (row->min_resources)
+		set_new(spec, "minResources", resource_list(&minres, bad), bad);
+	if (row->id == WMAP_GANG_COSCHEDULING && b->schedule_timeout_s > 0)
+		set_new(spec, "scheduleTimeoutSeconds", json_integer((json_int_t)b->schedule_timeout_s), bad);
+	*bad |= json_object_set_new(obj, "spec", spec) != 0;
+	return obj;
+}
+
+int wmap_gang_group_objects(json_t **out, const wmap_gang_row *row, const wmap_gang_plan *plan,
+			    const wmap_gang_build *b, wmap_error *err)
+{
+	int bad = 0;
+	*out = json_array();
+	if (!*out)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	if (!row->kind || !plan)
+		return 0;
+	for (size_t gi = 0; gi < plan->n_groups && !bad; gi++) {
+		json_t *o = group_object(row, plan, gi, b, &bad);
+		bad |= !o || json_array_append_new(*out, o) != 0;
+	}
+	if (bad) {
+		json_decref(*out);
+		*out = NULL;
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* ---- KAI's Karta labels ---- */
+
+json_t *wmap_karta_labels(const json_t *karta)
+{
+	const json_t *k = json_object_get(json_object_get(json_object_get(json_object_get(
+										  karta, "spec"),
+									  "structureDefinition"),
+							  "rootComponent"),
+					  "kind");
+	const char *g = json_string_value(json_object_get(k, "group"));
+	const char *v = json_string_value(json_object_get(k, "version"));
+	const char *kind = json_string_value(json_object_get(k, "kind"));
+	if (!g || !v || !kind || !*v || !*kind || (*g && !wmap_label_value_valid(g)) ||
+	    !wmap_label_value_valid(v) || !wmap_label_value_valid(kind))
+		return NULL;
+	return json_pack("{s:s, s:s, s:s}", WMAP_KARTA_LABEL_GROUP, g, WMAP_KARTA_LABEL_VERSION, v,
+			 WMAP_KARTA_LABEL_KIND, kind);
+}
+
+json_t *wmap_karta_labelled(const json_t *karta)
+{
+	json_t *out = json_deep_copy(karta), *want = wmap_karta_labels(karta);
+	if (!out || !want) {
+		json_decref(want);
+		return out;
+	}
+	json_t *md = json_object_get(out, "metadata");
+	if (!json_is_object(md)) {
+		md = json_object();
+		if (json_object_set_new(out, "metadata", md) != 0)
+			goto fail;
+	}
+	json_t *labels = json_object_get(md, "labels");
+	if (!json_is_object(labels)) {
+		labels = json_object();
+		if (json_object_set_new(md, "labels", labels) != 0)
+			goto fail;
+	}
+	if (json_object_update(labels, want) != 0)
+		goto fail;
+	json_decref(want);
+	return out;
+fail:
+	json_decref(want);
+	json_decref(out);
+	return NULL;
 }

@@ -544,9 +544,9 @@ static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 		return rc;
 	json_t *gang = json_object_get(spec, "gang");
 	if (gang && !json_is_null(gang)) {
-		static const char *const gkeys[] = { "scheduler", "queue", NULL };
+		static const char *const gkeys[] = { "scheduler", "queue", "mode", "style", NULL };
 		if (!json_is_object(gang))
-			return fail(c, "/spec/gang", "must be {scheduler, queue}");
+			return fail(c, "/spec/gang", "must be {scheduler, queue, mode, style}");
 		if ((rc = only_keys(c, "/spec/gang", gang, gkeys)) ||
 		    (rc = get_str(c, "/spec/gang/queue", json_object_get(gang, "queue"),
 				  &p->queue)))
@@ -560,6 +560,24 @@ static int parse_one(const ctx *c, wmap_policy *p, const json_t *doc)
 			if (wmap_gang_scheduler_parse(&p->gang, json_string_value(s), &e2))
 				return fail(c, "/spec/gang/scheduler", "%s", e2.message);
 			p->has_gang = 1;
+		}
+		json_t *gm = json_object_get(gang, "mode");
+		if (gm) {
+			const char *ms = json_string_value(gm);
+			if (!ms || (strcmp(ms, "karta") && strcmp(ms, "external")))
+				return fail(c, "/spec/gang/mode", "must be karta or external");
+			if (!p->has_gang || p->gang != WMAP_GANG_KAI)
+				return fail(c, "/spec/gang/mode", "a mode is KAI's choice: give scheduler: kai");
+			p->gang_external = !strcmp(ms, "external");
+		}
+		json_t *gs = json_object_get(gang, "style");
+		if (gs) {
+			const char *ss = json_string_value(gs);
+			if (!ss || (strcmp(ss, "Soft") && strcmp(ss, "Hard")))
+				return fail(c, "/spec/gang/style", "must be Soft or Hard");
+			if (!p->has_gang || p->gang != WMAP_GANG_YUNIKORN)
+				return fail(c, "/spec/gang/style", "a gang scheduling style is YuniKorn's: give scheduler: yunikorn");
+			p->gang_hard = !strcmp(ss, "Hard");
 		}
 	}
 	if (p->mode == WMAP_POLICY_REQUIRE && !p->actions)

@@ -488,7 +488,7 @@ static int round_list(auditor *A, wh_state **st, json_t *byns, wmap_error *err)
 {
 	const wmap_policy_set *set = (*st)->policies;
 	const wmap_registry *reg = (*st)->defs->reg;
-	wmap_admission_config cfg = { .scheduler = A->opt->scheduler, .queue = A->opt->queue, .policies = set };
+	wmap_admission_config cfg = { .scheduler = A->opt->scheduler, .queue = A->opt->queue, .policies = set, .cosched_profile = A->opt->cosched_profile, .kai_external = A->opt->kai_mode && !strcmp(A->opt->kai_mode, "external") };
 	wmap_engine *eng = NULL;
 	json_t *listed = NULL;
 	int rc;

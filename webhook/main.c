@@ -42,6 +42,10 @@ static void usage(FILE *f)
 		"  --gang-scheduler NAME      kai, volcano, coscheduling, yunikorn, kueue, native,\n"
 		"                             none (default none; policies may choose per workload)\n"
 		"  --queue NAME               default queue for the gang scheduler\n"
+		"  --kai-mode karta|external  KAI: its pod-grouper reads Kartas (karta, default), or\n"
+		"                             wmap makes the PodGroups (external); policies may choose\n"
+		"  --coscheduling-profile NAME  schedulerName of the coscheduling profile\n"
+		"                             (scheduler-plugins-scheduler)\n"
 		"  --threads N                poll threads, each with its own engine (2)\n"
 		"  --max-body BYTES           413 above this (7340032 = 7 MiB)\n"
 		"  --max-inflight-bytes BYTES all bodies being read at once; 503 above (33554432)\n"
@@ -86,9 +90,11 @@ static int parse_num(const char *s, unsigned long long max, unsigned long long *
  * defining a wh_controller (webhook.h) and its two lines here: the declaration and the row. */
 extern const wh_controller wh_reconcile_controller; /* webhook configuration rules, statuses */
 extern const wh_controller wh_audit_controller;     /* policy reports */
+extern const wh_controller wh_gangs_controller;     /* gang schedulers' group objects */
 static const wh_controller *const controllers[] = {
 	&wh_reconcile_controller,
 	&wh_audit_controller,
+	&wh_gangs_controller,
 };
 #define N_CONTROLLERS (sizeof(controllers) / sizeof(controllers[0]))
 
@@ -234,6 +240,8 @@ static const opt_spec opt_specs[] = {
 	{ "policy", OPT_TEXT, OPT_FIELD(opt.policy), 0, 0 },
 	{ "gang-scheduler", OPT_GANG, OPT_FIELD(opt.scheduler), 0, 0 },
 	{ "queue", OPT_TEXT, OPT_FIELD(opt.queue), 0, 0 },
+	{ "coscheduling-profile", OPT_TEXT, OPT_FIELD(opt.cosched_profile), 0, 0 },
+	{ "kai-mode", OPT_TEXT, OPT_FIELD(opt.kai_mode), 0, 0 },
 	{ "threads", OPT_UNSIGNED, OPT_FIELD(opt.threads), 1, 256 },
 	{ "max-body", OPT_SIZE, OPT_FIELD(opt.max_body), 1024, 1ull << 30 },
 	{ "max-inflight-bytes", OPT_SIZE, OPT_FIELD(opt.max_inflight_bytes), 0, 1ull << 34 },
@@ -289,7 +297,13 @@ static int apply_option(cli *c, const opt_spec *s, const char *arg)
 	unsigned long long v = 0;
 	wmap_error err;
 	switch (s->kind) {
-	case OPT_TEXT: memcpy(field, &arg, sizeof(arg)); return -1;
+	case OPT_TEXT:
+		if (!strcmp(s->name, "kai-mode") && strcmp(arg, "karta") && strcmp(arg, "external")) {
+			fprintf(stderr, "wmap-webhook: bad value for --%s: %s (karta or external)\n", s->name, arg);
+			return 2;
+		}
+		memcpy(field, &arg, sizeof(arg));
+		return -1;
 	case OPT_FLAG: *(int *)(void *)field = 1; return -1;
 	case OPT_HELP: usage(stdout); return 0;
 	case OPT_VERSION: printf("wmap-webhook %s\n", WMAP_VERSION); return 0;

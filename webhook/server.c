@@ -228,6 +228,8 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	wh_state *st = wh_inforce_acquire(s->inforce);
 	cfg.scheduler = s->opt.scheduler;
 	cfg.queue = s->opt.queue;
+	cfg.cosched_profile = s->opt.cosched_profile;
+	cfg.kai_external = s->opt.kai_mode && !strcmp(s->opt.kai_mode, "external");
 	cfg.policies = st ? st->policies : NULL;
 	cfg.cut = &cut;
 	cfg.crds = st ? st->crds : NULL;

@@ -25,6 +25,8 @@ typedef struct wh_options {
 	const char *policy;      /* WorkloadPolicy YAML, reloaded when it changes */
 	const char *queue;
 	wmap_gang_scheduler scheduler;
+	const char *cosched_profile; /* --coscheduling-profile, NULL = WMAP_GANG_COSCHED_PROFILE */
+	const char *kai_mode;        /* --kai-mode: "external" or NULL/"karta" */
 	int port;
 	unsigned threads;
 	size_t max_body;           /* bytes; 413 above */
@@ -263,6 +265,10 @@ typedef struct wh_controller {
 /* ---- reconcile.c: the webhook configurations' rules (and, with status.c, the Ready
  * conditions) follow what is in force ---- */
 extern const wh_controller wh_reconcile_controller;
+
+/* ---- gangs.c: the gang schedulers' group objects (Volcano, coscheduling and KAI PodGroups)
+ * of every workload whose gang setting asks for one, owned by the workload ---- */
+extern const wh_controller wh_gangs_controller;
 
 /* ---- status.c: the Ready condition of every Karta and WorkloadPolicy (for reconcile.c) ---- */
 typedef struct wmap_discovery wmap_discovery;

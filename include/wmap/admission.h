@@ -27,6 +27,8 @@
 typedef struct wmap_admission_config {
 	wmap_gang_scheduler scheduler;   /* used when no matching policy picks one */
 	const char *queue;               /* used when no matching policy gives one; NULL = none */
+	int kai_external;                /* KAI external mode when no matching policy picks a mode */
+	const char *cosched_profile;     /* coscheduling's schedulerName; NULL = WMAP_GANG_COSCHED_PROFILE */
 	const wmap_policy_set *policies; /* NULL = none (borrowed) */
 	int64_t deadline_ns;             /* CLOCK_MONOTONIC deadline, 0 = none */
 	int max_depth;                   /* object nesting limit, 0 = WMAP_ADMISSION_MAX_DEPTH */
@@ -123,6 +125,15 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 int wmap_admission_mutate(json_t **patch, json_t **warnings, const char **reason,
 			  wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
 			  const char *operation, const char *ns, wmap_error *err);
+
+/* The group objects the gang settings of object (a live workload: uid set) ask for, as
+ * the webhook's group controller keeps them (wmap_gang_group_objects): an array, empty
+ * when its scheduler needs none (or it is owned by a controller: its owner has the group);
+ * *row is the scheduler's row. Notes (why a component has no group) go to warnings (may be
+ * NULL). Negative when the object cannot be resolved (no definition: WMAP_ENODEF). */
+int wmap_admission_groups(json_t **out, const wmap_gang_row **row, json_t *warnings,
+			  wmap_engine *eng, const wmap_admission_config *cfg, json_t *object,
+			  wmap_error *err);
 
 /* The webhook's own objects at /validate: a run.ai/v1alpha1 Karta is loaded with
  * upstream's rules (wmap_definition_load, then wmap_definition_check_jq) and a

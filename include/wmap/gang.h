@@ -48,6 +48,7 @@ typedef struct wmap_gang_group {
 	char *name;            /* a valid label value */
 	const char *pod_group; /* the definition's podGroup name (borrowed), NULL for v2 */
 	int64_t min_member;
+	int64_t pods; /* the pods its members will have (replicas, not minimums) */
 } wmap_gang_group;
 
 typedef struct wmap_gang_member {
@@ -82,5 +83,91 @@ const wmap_gang_member *wmap_gang_plan_member(const wmap_gang_plan *plan, size_t
 /* CalculateSubtreeScale of the node at index node, over all its instances (instance_id
  * NULL) or one of them. */
 int64_t wmap_gang_subtree_scale(const wmap_workload *w, size_t node, const char *instance_id);
+
+/* ---- the scheduler table: what each gang scheduler reads and which object it needs ----
+ *
+ * One row per scheduler (and one for KAI's external mode), from each project's source
+ * (../shared/reference/gang-schedulers.md): admission stamps the row's keys, the webhook's
+ * group controller builds the row's group object, `describe` reads the pod keys that name a
+ * group. A key is written on pod templates at `where`. */
+typedef enum wmap_gang_where {
+	WMAP_GANG_AT_NONE,
+	WMAP_GANG_AT_LABEL,      /* template metadata.labels */
+	WMAP_GANG_AT_ANNOTATION, /* template metadata.annotations */
+	WMAP_GANG_AT_ROOT_LABEL, /* the workload's own metadata.labels */
+} wmap_gang_where;
+
+typedef struct wmap_gang_key {
+	const char *key;
+	wmap_gang_where where;
+} wmap_gang_key;
+
+typedef struct wmap_gang_row {
+	wmap_gang_scheduler id;
+	const char *name;           /* as --gang-scheduler spells it; "kai-external" for the mode */
+	const char *scheduler_name; /* spec.schedulerName stamped where the template has none */
+	wmap_gang_key group;        /* names the group on each template */
+	wmap_gang_key task;         /* names the member's role (task / subgroup) */
+	wmap_gang_key queue;        /* the queue (NULL key: the group object carries it) */
+	wmap_gang_key opt_out;      /* a constant that turns the scheduler's own grouper off */
+	const char *opt_out_value;
+	/* The group object wmap creates; NULL kind: none (the scheduler needs none, or makes
+	 * its own). */
+	const char *api_group, *version, *kind, *resource;
+	int status_subresource; /* 0: the scheduler rewrites the whole object (patch only) */
+	int min_resources;      /* spec.minResources is read */
+	int task_minimums;      /* per-role minimums: 1 minTaskMember, 2 subGroups + minSubGroup */
+} wmap_gang_row;
+
+/* The row of s; KAI's external mode with kai_external. Never NULL (WMAP_GANG_NONE's row
+ * writes nothing). */
+const wmap_gang_row *wmap_gang_row_of(wmap_gang_scheduler s, int kai_external);
+
+/* The rows that create group objects (for `describe` and RBAC): n into *n. */
+const wmap_gang_row *const *wmap_gang_group_rows(size_t *n);
+
+/* 1 when Kueue has an integration of its own for group/kind (Job, JobSet, the Kubeflow
+ * jobs, Ray, LeaderWorkerSet, AppWrapper, TrainJob, Deployment, StatefulSet, Pod): only the
+ * workload's queue label is written. Any other kind is gang-admitted through Kueue's pod
+ * integration: every template carries the queue, the pod group's name and its total count. */
+int wmap_gang_kueue_native(const char *group, const char *kind);
+
+/* KAI's Karta lookup (v0.17+) lists Kartas by three labels equal to the top owner's group,
+ * version and kind, as upstream's operator stamps them. */
+#define WMAP_KARTA_LABEL_GROUP "run.ai/karta-group"
+#define WMAP_KARTA_LABEL_VERSION "run.ai/karta-version"
+#define WMAP_KARTA_LABEL_KIND "run.ai/karta-kind"
+
+/* The three labels of a Karta object (its spec.structureDefinition.rootComponent.kind) as
+ * a new object {label: value}; NULL when the Karta has no root kind or a value is not a
+ * valid label value. */
+json_t *wmap_karta_labels(const json_t *karta);
+
+/* A copy of karta with those labels set in metadata.labels (its other labels kept); NULL
+ * on allocation failure. */
+json_t *wmap_karta_labelled(const json_t *karta);
+
+/* The coscheduling profile's schedulerName when no setting gives one (the scheduler-plugins
+ * chart's second scheduler). */
+#define WMAP_GANG_COSCHED_PROFILE "scheduler-plugins-scheduler"
+
+/* What a group object is built from besides the plan. */
+typedef struct wmap_gang_build {
+	const json_t *workload;     /* the live object: apiVersion, kind, metadata.{name,namespace,uid} */
+	const wmap_workload *w;     /* resolved with resources */
+	const char *queue;          /* NULL: none written (Volcano's default queue applies) */
+	const char *priority_class; /* NULL: none */
+	int64_t schedule_timeout_s; /* coscheduling scheduleTimeoutSeconds, 0 = unset */
+} wmap_gang_build;
+
+/* Labels every group object of wmap carries (the controller lists its own by them). */
+#define WMAP_GANG_MANAGED_BY "wmap-webhook"
+
+/* The group objects of plan for row (a JSON array, one object per plan group, possibly
+ * empty): apiVersion, kind, metadata {name, namespace, labels, ownerReferences: one
+ * controller reference to the workload with blockOwnerDeletion}, spec. Never a status.
+ * The caller owns *out. */
+int wmap_gang_group_objects(json_t **out, const wmap_gang_row *row, const wmap_gang_plan *plan,
+			    const wmap_gang_build *b, wmap_error *err);
 
 #endif

@@ -20,7 +20,9 @@
  *                                 # reads as [Deny], enforce: false as none.)
  *     podTemplate: {labels, annotations, priorityClassName, schedulerName,
  *                   runtimeClassName, nodeSelector, tolerations}
- *     gang: {scheduler: kai|volcano|coscheduling|yunikorn|kueue|native|none, queue: q}
+ *     gang: {scheduler: kai|volcano|coscheduling|yunikorn|kueue|native|none, queue: q,
+ *            mode: karta|external (kai only: who makes the PodGroup),
+ *            style: Soft|Hard (yunikorn only: gangSchedulingStyle)}
  *     limits:           # checks on the resolved workload (ResourceQuota's vocabulary)
  *       workload: {nvidia.com/gpu: 64, cpu: "512", memory: 4Ti, pods: 256}  # totals
  *       pod: {nvidia.com/gpu: 8}                                             # any one pod
@@ -86,7 +88,9 @@ typedef struct wmap_policy {
 
 	int has_gang; /* gang.scheduler given */
 	wmap_gang_scheduler gang;
-	char *queue; /* gang.queue, NULL when unset */
+	char *queue;       /* gang.queue, NULL when unset */
+	int gang_external; /* gang.mode: external (KAI: wmap makes the PodGroup); karta = 0 */
+	int gang_hard;     /* gang.style: Hard (YuniKorn fails the app on timeout); Soft = 0 */
 
 	size_t n_workload_limits, n_pod_limits;
 	wmap_policy_limit *workload_limits; /* spec.limits.workload, in document order */

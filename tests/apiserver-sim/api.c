@@ -626,6 +626,8 @@ static void do_create(struct sim *s, struct sim_req *r, struct route *rt)
         goto out;
     r->resp = json_incref(obj);
     r->status = 201;
+    if (!dry)
+        sim_gc_created(s, res, rt->ns, name); /* owners that do not exist: collected */
 out:
     json_decref(opts);
     json_decref(obj);

@@ -234,6 +234,9 @@ json_t *sim_protobuf_decode(const char *buf, size_t len, char *errbuf, size_t n)
 void sim_scale_handle(struct sim *s, struct sim_req *r, struct sim_resource *res, const char *ns, const char *name);
 
 /* watch.c: the event log and ?watch=true streams. Push and start with s->lock held. */
+/* gc.c: owner-reference garbage collection (with s->lock held) */
+void sim_gc_deleted(struct sim *s, const char *uid, bool orphan); /* the dependents of uid */
+void sim_gc_created(struct sim *s, struct sim_resource *res, const char *ns, const char *name);
 void sim_event_push(struct sim *s, const struct sim_resource *res, const char *type, const json_t *obj);
 void *sim_watch_start(struct sim *s, struct sim_req *r, const struct sim_resource *res, const char *ns,
                       const char *label_sel, const char *field_sel, const char *rv, const char *timeout_s,

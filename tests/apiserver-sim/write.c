@@ -269,8 +269,19 @@ void api_do_delete(struct sim *s, struct sim_req *r, struct route *rt)
             sim_err_set(&r->err, 404, "NotFound", "the server could not find the requested resource");
         goto out;
     }
+    const char *pre = sim_jstr(json_object_get(body, "preconditions"), "uid");
+    const char *cur = sim_jstr(json_object_get(sim_object_get(res, rt->ns, rt->name), "metadata"), "uid");
+    if (pre && (!cur || strcmp(pre, cur))) {
+        sim_err_set(&r->err, 409, "Conflict", "Operation cannot be fulfilled on %s \"%s\": Precondition "
+                    "failed: UID in precondition: %s, UID in object meta: %s", resplural, rt->name, pre, cur ? cur : "");
+        goto out;
+    }
     if (!dry) {
-        char rv[32];
+        char rv[32], uid[128];
+        const char *prop = sim_jstr(body, "propagationPolicy");
+        if (!prop)
+            prop = api_qarg(r, "propagationPolicy");
+        snprintf(uid, sizeof(uid), "%s", cur ? cur : "");
         snprintf(key, sizeof(key), "%s/%s", res->namespaced ? rt->ns : "", rt->name);
         /* The deletion is a change of its own: watchers see it at a new resourceVersion. */
         json_object_set_new(json_object_get(oldcopy, "metadata"), "resourceVersion",
@@ -281,8 +292,10 @@ void api_do_delete(struct sim *s, struct sim_req *r, struct route *rt)
             sim_crd_remove(s, rt->name);
         if (!strcmp(resplural, "namespaces") && !resgroup[0])
             delete_namespace_contents(s, rt->name);
+        sim_gc_deleted(s, uid, prop && !strcmp(prop, "Orphan"));
     }
-    /* Deletion is immediate here (no finalizers, no grace period): return the last state. */
+    /* Deletion is immediate here (no finalizers, no grace period), and so is the collection
+     * of its dependents (gc.c): return the last state. */
     r->resp = json_incref(oldcopy);
     r->status = 200;
 out:

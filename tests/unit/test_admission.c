@@ -483,13 +483,34 @@ Test(admission, every_scheduler_writes_its_keys_where_it_reads_them)
 			 "llama-train-new");
 	cr_expect_str_eq(at(out, t0, "/metadata/annotations/scheduling.volcano.sh~1queue-name"),
 			 "team-q");
+	cr_expect_str_eq(at(out, t0, "/metadata/annotations/volcano.sh~1task-spec"),
+			 "replicatedjob-leader", "the task key of minTaskMember");
+	cr_expect_str_eq(at(out, template_ptr(1), "/metadata/annotations/volcano.sh~1task-spec"),
+			 "replicatedjob-workers");
+	json_decref(out);
+
+	cfg.scheduler = WMAP_GANG_KAI;
+	cfg.kai_external = 1;
+	out = mutate(obj, &cfg, NULL, NULL);
+	cr_expect_str_eq(at(out, t0, "/spec/schedulerName"), "kai-scheduler");
+	cr_expect_str_eq(at(out, t0, "/metadata/annotations/kai.scheduler~1skip-podgrouper"), "true");
+	cr_expect_str_eq(at(out, t0, "/metadata/annotations/pod-group-name"), "llama-train-new");
+	cr_expect_str_eq(at(out, template_ptr(1), "/metadata/labels/kai.scheduler~1subgroup-name"),
+			 "replicatedjob-workers");
+	cfg.kai_external = 0;
 	json_decref(out);
 
 	cfg.scheduler = WMAP_GANG_COSCHEDULING;
 	out = mutate(obj, &cfg, NULL, NULL);
 	cr_expect_str_eq(at(out, t0, "/metadata/labels/scheduling.x-k8s.io~1pod-group"),
 			 "llama-train-new");
-	cr_expect_null(at(out, t0, "/spec/schedulerName"), "the profile name is the user's");
+	cr_expect_str_eq(at(out, t0, "/spec/schedulerName"), "scheduler-plugins-scheduler",
+			 "without a coscheduling profile the label is ignored");
+	json_decref(out);
+	cfg.cosched_profile = "gang-profile";
+	out = mutate(obj, &cfg, NULL, NULL);
+	cr_expect_str_eq(at(out, t0, "/spec/schedulerName"), "gang-profile");
+	cfg.cosched_profile = NULL;
 	json_decref(out);
 
 	cfg.scheduler = WMAP_GANG_YUNIKORN;
@@ -497,7 +518,14 @@ Test(admission, every_scheduler_writes_its_keys_where_it_reads_them)
 	cr_expect_str_eq(at(out, t0, "/spec/schedulerName"), "yunikorn");
 	cr_expect_str_eq(at(out, t0, "/metadata/labels/yunikorn.apache.org~1queue"), "team-q");
 	cr_expect_str_eq(at(out, t0, "/metadata/labels/yunikorn.apache.org~1app-id"),
-			 "llama-train-new");
+			 "ml-team-llama-train-new", "unique in the cluster: namespace and name");
+	cr_expect_str_eq(at(out, template_ptr(1), "/metadata/labels/yunikorn.apache.org~1app-id"),
+			 "ml-team-llama-train-new", "the same on every template");
+	cr_expect_str_eq(at(out, t0, "/metadata/annotations/yunikorn.apache.org~1schedulingPolicyParameters"),
+			 "gangSchedulingStyle=Soft", "Soft unless a policy asks for Hard");
+	cr_expect_str_eq(at(out, t0, "/metadata/annotations/yunikorn.apache.org~1task-groups"),
+			 at(out, template_ptr(1), "/metadata/annotations/yunikorn.apache.org~1task-groups"),
+			 "the same full task-groups on every template");
 	cr_expect_str_eq(at(out, t0, "/metadata/annotations/yunikorn.apache.org~1task-group-name"),
 			 "replicatedjob-leader");
 	const char *tg = at(out, t0, "/metadata/annotations/yunikorn.apache.org~1task-groups");
@@ -513,6 +541,8 @@ Test(admission, every_scheduler_writes_its_keys_where_it_reads_them)
 	/* the fixture already names a Kueue queue: default mode keeps it */
 	cr_expect_str_eq(at(out, "", "/metadata/labels/kueue.x-k8s.io~1queue-name"),
 			 "ml-team-queue");
+	cr_expect_null(at(out, t0, "/metadata/labels/kueue.x-k8s.io~1pod-group-name"),
+		       "JobSet has a Kueue integration: only the root's label");
 	json_decref(out);
 
 	cfg.scheduler = WMAP_GANG_NATIVE;
@@ -930,4 +960,95 @@ Test(admission, a_review_without_a_uid_is_still_refused_when_cut)
 	cr_expect(strstr(err.message, "request.uid") != NULL, "%s", err.message);
 	cr_expect_null(out);
 	json_decref(review);
+}
+
+/* The group objects of a live JobSet, as the webhook's group controller keeps them. */
+static json_t *groups_of(json_t *obj, const wmap_admission_config *cfg, const char **row_name)
+{
+	json_t *out = NULL;
+	const wmap_gang_row *row = NULL;
+	wmap_error err;
+	cr_assert_eq(wmap_admission_groups(&out, &row, NULL, eng, cfg, obj, &err), 0, "%s", err.message);
+	*row_name = row->name;
+	return out;
+}
+
+Test(admission, group_objects_follow_the_row_and_the_definition)
+{
+	json_t *obj = load(JOBSET);
+	json_object_set_new(json_object_get(obj, "metadata"), "uid", json_string("u-1"));
+	wmap_admission_config cfg = { .scheduler = WMAP_GANG_VOLCANO, .queue = "team-q" };
+	const char *row;
+	json_t *g = groups_of(obj, &cfg, &row);
+	cr_expect_str_eq(row, "volcano");
+	cr_assert_eq(json_array_size(g), 1);
+	json_t *pg = json_array_get(g, 0);
+	cr_expect_str_eq(at(pg, "", "/apiVersion"), "scheduling.volcano.sh/v1beta1");
+	cr_expect_str_eq(at(pg, "", "/metadata/name"), "llama-train-new");
+	cr_expect_str_eq(at(pg, "", "/metadata/namespace"), "ml-team");
+	cr_expect_str_eq(at(pg, "", "/metadata/ownerReferences/0/uid"), "u-1");
+	cr_expect(json_is_true(wmap_pointer_lookup(pg, "/metadata/ownerReferences/0/controller")));
+	cr_expect(json_is_true(wmap_pointer_lookup(pg, "/metadata/ownerReferences/0/blockOwnerDeletion")));
+	cr_expect_eq(json_integer_value(wmap_pointer_lookup(pg, "/spec/minMember")), 3);
+	cr_expect_eq(json_integer_value(wmap_pointer_lookup(pg, "/spec/minTaskMember/replicatedjob-leader")), 1);
+	cr_expect_eq(json_integer_value(wmap_pointer_lookup(pg, "/spec/minTaskMember/replicatedjob-workers")), 2);
+	cr_expect_str_eq(at(pg, "", "/spec/queue"), "team-q");
+	cr_expect_str_eq(at(pg, "", "/spec/minResources/nvidia.com~1gpu"), "12");
+	cr_expect_str_eq(at(pg, "", "/spec/minResources/cpu"), "48");
+	cr_expect_str_eq(at(pg, "", "/spec/minResources/memory"), "384Gi");
+	cr_expect_null(json_object_get(pg, "status"), "status is never written");
+	json_decref(g);
+
+	cfg.scheduler = WMAP_GANG_COSCHEDULING;
+	g = groups_of(obj, &cfg, &row);
+	pg = json_array_get(g, 0);
+	cr_expect_str_eq(at(pg, "", "/apiVersion"), "scheduling.x-k8s.io/v1alpha1");
+	cr_expect_eq(json_integer_value(wmap_pointer_lookup(pg, "/spec/minMember")), 3);
+	cr_expect_null(wmap_pointer_lookup(pg, "/spec/queue"), "coscheduling has no queue");
+	json_decref(g);
+
+	cfg.scheduler = WMAP_GANG_KAI;
+	g = groups_of(obj, &cfg, &row);
+	cr_expect_eq(json_array_size(g), 0, "Karta mode: KAI makes the group");
+	json_decref(g);
+	cfg.kai_external = 1;
+	g = groups_of(obj, &cfg, &row);
+	cr_expect_str_eq(row, "kai-external");
+	pg = json_array_get(g, 0);
+	cr_expect_str_eq(at(pg, "", "/apiVersion"), "scheduling.run.ai/v2alpha2");
+	cr_expect_null(wmap_pointer_lookup(pg, "/spec/minMember"), "exclusive with minSubGroup");
+	cr_expect_eq(json_integer_value(wmap_pointer_lookup(pg, "/spec/minSubGroup")), 2);
+	cr_expect_str_eq(at(pg, "", "/spec/subGroups/1/name"), "replicatedjob-workers");
+	cr_expect_eq(json_integer_value(wmap_pointer_lookup(pg, "/spec/subGroups/1/minMember")), 2);
+	cr_expect_null(wmap_pointer_lookup(pg, "/spec/minResources"), "KAI has no minResources");
+	json_decref(g);
+
+	cfg.scheduler = WMAP_GANG_YUNIKORN;
+	g = groups_of(obj, &cfg, &row);
+	cr_expect_eq(json_array_size(g), 0, "YuniKorn needs no object");
+	json_decref(g);
+	json_decref(obj);
+}
+
+/* A gang that can never form is said at admission (and, by the webhook, as an Event). */
+Test(admission, a_gang_that_can_never_form_is_a_warning)
+{
+	json_t *obj = load(JOBSET);
+	wmap_admission_config cfg = { .scheduler = WMAP_GANG_VOLCANO };
+	json_t *warnings = NULL;
+	json_t *out = mutate(obj, &cfg, NULL, &warnings);
+	char *wt = json_dumps(warnings, JSON_COMPACT);
+	cr_expect(strstr(wt, "never form") == NULL, "a gang that forms: %s", wt);
+	free(wt);
+	json_decref(warnings);
+	json_decref(out);
+	json_object_set_new(json_object_get(obj, "spec"), "startupPolicy",
+			    json_pack("{s:s}", "startupPolicyOrder", "InOrder"));
+	out = mutate(obj, &cfg, NULL, &warnings);
+	wt = json_dumps(warnings, JSON_COMPACT);
+	cr_expect(strstr(wt, "gang: group llama-train-new can never form: startupPolicy InOrder") != NULL, "%s", wt);
+	free(wt);
+	json_decref(warnings);
+	json_decref(out);
+	json_decref(obj);
 }

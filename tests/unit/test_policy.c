@@ -139,6 +139,12 @@ Test(policy, errors_name_file_line_and_column)
 		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
 		  "spec:\n  gang: {scheduler: slurm}\n", "unknown gang scheduler \"slurm\"" },
 		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  gang: {scheduler: volcano, mode: external}\n",
+		  ".spec.gang.mode: a mode is KAI's choice: give scheduler: kai" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
+		  "spec:\n  gang: {scheduler: kai, mode: outside}\n",
+		  ".spec.gang.mode: must be karta or external" },
+		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"
 		  "spec:\n  match:\n    selector:\n      matchExpressions: [{key: a, operator: Near}]\n",
 		  "operator must be In, NotIn, Exists or DoesNotExist" },
 		{ "apiVersion: wmap.io/v1alpha1\nkind: WorkloadPolicy\nmetadata: {name: x}\n"

@@ -16,8 +16,8 @@ done
 assert_eq "$(cat "$E2E_TMP/base.yaml")" "$(cat "$E2E_TMP/deploy.yaml")" "deploy/ renders deploy/base/"
 kinds() { python3 -c 'import sys, yaml; print(" ".join(sorted(d["kind"] + "/" + d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d)))' "$1"; }
 base_kinds=$(kinds "$E2E_TMP/base.yaml")
-assert_eq 16 "$(wc -w <<<"$base_kinds")" "objects in the base (with the audit's ClusterRole and binding; no policy ConfigMap)"
-assert_eq 20 "$(kinds "$E2E_TMP/cert-manager.yaml" | wc -w)" "objects in the cert-manager overlay"
+assert_eq 18 "$(wc -w <<<"$base_kinds")" "objects in the base (with the audit's and the gangs controller's ClusterRoles and bindings; no policy ConfigMap)"
+assert_eq 22 "$(kinds "$E2E_TMP/cert-manager.yaml" | wc -w)" "objects in the cert-manager overlay"
 for o in Issuer/wmap-selfsigned Issuer/wmap-ca Certificate/wmap-webhook-ca Certificate/wmap-webhook-serving; do
     assert_contains "$(kinds "$E2E_TMP/cert-manager.yaml")" "$o"
 done
