@@ -41,7 +41,9 @@ for q in "list kartas.run.ai" "watch kartas.run.ai" "get kartas.run.ai/x" "updat
     "list jobsets.jobset.x-k8s.io" "list jobsets.jobset.x-k8s.io -n default" \
     "create reports.openreports.io -n default" "update reports.openreports.io/wmap-policy -n default" \
     "delete reports.openreports.io/wmap-policy -n default" "list reports.openreports.io" \
-    "create policyreports.wgpolicyk8s.io -n default"; do
+    "create policyreports.wgpolicyk8s.io -n default" \
+    "list pods" "watch pods -n default" "watch jobsets.jobset.x-k8s.io" "watch jobsets.jobset.x-k8s.io -n default" \
+    "watch jobs.batch" "watch replicasets.apps"; do
     # shellcheck disable=SC2086
     assert_eq yes "$(can $q)" "can-i $q"
 done
@@ -51,8 +53,9 @@ for q in "create kartas.run.ai" "update kartas.run.ai/x" "delete kartas.run.ai/x
     "update mutatingwebhookconfigurations/other" "list mutatingwebhookconfigurations" \
     "delete validatingwebhookconfigurations/wmap-webhook" "create mutatingwebhookconfigurations" \
     "update leases/other -n wmap-system" "create leases -n default" "get leases/wmap-webhook -n default" \
-    "get secrets -n wmap-system" "list pods -n default" "create pods -n default" \
-    "watch jobsets.jobset.x-k8s.io" "get jobsets.jobset.x-k8s.io/x -n default" "update jobsets.jobset.x-k8s.io/x -n default" \
+    "get secrets -n wmap-system" "get pods/x -n default" "create pods -n default" "get pods/x --subresource=log -n default" \
+    "create pods/x --subresource=exec -n default" "update pods/x --subresource=status -n default" \
+    "get jobsets.jobset.x-k8s.io/x -n default" "update jobsets.jobset.x-k8s.io/x -n default" \
     "patch reports.openreports.io/wmap-policy -n default" "get clusterreports.openreports.io"; do
     # shellcheck disable=SC2086
     assert_eq no "$(can $q)" "can-i $q"
