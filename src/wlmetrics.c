@@ -34,7 +34,9 @@ static const struct {
 
 /* Labels a workload's gang settings name its queue with, looked up in this order. */
 static const char *const queue_keys[] = {
-	"kueue.x-k8s.io/queue-name", "kai.scheduler/queue", "scheduling.volcano.sh/queue-name",
+	"kueue.x-k8s.io/queue-name",
+	"kai.scheduler/queue",
+	"scheduling.volcano.sh/queue-name",
 	"yunikorn.apache.org/queue",
 };
 
@@ -301,7 +303,7 @@ void wmap_wlm_pod(wmap_buf *out, const wmap_workload *w, const json_t *pod, int 
 	const wmap_node *n = node >= 0 && (size_t)node < w->n_nodes ? &w->nodes[node] : NULL;
 	const char *comp = n ? n->def->name : "<unknown>";
 	const char *id = n && inst >= 0 && (size_t)inst < n->n_instances ? n->instances[inst].id
-									  : "<unknown>";
+									 : "<unknown>";
 	identity(out, families[WMAP_WLM_POD].name, w,
 		 json_string_value(json_object_get(md, "namespace")));
 	label(out, "pod", json_string_value(json_object_get(md, "name")), 0);

@@ -32,7 +32,11 @@
 #define LINES_MAX ((size_t)1 << 20)  /* one object's lines */
 
 /* Why a pod is not attributed (wmap_exporter_unattributed_pods{reason}). */
-enum { POD_ATTRIBUTED, POD_NO_OWNER, POD_UNCOVERED_OWNER, POD_UNRESOLVED_OWNER, POD_REASONS };
+enum { POD_ATTRIBUTED,
+       POD_NO_OWNER,
+       POD_UNCOVERED_OWNER,
+       POD_UNRESOLVED_OWNER,
+       POD_REASONS };
 static const char *const reason_names[POD_REASONS] = { "", "no_owner", "uncovered_owner",
 						       "unresolved_owner" };
 
@@ -57,8 +61,8 @@ typedef struct source {
 
 /* A watched workload object (the worker's). */
 typedef struct wobj {
-	json_t *obj;     /* a reference */
-	char *owner_uid; /* its controller's uid, NULL when it has none */
+	json_t *obj;      /* a reference */
+	char *owner_uid;  /* its controller's uid, NULL when it has none */
 	wmap_workload *w; /* NULL when it could not be resolved */
 	wmap_buf fam[WMAP_WLM_COUNT];
 	size_t series;
@@ -88,8 +92,8 @@ struct exporter {
 	size_t n_src;
 	source *src[MAX_SOURCES];
 	/* the worker's */
-	json_t *objs, *pods;     /* uid -> wobj *, wpod * (as integers) */
-	const wh_defs *defs;     /* the definitions the objects were resolved with */
+	json_t *objs, *pods; /* uid -> wobj *, wpod * (as integers) */
+	const wh_defs *defs; /* the definitions the objects were resolved with */
 	wmap_engine *eng;
 	/* the text served, under text_lock */
 	pthread_mutex_t text_lock;
@@ -369,9 +373,9 @@ static wobj *root_of(exporter *X, wpod *p)
 			break; /* a kind no definition covers, or not listed yet */
 		}
 	}
-	p->reason = root ? (root->w ? POD_ATTRIBUTED : POD_UNRESOLVED_OWNER)
-			 : had_owner ? POD_UNCOVERED_OWNER
-				     : POD_NO_OWNER;
+	p->reason = root        ? (root->w ? POD_ATTRIBUTED : POD_UNRESOLVED_OWNER)
+		    : had_owner ? POD_UNCOVERED_OWNER
+				: POD_NO_OWNER;
 	return root && root->w ? root : NULL;
 }
 
