@@ -694,6 +694,8 @@ static void health_metrics(void *ctx, wmap_buf *o)
 	wh_prom_family(o, "wmap_exporter_unresolved_workloads", "gauge",
 		       "Watched workload objects their definition could not resolve (no series).");
 	wh_prom_sample(o, "wmap_exporter_unresolved_workloads", atomic_load(&X->resolve_errors), NULL);
+	wh_prom_family(o, "wmap_exporter_pods", "gauge", "Pods attributed to a workload.");
+	wh_prom_sample(o, "wmap_exporter_pods", atomic_load(&X->unattributed[POD_ATTRIBUTED]), NULL);
 	wh_prom_family(o, "wmap_exporter_unattributed_pods", "gauge",
 		       "Pods not attributed to a workload, by reason: no_owner (no controller), "
 		       "uncovered_owner (a controller no definition covers), unresolved_owner "

@@ -29,6 +29,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wide  # noqa: E402  (tests/bench/wide.py)
 import audit_live  # noqa: E402  (tests/bench/audit_live.py)
+import wlmetrics_live  # noqa: E402  (tests/bench/wlmetrics_live.py)
 import audit_offline  # noqa: E402  (tests/bench/audit_offline.py)
 
 ROOT = os.getcwd()
@@ -1072,7 +1073,8 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,"
+                    "workload-metrics")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
                     help="run every benchmark process at nice N (negative: ahead of other "
@@ -1105,7 +1107,9 @@ def main():
              ("wide", lambda: wide.bench_wide(a, R, hyperfine, peak_rss, run, log, JOBSET_CRD)),
              ("audit-live", lambda: audit_live.bench_audit(a, R, Webhook, https_get, proc_status, log, REPO,
                                                  JOBSET_CRD, crt, key)),
-             ("audit", lambda: audit_offline.bench_audit(a, R, hyperfine, peak_rss, run, log))]
+             ("audit", lambda: audit_offline.bench_audit(a, R, hyperfine, peak_rss, run, log)),
+             ("workload-metrics", lambda: wlmetrics_live.bench_wlmetrics(a, R, Webhook, https_get, proc_status, log, REPO,
+                                                                audit_live.pytorchjob_crd, JOBSET_CRD, crt, key))]
 
     for name, fn in steps:
         if name not in only:
