@@ -61,10 +61,11 @@ typedef struct source {
 
 /* A watched workload object (the worker's). */
 typedef struct wobj {
-	json_t *obj;      /* a reference */
-	char *owner_uid;  /* its controller's uid, NULL when it has none */
-	wmap_workload *w; /* NULL when it could not be resolved */
-	wmap_buf fam[WMAP_WLM_COUNT];
+	json_t *obj;             /* a reference */
+	char *owner_uid;         /* its controller's uid, NULL when it has none */
+	wmap_workload *w;        /* NULL when it could not be resolved */
+	char *fam[WMAP_WLM_POD]; /* each family's lines (NULL: none), exactly their size */
+	size_t fam_len[WMAP_WLM_POD];
 	size_t series;
 	unsigned gen; /* bumped at every render: pods placed against an older one are placed again */
 } wobj;
@@ -72,10 +73,12 @@ typedef struct wobj {
 /* A watched pod (the worker's). */
 typedef struct wpod {
 	json_t *obj;
-	char root_uid[128]; /* the workload it was placed in ("" none) */
+	char *owner_uid;   /* its controller's uid, NULL when it has none */
+	char root_uid[64]; /* the workload it was placed in ("" none) */
 	unsigned root_gen;
 	int reason;
-	wmap_buf line;
+	char *line; /* its wmap_pod_workload_info line, NULL when not attributed */
+	size_t line_len;
 } wpod;
 
 struct exporter {
@@ -95,6 +98,7 @@ struct exporter {
 	json_t *objs, *pods; /* uid -> wobj *, wpod * (as integers) */
 	const wh_defs *defs; /* the definitions the objects were resolved with */
 	wmap_engine *eng;
+	wmap_buf scratch[WMAP_WLM_COUNT]; /* one object's lines, copied out at their size */
 	/* the text served, under text_lock */
 	pthread_mutex_t text_lock;
 	char *text;
@@ -170,6 +174,36 @@ static void on_error(void *ud, const wmap_error *err, long status)
 	json_decref(f);
 }
 
+/* What the exporter keeps of a pod (wmap_watch_opts.transform): the metadata attribution and
+ * a definition's podSelector read (name, uid, labels, annotations, owners), as compact JSON
+ * text, parsed again when the pod is placed. A pod of a real cluster is 5-20 KB of JSON
+ * (managedFields, statuses, env, volumes); in jansson even the bench's 575-byte pods take
+ * 6 KB each, their metadata alone 3.2 KB, and the text 0.4 KB (measured over 50,000: 300,
+ * 160 and 21 MB). */
+static json_t *trim_pod(void *ud, json_t *pod)
+{
+	static const char *const keep[] = { "name", "namespace", "uid",
+					    "labels", "annotations", "ownerReferences" };
+	const json_t *md = json_object_get(pod, "metadata");
+	json_t *t = json_object(), *m = json_object(), *text = NULL;
+	char *s = NULL;
+	(void)ud;
+	if (!t || !m || json_object_set(t, "metadata", m) != 0)
+		goto done;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		json_t *v = json_object_get(md, keep[i]);
+		if (v && json_object_set(m, keep[i], v) != 0)
+			goto done;
+	}
+	if ((s = json_dumps(t, JSON_COMPACT)) != NULL)
+		text = json_string(s);
+done:
+	free(s);
+	json_decref(m);
+	json_decref(t);
+	return text; /* NULL: kept whole */
+}
+
 static void *watch_main(void *arg)
 {
 	source *s = arg;
@@ -178,6 +212,7 @@ static void *watch_main(void *arg)
 	o.path = s->path;
 	o.on_change = on_change;
 	o.on_error = on_error;
+	o.transform = s->is_pods ? trim_pod : NULL;
 	o.ud = s;
 	o.stop = &s->stop;
 	if (wmap_watch_run(s->client, &o, &s->stats, &err) != 0)
@@ -228,8 +263,8 @@ static void wobj_free(wobj *o)
 	json_decref(o->obj);
 	free(o->owner_uid);
 	wmap_workload_free(o->w);
-	for (int f = 0; f < WMAP_WLM_COUNT; f++)
-		wmap_buf_free(&o->fam[f]);
+	for (int f = 0; f < WMAP_WLM_POD; f++)
+		free(o->fam[f]);
 	free(o);
 }
 
@@ -238,8 +273,31 @@ static void wpod_free(wpod *p)
 	if (!p)
 		return;
 	json_decref(p->obj);
-	wmap_buf_free(&p->line);
+	free(p->owner_uid);
+	free(p->line);
 	free(p);
+}
+
+/* Empties b for the next object, keeping its memory unless an append failed (the error
+ * stays in a buffer until it is freed). */
+static void scratch_reset(wmap_buf *b)
+{
+	if (b->error)
+		wmap_buf_free(b);
+	wmap_buf_clear(b);
+}
+
+/* A copy of b's text at its size (NULL for none, or when out of memory: no lines). */
+static char *take_exact(wmap_buf *b, size_t *len)
+{
+	char *t = NULL;
+	*len = 0;
+	if (!b->error && b->len && (t = malloc(b->len)) != NULL) {
+		memcpy(t, b->data, b->len);
+		*len = b->len;
+	}
+	wmap_buf_clear(b);
+	return t;
 }
 
 /* Resolves o->obj with X->eng and renders its lines (none when it cannot be resolved). */
@@ -251,9 +309,9 @@ static void wobj_render(exporter *X, wobj *o)
 	o->series = 0;
 	o->gen++;
 	for (int f = 0; f < WMAP_WLM_COUNT; f++)
-		wmap_buf_clear(&o->fam[f]);
+		scratch_reset(&X->scratch[f]);
 	if (wmap_workload_resolve(&o->w, X->eng, o->obj, NULL, &err) != 0 ||
-	    wmap_wlm_workload(o->fam, &o->series, o->w, &err) != 0) {
+	    wmap_wlm_workload(X->scratch, &o->series, o->w, &err) != 0) {
 		const json_t *md = json_object_get(o->obj, "metadata");
 		json_t *f = json_pack("{s:s?, s:s?, s:s?, s:s}", "kind",
 				      json_string_value(json_object_get(o->obj, "kind")), "namespace",
@@ -264,38 +322,59 @@ static void wobj_render(exporter *X, wobj *o)
 		wmap_workload_free(o->w);
 		o->w = NULL;
 		o->series = 0;
-		for (int f2 = 0; f2 < WMAP_WLM_COUNT; f2++)
-			wmap_buf_clear(&o->fam[f2]);
 	}
+	for (int f = 0; f < WMAP_WLM_POD; f++) {
+		free(o->fam[f]);
+		o->fam[f] = o->w ? take_exact(&X->scratch[f], &o->fam_len[f]) : NULL;
+		if (!o->w)
+			o->fam_len[f] = 0;
+	}
+}
+
+/* The pod stored as obj (the text trim_pod made of it, or the object itself when that
+ * failed) as an object: a new reference, NULL when the text does not parse. */
+static json_t *pod_of(json_t *obj)
+{
+	return json_is_string(obj) ? json_loads(json_string_value(obj), 0, NULL) : json_incref(obj);
+}
+
+static void upsert_pod(exporter *X, json_t *obj)
+{
+	json_t *pod = pod_of(obj);
+	const char *uid = uid_of(pod), *ou = controller_uid(pod);
+	wpod *p = uid ? ptr_get(X->pods, uid) : NULL;
+	if (!uid)
+		goto done;
+	if (!p) {
+		if (!(p = calloc(1, sizeof(*p))))
+			goto done;
+		if (ptr_set(X->pods, uid, p) != 0) {
+			wpod_free(p);
+			goto done;
+		}
+	}
+	json_decref(p->obj);
+	p->obj = json_incref(obj);
+	free(p->owner_uid);
+	p->owner_uid = ou ? strdup(ou) : NULL;
+	p->root_uid[0] = '\0'; /* placed again */
+done:
+	json_decref(pod);
 }
 
 static void upsert(exporter *X, source *s, json_t *obj)
 {
+	if (s->is_pods) {
+		upsert_pod(X, obj);
+		return;
+	}
 	const char *uid = uid_of(obj);
 	if (!uid)
 		return;
-	if (s->is_pods) {
-		wpod *p = ptr_get(X->pods, uid);
-		if (!p) {
-			if (!(p = calloc(1, sizeof(*p))))
-				return;
-			wmap_buf_init(&p->line, LINES_MAX, 512);
-			if (ptr_set(X->pods, uid, p) != 0) {
-				wpod_free(p);
-				return;
-			}
-		}
-		json_decref(p->obj);
-		p->obj = json_incref(obj);
-		p->root_uid[0] = '\0'; /* placed again */
-		return;
-	}
 	wobj *o = ptr_get(X->objs, uid);
 	if (!o) {
 		if (!(o = calloc(1, sizeof(*o))))
 			return;
-		for (int f = 0; f < WMAP_WLM_COUNT; f++)
-			wmap_buf_init(&o->fam[f], LINES_MAX, 512);
 		if (ptr_set(X->objs, uid, o) != 0) {
 			wobj_free(o);
 			return;
@@ -309,24 +388,24 @@ static void upsert(exporter *X, source *s, json_t *obj)
 	wobj_render(X, o);
 }
 
-static void forget(exporter *X, source *s, const json_t *obj)
+static void forget(exporter *X, source *s, json_t *obj)
 {
-	const char *uid = uid_of(obj);
-	if (!uid)
-		return;
-	if (s->is_pods) {
+	json_t *o_ = s->is_pods ? pod_of(obj) : json_incref(obj);
+	const char *uid = uid_of(o_);
+	if (uid && s->is_pods) {
 		wpod *p = ptr_get(X->pods, uid);
 		if (p && p->obj == obj) {
 			json_object_del(X->pods, uid);
 			wpod_free(p);
 		}
-	} else {
+	} else if (uid) {
 		wobj *o = ptr_get(X->objs, uid);
 		if (o && o->obj == obj) {
 			json_object_del(X->objs, uid);
 			wobj_free(o);
 		}
 	}
+	json_decref(o_);
 }
 
 /* Applies what changed in s's snap (NULL: every object is gone) since the last call. */
@@ -354,21 +433,17 @@ static void follow(exporter *X, source *s, json_t *snap)
 /* The topmost watched owner of pod p, or NULL with p->reason set. */
 static wobj *root_of(exporter *X, wpod *p)
 {
-	const json_t *obj = p->obj;
+	const char *uid = p->owner_uid;
 	wobj *root = NULL;
-	int had_owner = 0;
-	for (int hop = 0; hop < OWNER_HOPS; hop++) {
-		const char *uid = controller_uid(obj);
+	int had_owner = uid != NULL;
+	for (int hop = 0; hop < OWNER_HOPS && uid; hop++) {
 		wobj *o;
 		wpod *mid;
-		if (!uid)
-			break;
-		had_owner = 1;
 		if ((o = ptr_get(X->objs, uid)) != NULL) {
 			root = o;
-			obj = o->obj;
+			uid = o->owner_uid;
 		} else if ((mid = ptr_get(X->pods, uid)) != NULL) {
-			obj = mid->obj; /* a pod owning a StatefulSet (LeaderWorkerSet's leader) */
+			uid = mid->owner_uid; /* a pod owning a StatefulSet (LeaderWorkerSet's leader) */
 		} else {
 			break; /* a kind no definition covers, or not listed yet */
 		}
@@ -391,7 +466,9 @@ static void attribute(exporter *X, unsigned counts[POD_REASONS])
 		counts[p->reason]++;
 		if (!root) {
 			p->root_uid[0] = '\0';
-			wmap_buf_clear(&p->line);
+			free(p->line);
+			p->line = NULL;
+			p->line_len = 0;
 			continue;
 		}
 		const char *ruid = uid_of(root->obj);
@@ -399,10 +476,17 @@ static void attribute(exporter *X, unsigned counts[POD_REASONS])
 			continue;
 		int node = -1, inst = -1;
 		wmap_error err = { 0 };
-		if (wmap_wlm_place(&node, &inst, X->eng, root->w, p->obj, &err) != 0)
+		json_t *pod = pod_of(p->obj);
+		if (!pod)
+			continue;
+		if (wmap_wlm_place(&node, &inst, X->eng, root->w, pod, &err) != 0)
 			node = inst = -1; /* counted under the sentinels */
-		wmap_buf_clear(&p->line);
-		wmap_wlm_pod(&p->line, root->w, p->obj, node, inst);
+		wmap_buf *b = &X->scratch[WMAP_WLM_POD];
+		scratch_reset(b);
+		wmap_wlm_pod(b, root->w, pod, node, inst);
+		json_decref(pod);
+		free(p->line);
+		p->line = take_exact(b, &p->line_len);
 		snprintf(p->root_uid, sizeof(p->root_uid), "%s", ruid);
 		p->root_gen = root->gen;
 	}
@@ -419,7 +503,8 @@ static void assemble(exporter *X, const unsigned counts[POD_REASONS])
 {
 	size_t cap = X->env->opt->workload_max_series, total = 0, dropped = 0, n = 0;
 	unsigned resolve_errors = 0;
-	wmap_buf out = WMAP_BUF_INIT(TEXT_MAX, 1 << 16);
+	/* One allocation of about the last text's size, not a doubling series of them. */
+	wmap_buf out = WMAP_BUF_INIT(TEXT_MAX, X->text_len + X->text_len / 8 + (1 << 16));
 	json_t *keep = json_object();
 	const char *k;
 	json_t *v;
@@ -443,20 +528,20 @@ static void assemble(exporter *X, const unsigned counts[POD_REASONS])
 		json_object_foreach(X->objs, k, v) {
 			wobj *o = (wobj *)(intptr_t)json_integer_value(v);
 			if (json_object_get(keep, k))
-				wmap_buf_add(&out, o->fam[f].data, o->fam[f].len);
+				wmap_buf_add(&out, o->fam[f], o->fam_len[f]);
 		}
 	}
 	wmap_wlm_header(&out, WMAP_WLM_POD);
 	json_object_foreach(X->pods, k, v) {
 		wpod *p = (wpod *)(intptr_t)json_integer_value(v);
-		if (!p->line.len)
+		if (!p->line)
 			continue;
 		if (total + 1 > cap) {
 			dropped++;
 			continue;
 		}
 		total++;
-		wmap_buf_add(&out, p->line.data, p->line.len);
+		wmap_buf_add(&out, p->line, p->line_len);
 	}
 	json_decref(keep);
 	size_t len;
@@ -726,6 +811,8 @@ static int workloads_start(void **self, const wh_env *env, wmap_error *err)
 	if (!X)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	X->env = env;
+	for (int f = 0; f < WMAP_WLM_COUNT; f++)
+		wmap_buf_init(&X->scratch[f], LINES_MAX, 1024);
 	pthread_mutex_init(&X->lock, NULL);
 	pthread_mutex_init(&X->text_lock, NULL);
 	pthread_cond_init(&X->cond, NULL);
@@ -783,6 +870,8 @@ static void workloads_stop(void *self)
 	json_decref(X->objs);
 	json_decref(X->pods);
 	wmap_engine_free(X->eng);
+	for (int f = 0; f < WMAP_WLM_COUNT; f++)
+		wmap_buf_free(&X->scratch[f]);
 	wmap_discovery_free(X->disc);
 	wmap_kube_client_free(X->client);
 	free(X->text);
