@@ -54,6 +54,7 @@ typedef struct source {
 	pthread_t thread;
 	int started, wanted;
 	atomic_int stop;
+	long logged;  /* the HTTP status of the failure last logged (-1: none), the watch thread's */
 	json_t *snap; /* the latest map (key -> object), under X->lock */
 	int dirty;    /* under X->lock */
 	json_t *seen; /* key -> the object last processed (the worker's) */
@@ -92,6 +93,7 @@ struct exporter {
 	pthread_cond_t cond;
 	unsigned kick;
 	int dirty, defs_kicked;
+	int retry_kinds; /* discovery failed: the kinds are looked up again within a second */
 	size_t n_src;
 	source *src[MAX_SOURCES];
 	/* the worker's */
@@ -155,6 +157,7 @@ static void on_change(void *ud, const json_t *objects, int synced)
 	json_t *snap = json_copy((json_t *)objects);
 	if (!snap)
 		return;
+	s->logged = -1; /* a later failure is logged again */
 	pthread_mutex_lock(&s->X->lock);
 	json_decref(s->snap);
 	s->snap = snap;
@@ -168,6 +171,9 @@ static void on_change(void *ud, const json_t *objects, int synced)
 static void on_error(void *ud, const wmap_error *err, long status)
 {
 	source *s = ud;
+	if (status == s->logged)
+		return; /* once per kind of failure: a 403 retried every 30 s is one line */
+	s->logged = status;
 	json_t *f = json_pack("{s:s, s:i, s:s}", "resource", s->label, "status", (int)status,
 			      "error", err->message);
 	wh_log("warn", "workload metrics: list/watch failed; retrying", f);
@@ -228,6 +234,7 @@ static source *source_start(exporter *X, const char *path, const char *label, in
 	if (!s)
 		return NULL;
 	s->X = X;
+	s->logged = -1;
 	s->is_pods = is_pods;
 	s->wanted = 1;
 	snprintf(s->path, sizeof(s->path), "%s", path);
@@ -631,6 +638,7 @@ static void update_kinds(exporter *X, wh_state *st)
 	wmap_error err;
 	int rc = !X->disc ? wmap_discovery_load(&X->disc, X->client, 1, &err)
 			  : wmap_discovery_refresh(X->disc, X->client, &err);
+	X->retry_kinds = rc != 0;
 	if (rc != 0) {
 		wh_logf("warn", "workload metrics: discovery: %s", err.message);
 		if (!X->disc)
@@ -696,8 +704,8 @@ static void wait_kick(exporter *X, unsigned *what)
 		clock_gettime(CLOCK_REALTIME, &t);
 		t.tv_sec += 1;
 		pthread_cond_timedwait(&X->cond, &X->lock, &t);
-		if (!X->watching && wh_leader_is(X->env->leader))
-			break; /* took the Lease without a kick reaching us yet */
+		if ((!X->watching && wh_leader_is(X->env->leader)) || X->retry_kinds)
+			break; /* took the Lease without a kick reaching us yet; or discovery again */
 	}
 	*what = X->kick;
 	X->kick = 0;
@@ -730,7 +738,7 @@ static void *worker_main(void *arg)
 			X->watching = 1;
 			what |= WH_STATE_DEFS;
 		}
-		if (what & (WH_STATE_DEFS | WH_STATE_CRDS))
+		if ((what & (WH_STATE_DEFS | WH_STATE_CRDS)) || X->retry_kinds)
 			update_kinds(X, st);
 		rebuild(X, st);
 		wh_inforce_release(st);

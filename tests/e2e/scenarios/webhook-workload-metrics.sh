@@ -108,7 +108,7 @@ wait_until 5 pods_attributed_are 9 || fail "9 pods attributed: $(pods_attributed
 wl >"$E2E_TMP/workloads.prom"
 promtool check metrics <"$E2E_TMP/workloads.prom" >"$E2E_TMP/promtool.out" 2>&1 ||
     fail "promtool check metrics: $(cat "$E2E_TMP/promtool.out")"
-echo "promtool check metrics: ok ($(grep -vc '^#' "$E2E_TMP/workloads.prom") series)"
+echo "promtool check metrics: ok ($(grep -c '^wmap_' "$E2E_TMP/workloads.prom") series)"
 pinfo() { grep "^wmap_pod_workload_info{namespace=\"$NS\",workload=\"$2\",workload_kind=\"$1\",[^}]*pod=\"$3\",.*component=\"$4\",component_instance=\"$5\"} 1$" "$E2E_TMP/workloads.prom" >/dev/null || fail "pod $3: not in $1/$2 $4/$5: $(grep "pod=\"$3\"" "$E2E_TMP/workloads.prom")"; }
 pinfo JobSet llama-train-new llama-train-new-leader-0-0 replicatedjob leader
 pinfo JobSet llama-train-new llama-train-new-workers-0-1 replicatedjob workers
@@ -233,8 +233,26 @@ assert_eq 2 "$(wh_metric wmap_exporter_workloads)" "workloads with series after 
 # Its pods are left (no garbage collector in the simulator): now of an uncovered owner.
 assert_eq 4 "$(wh_metric 'wmap_exporter_unattributed_pods{reason="uncovered_owner"}')" "ft's pods and the Widget's"
 
-# --no-workload-metrics: no path, no watch of pods.
+# Past --workload-metrics-max-series whole workloads (and pods) are left out and counted,
+# never folded together. (SIGTERM gives the Lease up: the next replica leads at once.)
 kill "$wmap_webhook_PID"
+WH_PORT=$(free_port)
+start_bg wmap-webhook-capped "cmd:curl -sk --noproxy '*' https://127.0.0.1:$WH_PORT/readyz | grep -qx ok" 30 \
+    "$WEBHOOK" --tls-cert "$CERT_DIR/tls.crt" --tls-key "$CERT_DIR/tls.key" --port "$WH_PORT" \
+    --kubeconfig "$E2E_TMP/sa.kubeconfig" --sync-timeout 30 --workload-metrics-max-series 30
+wait_until 20 metric_is wmap_exporter_synced 1 || fail "the capped exporter did not sync"
+wait_until 5 metric_gt wmap_exporter_series_dropped 0 || fail "nothing dropped at a cap of 30: $(wh_get /metrics | grep exporter_series)"
+wl >"$E2E_TMP/capped.prom"
+n=$(grep -c '^wmap_' "$E2E_TMP/capped.prom")
+assert_eq "$(wh_metric wmap_exporter_series)" "$n" "series served and counted"
+((n <= 30)) || fail "$n series past a cap of 30"
+assert_eq 1 "$(wh_metric wmap_exporter_workloads)" "one of the two workloads fits (18 and 20 series)"
+assert_eq 1 "$(grep -c '^wmap_workload_info{' "$E2E_TMP/capped.prom")" "the other is left out whole"
+assert_eq "" "$(grep -E '"other"' "$E2E_TMP/capped.prom")" "nothing folded"
+promtool check metrics <"$E2E_TMP/capped.prom" >/dev/null 2>&1 || fail "promtool check metrics on the capped text"
+kill "$wmap_webhook_capped_PID"
+
+# --no-workload-metrics: no path, no watch of pods.
 WH3=$(free_port)
 start_bg wmap-webhook-3 "cmd:curl -sk --noproxy '*' https://127.0.0.1:$WH3/readyz | grep -qx ok" 30 \
     "$WEBHOOK" --tls-cert "$CERT_DIR/tls.crt" --tls-key "$CERT_DIR/tls.key" --port "$WH3" \
