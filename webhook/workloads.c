@@ -499,10 +499,12 @@ static void attribute(exporter *X, unsigned counts[POD_REASONS])
 	}
 }
 
-/* Whether o is a workload of its own: resolved, and no watched object controls it. */
+/* Whether o is a workload of its own: resolved, and no watched object or pod controls it
+ * (LeaderWorkerSet's worker StatefulSets belong to their leader pod). */
 static int exposed(exporter *X, const wobj *o)
 {
-	return o->w && !(o->owner_uid && ptr_get(X->objs, o->owner_uid));
+	return o->w && !(o->owner_uid && (ptr_get(X->objs, o->owner_uid) ||
+					  ptr_get(X->pods, o->owner_uid)));
 }
 
 /* The families, concatenated, within the cap: the new text served. */
