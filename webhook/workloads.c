@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include "webhook.h"
+#include "wmap/json_text.h"
 #include "wmap/kube/discovery.h"
 #include "wmap/kube/watch.h"
 #include "wmap/wlmetrics.h"
@@ -193,6 +194,7 @@ static json_t *trim_pod(void *ud, json_t *pod)
 	const json_t *md = json_object_get(pod, "metadata");
 	json_t *t = json_object(), *m = json_object(), *text = NULL;
 	char *s = NULL;
+	size_t len = 0;
 	(void)ud;
 	if (!t || !m || json_object_set(t, "metadata", m) != 0)
 		goto done;
@@ -201,8 +203,8 @@ static json_t *trim_pod(void *ud, json_t *pod)
 		if (v && json_object_set(m, keep[i], v) != 0)
 			goto done;
 	}
-	if ((s = json_dumps(t, JSON_COMPACT)) != NULL)
-		text = json_string(s);
+	if ((s = wmap_json_text(t, &len)) != NULL)
+		text = json_stringn(s, len);
 done:
 	free(s);
 	json_decref(m);
@@ -342,7 +344,8 @@ static void wobj_render(exporter *X, wobj *o)
  * failed) as an object: a new reference, NULL when the text does not parse. */
 static json_t *pod_of(json_t *obj)
 {
-	return json_is_string(obj) ? json_loads(json_string_value(obj), 0, NULL) : json_incref(obj);
+	return json_is_string(obj) ? wmap_json_parse(json_string_value(obj), json_string_length(obj), NULL)
+				   : json_incref(obj);
 }
 
 static void upsert_pod(exporter *X, json_t *obj)
