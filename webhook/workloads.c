@@ -539,7 +539,7 @@ static void assemble(exporter *X, const unsigned counts[POD_REASONS])
 		wmap_wlm_header(&out, (wmap_wlm_family)f);
 		json_object_foreach(X->objs, k, v) {
 			wobj *o = (wobj *)(intptr_t)json_integer_value(v);
-			if (json_object_get(keep, k))
+			if (o->fam_len[f] && json_object_get(keep, k))
 				wmap_buf_add(&out, o->fam[f], o->fam_len[f]);
 		}
 	}
