@@ -245,6 +245,11 @@ int wmap_wlm_workload(wmap_buf out[WMAP_WLM_COUNT], size_t *series, const wmap_w
 			if (n->instances[i].has_pod)
 				rc = instance_lines(out, series, w, n, &n->instances[i], err);
 	}
+	for (int f = 0; f < WMAP_WLM_COUNT && rc == 0; f++)
+		if (out[f].error)
+			rc = wmap_error_set(err, out[f].error, "workload metrics: %s",
+					    out[f].error == WMAP_ENOMEM ? "out of memory"
+									: "lines over the buffer's cap");
 	if (rc != 0) {
 		for (int f = 0; f < WMAP_WLM_COUNT; f++)
 			if (!out[f].error)

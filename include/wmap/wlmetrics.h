@@ -35,9 +35,10 @@ void wmap_wlm_header(wmap_buf *out, wmap_wlm_family f);
  * the number of series written to *series. The queue label comes from the workload's own
  * queue label or annotation (Kueue, KAI, Volcano, YuniKorn). Requests are those of the
  * desired replicas (per-pod requests x desired), non-zero only, every resource the pod
- * specs name (cpu, memory and nvidia.com/gpu always looked at). 0, or WMAP_EEVAL with err
- * naming the JSON path of a malformed quantity (out is then left as it was); an append that
- * fails is left in the buffer's error. */
+ * specs name (cpu, memory and nvidia.com/gpu always looked at). 0; WMAP_EEVAL with err
+ * naming the JSON path of a malformed quantity; WMAP_ENOMEM or WMAP_ELIMIT when an append
+ * failed (then in that buffer's error too). On failure the buffers without an error are
+ * left as they were and *series is unchanged. */
 int wmap_wlm_workload(wmap_buf out[WMAP_WLM_COUNT], size_t *series, const wmap_workload *w,
 		      wmap_error *err);
 
