@@ -11,7 +11,11 @@
 #   kube-state-metrics: every query of deploy/overlays/monitoring's dashboard returns data,
 #   GPUs per workload and component, phase, pods ready and the GPU utilisation joined from
 #   the dcgm series are the expected values; the recording rules load and evaluate;
-# - a phase change, a scale-up and a delete show on /metrics/workloads within 5 s.
+# - a phase change, a scale-up and a delete show on /metrics/workloads within 5 s;
+# - a LeaderWorkerSet's pods, three hops up through its leader pod, in leader and worker,
+#   and none of its StatefulSets a workload;
+# - past --workload-metrics-max-series, whole workloads are left out and counted;
+#   --no-workload-metrics serves no /metrics/workloads.
 source "$E2E_DIR/cluster-helpers.sh"
 source "$E2E_DIR/prom-helpers.sh"
 prom_require webhook-workload-metrics
@@ -22,8 +26,9 @@ NS=ml-team
 
 cluster_setup
 run_ok kc apply -f "$D/00-namespace.yaml" -f "$D/02-rbac.yaml" -f "$E2E_DIR/data/jobset-crd.yaml" \
-    -f "$E2E_DIR/data/live/raycluster-crd.yaml" -f "$E2E_DIR/data/rollout/pytorchjob-crd.yaml"
-for r in jobsets rayclusters pytorchjobs; do wait_until 10 kc get "$r" -A || fail "$r not served"; done
+    -f "$E2E_DIR/data/live/raycluster-crd.yaml" -f "$E2E_DIR/data/rollout/pytorchjob-crd.yaml" \
+    -f "$E2E_DIR/data/live/leaderworkerset-crd.yaml"
+for r in jobsets rayclusters pytorchjobs leaderworkersets; do wait_until 10 kc get "$r" -A || fail "$r not served"; done
 run_ok kc create namespace $NS
 
 run_ok kc create token wmap-webhook -n wmap-system --duration=3600s
@@ -51,9 +56,9 @@ wait_until 10 metric_is wmap_exporter_synced 1 || fail "the exporter did not syn
 # ---- the workloads and their pods, as their controllers would make them ----
 uid_of() { kc get "$1" "$2" -n $NS -o jsonpath='{.metadata.uid}'; }
 ref() { jq -cn --arg a "$1" --arg k "$2" --arg n "$3" --arg u "$4" '{apiVersion:$a, kind:$k, name:$n, uid:$u, controller:true}'; }
-pod() { # NAME OWNER-REF|"" LABELS GPU
-    jq -cn --arg n "$1" --arg r "$2" --argjson l "$3" --arg gpu "$4" '
-        {apiVersion:"v1", kind:"Pod", metadata:({name:$n, labels:$l}
+pod() { # NAME OWNER-REF|"" LABELS GPU [ANNOTATIONS]
+    jq -cn --arg n "$1" --arg r "$2" --argjson l "$3" --arg gpu "$4" --argjson a "${5:-{\}}" '
+        {apiVersion:"v1", kind:"Pod", metadata:({name:$n, labels:$l, annotations:$a}
             + (if $r == "" then {} else {ownerReferences:[$r | fromjson]} end)),
          spec:{containers:[{name:"main", image:"busybox",
             resources:(if $gpu == "0" then {} else {limits:{"nvidia.com/gpu":$gpu}} end)}]}}'
@@ -233,6 +238,32 @@ assert_eq 2 "$(wh_metric wmap_exporter_workloads)" "workloads with series after 
 # Its pods are left (no garbage collector in the simulator): now of an uncovered owner.
 assert_eq 4 "$(wh_metric 'wmap_exporter_unattributed_pods{reason="uncovered_owner"}')" "ft's pods and the Widget's"
 
+# A LeaderWorkerSet: worker pods belong to StatefulSets owned by their leader pod, which a
+# StatefulSet of the LWS owns (three hops, through a pod); no StatefulSet is a workload.
+kc create -n $NS -f "$E2E_DIR/data/live/leaderworkerset.yaml" >/dev/null || fail "cannot create the LeaderWorkerSet"
+sts() { jq -cn --arg n "$1" --argjson r "$2" '{apiVersion:"apps/v1", kind:"StatefulSet", metadata:{name:$n, ownerReferences:[$r]},
+    spec:{serviceName:$n, selector:{matchLabels:{app:$n}}, template:{metadata:{labels:{app:$n}}, spec:{containers:[{name:"c", image:"busybox"}]}}}}'; }
+lws() { jq -cn --arg g "$1" --arg w "$2" '{"leaderworkerset.sigs.k8s.io/name":"serve", "leaderworkerset.sigs.k8s.io/group-index":$g, "leaderworkerset.sigs.k8s.io/worker-index":$w}'; }
+create "$(sts serve "$(ref leaderworkerset.x-k8s.io/v1 LeaderWorkerSet serve "$(uid_of lws serve)")")"
+sts_ref=$(ref apps/v1 StatefulSet serve "$(uid_of statefulset serve)")
+create "$(pod serve-0 "$sts_ref" "$(lws 0 0)" 1)" "$(pod serve-1 "$sts_ref" "$(lws 1 0)" 1)"
+create "$(sts serve-0 "$(ref v1 Pod serve-0 "$(uid_of pod serve-0)")")" "$(sts serve-1 "$(ref v1 Pod serve-1 "$(uid_of pod serve-1)")")"
+# (The worker selector reads the leader-name annotation: the exporter keeps annotations.)
+create "$(pod serve-0-1 "$(ref apps/v1 StatefulSet serve-0 "$(uid_of statefulset serve-0)")" "$(lws 0 1)" 1 \
+    '{"leaderworkerset.sigs.k8s.io/leader-name":"serve-0"}')" \
+    "$(pod serve-1-2 "$(ref apps/v1 StatefulSet serve-1 "$(uid_of statefulset serve-1)")" "$(lws 1 2)" 1 \
+        '{"leaderworkerset.sigs.k8s.io/leader-name":"serve-1"}')"
+lws_pods() { [[ $(wl | grep -c '^wmap_pod_workload_info{[^}]*workload="serve",workload_kind="LeaderWorkerSet"') == 4 ]]; }
+wait_until 5 lws_pods || fail "the LeaderWorkerSet's 4 pods: $(wl | grep 'serve')"
+wl >"$E2E_TMP/lws.prom"
+pinfo2() { grep -q "^wmap_pod_workload_info{namespace=\"$NS\",workload=\"serve\",workload_kind=\"LeaderWorkerSet\",[^}]*pod=\"$1\",[^}]*component=\"$2\"" "$E2E_TMP/lws.prom" || fail "pod $1 not in $2: $(grep "pod=\"$1\"" "$E2E_TMP/lws.prom")"; }
+pinfo2 serve-0 leader
+pinfo2 serve-1 leader
+pinfo2 serve-0-1 worker
+pinfo2 serve-1-2 worker
+assert_eq "" "$(grep 'workload_kind="StatefulSet"' "$E2E_TMP/lws.prom")" "no StatefulSet of the LWS is a workload"
+assert_eq 3 "$(wh_metric wmap_exporter_workloads)" "JobSet, RayCluster, LeaderWorkerSet"
+
 # Past --workload-metrics-max-series whole workloads (and pods) are left out and counted,
 # never folded together. (SIGTERM gives the Lease up: the next replica leads at once.)
 kill "$wmap_webhook_PID"
@@ -246,7 +277,7 @@ wl >"$E2E_TMP/capped.prom"
 n=$(grep -c '^wmap_' "$E2E_TMP/capped.prom")
 assert_eq "$(wh_metric wmap_exporter_series)" "$n" "series served and counted"
 ((n <= 30)) || fail "$n series past a cap of 30"
-assert_eq 1 "$(wh_metric wmap_exporter_workloads)" "one of the two workloads fits (18 and 20 series)"
+assert_eq 1 "$(wh_metric wmap_exporter_workloads)" "one of the three workloads fits (18, 20 and 18 series)"
 assert_eq 1 "$(grep -c '^wmap_workload_info{' "$E2E_TMP/capped.prom")" "the other is left out whole"
 assert_eq "" "$(grep -E '"other"' "$E2E_TMP/capped.prom")" "nothing folded"
 promtool check metrics <"$E2E_TMP/capped.prom" >/dev/null 2>&1 || fail "promtool check metrics on the capped text"
