@@ -13,6 +13,7 @@ extern const cli_command cli_cmd_mutate __attribute__((weak));
 /* The live-cluster commands (cmd_get.c, cmd_patch.c, cmd_suspend.c). */
 extern const cli_command cli_cmd_get, cli_cmd_patch, cli_cmd_suspend, cli_cmd_resume, cli_cmd_logs;
 extern const cli_command cli_cmd_audit; /* cmd_audit.c */
+extern const cli_command cli_cmd_fit;   /* cmd_fit.c */
 /* Installing the webhook (cmd_install.c). */
 extern const cli_command cli_cmd_install, cli_cmd_uninstall;
 
@@ -22,6 +23,7 @@ const cli_command *cli_command_at(size_t i)
 		&cli_cmd_describe,
 		&cli_cmd_get,
 		&cli_cmd_logs,
+		&cli_cmd_fit,
 		&cli_cmd_patch,
 		&cli_cmd_suspend,
 		&cli_cmd_resume,

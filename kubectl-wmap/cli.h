@@ -19,12 +19,14 @@
 
 enum {
 	CLI_EXIT_OK = 0,
-	CLI_EXIT_ERROR = 1,    /* bad input, invalid definition, I/O, cluster */
-	CLI_EXIT_USAGE = 2,    /* unknown command or flag, wrong arguments */
-	CLI_EXIT_NOTFOUND = 3, /* a named definition or workload does not exist */
-	CLI_EXIT_NODEF = 4,    /* no Karta definition covers the workload's type */
-	CLI_EXIT_LIMIT = 5,    /* logs: more pods than --max-pods */
-	CLI_EXIT_WARNINGS = 8, /* --strict: a definition found nothing somewhere (warnings) */
+	CLI_EXIT_ERROR = 1,       /* bad input, invalid definition, I/O, cluster */
+	CLI_EXIT_USAGE = 2,       /* unknown command or flag, wrong arguments */
+	CLI_EXIT_NOTFOUND = 3,    /* a named definition or workload does not exist */
+	CLI_EXIT_NODEF = 4,       /* no Karta definition covers the workload's type */
+	CLI_EXIT_LIMIT = 5,       /* logs: more pods than --max-pods */
+	CLI_EXIT_NOFIT = 6,       /* fit: every cluster answered no or no? */
+	CLI_EXIT_FIT_UNKNOWN = 7, /* fit: none fits and at least one cluster could not be evaluated */
+	CLI_EXIT_WARNINGS = 8,    /* --strict: a definition found nothing somewhere (warnings) */
 };
 
 typedef struct cli_command {

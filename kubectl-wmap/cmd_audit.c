@@ -220,7 +220,10 @@ static void check_document(audit_ctx *a, json_t *doc, const char *where)
 		json_array_foreach(items, i, it) {
 			char sub[1024];
 			snprintf(sub, sizeof(sub), "%s: .items[%zu]", where, i);
-			check_document(a, it, sub);
+			if (json_is_null(it)) /* an empty document is nothing; a null item is an error */
+				add_error(a, "%s: the item is null, not a Kubernetes object", sub);
+			else
+				check_document(a, it, sub);
 		}
 		return;
 	}
@@ -407,19 +410,7 @@ done:
 /* An object whose controller is itself a covered workload is judged through its owner. */
 static int top_level(const live_ctx *lc, const json_t *obj)
 {
-	size_t i;
-	json_t *ref;
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref) {
-		const char *api = json_string_value(json_object_get(ref, "apiVersion"));
-		const char *kind = json_string_value(json_object_get(ref, "kind"));
-		char group[256] = "", version[64] = "";
-		if (!json_is_true(json_object_get(ref, "controller")) || !api || !kind ||
-		    wmap_api_version_parse(group, sizeof(group), version, sizeof(version), api))
-			continue;
-		if (wmap_registry_find(lc->reg, group, version, kind, &(int){ 0 }))
-			return 0;
-	}
-	return 1;
+	return wmap_registry_find_controller(lc->reg, obj) == NULL;
 }
 
 typedef struct page_ctx {

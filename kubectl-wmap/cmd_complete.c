@@ -149,7 +149,8 @@ int cli_complete(int n, char **words)
 		else if (cmd == &cli_cmd_logs && positional == 1 && target && strchr(target, '/'))
 			live_complete_components(n, words, target, cur);
 		else if (cmd == &cli_cmd_get || cmd == &cli_cmd_patch || cmd == &cli_cmd_suspend ||
-			 cmd == &cli_cmd_resume || cmd == &cli_cmd_describe || cmd == &cli_cmd_logs)
+			 cmd == &cli_cmd_resume || cmd == &cli_cmd_describe || cmd == &cli_cmd_logs ||
+			 strcmp(cmd->name, "fit") == 0)
 			if (positional == 0 || (positional == 1 && target && !strchr(target, '/')))
 				live_complete_target(n, words, positional == 1 ? target : NULL, cur);
 	}

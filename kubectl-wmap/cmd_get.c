@@ -106,23 +106,7 @@ static int add_row(get_ctx *g, json_t *obj, const wmap_definition *def, const ch
  * made by a JobSet-producing controller is not listed twice). */
 static int top_level(get_ctx *g, const json_t *obj)
 {
-	size_t i;
-	json_t *ref;
-
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref) {
-		const char *api = json_string_value(json_object_get(ref, "apiVersion"));
-		const char *kind = json_string_value(json_object_get(ref, "kind"));
-		char group[256] = "", version[64] = "";
-		int exact;
-
-		if (!json_is_true(json_object_get(ref, "controller")) || !api || !kind)
-			continue;
-		if (wmap_api_version_parse(group, sizeof(group), version, sizeof(version), api))
-			continue;
-		if (wmap_registry_find(g->lc->reg, group, version, kind, &exact))
-			return 0;
-	}
-	return 1;
+	return wmap_registry_find_controller(g->lc->reg, obj) == NULL;
 }
 
 static int list_type(get_ctx *g, const wmap_api_resource *r, const wmap_definition *def,
@@ -253,13 +237,7 @@ static const char *uid_of(const json_t *obj)
 
 static const char *controller_uid(const json_t *obj)
 {
-	size_t i;
-	json_t *r;
-
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r)
-		if (json_is_true(json_object_get(r, "controller")))
-			return json_string_value(json_object_get(r, "uid"));
-	return NULL;
+	return json_string_value(json_object_get(wmap_object_controller(obj), "uid"));
 }
 
 /* Lists the component kinds of the rows' definitions that were not listed yet. */

@@ -74,6 +74,17 @@ static int run(const cli_options *o)
 		goto cleanup;
 	}
 	object = json_array_get(docs, 0);
+	/* The webhook sees one object, never a List: say so, rather than "no definition". */
+	const char *kind = json_string_value(json_object_get(object, "kind"));
+	json_t *items = json_object_get(object, "items");
+	if (kind && strlen(kind) >= 4 && !strcmp(kind + strlen(kind) - 4, "List") &&
+	    json_is_array(items)) {
+		rc = wmap_error_set(&err, WMAP_EINVAL,
+				    "%s: mutate -f takes exactly one object (found a %s of %zu "
+				    "items; describe -f and audit -f read Lists)",
+				    display_name(file), kind, json_array_size(items));
+		goto cleanup;
+	}
 	if ((rc = cli_policy_load(&policies, o, &err)) != 0)
 		goto cleanup;
 	cfg.policies = policies;

@@ -53,31 +53,37 @@ void live_warn(live_ctx *lc, const char *fmt, ...)
 		lc->n_warnings++;
 }
 
+void live_overrides(wmap_kube_overrides *ov, const cli_options *o)
+{
+	memset(ov, 0, sizeof(*ov));
+	ov->kubeconfig = o->kube.kubeconfig;
+	ov->context = o->kube.context;
+	ov->cluster = o->kube.cluster;
+	ov->user = o->kube.user;
+	ov->namespace_ = o->kube.namespace_;
+	ov->server = o->kube.server;
+	ov->token = o->kube.token;
+	ov->as_user = o->kube.as_user;
+	ov->as_uid = o->kube.as_uid;
+	ov->as_groups = o->kube.as_groups;
+	ov->n_as_groups = o->kube.n_as_groups;
+	ov->ca_file = o->kube.certificate_authority;
+	ov->cert_file = o->kube.client_certificate;
+	ov->key_file = o->kube.client_key;
+	ov->insecure = o->kube.insecure_skip_tls_verify;
+	ov->tls_server_name = o->kube.tls_server_name;
+}
+
 int live_open(live_ctx *lc, const cli_options *o)
 {
-	wmap_kube_overrides ov = { 0 };
+	wmap_kube_overrides ov;
 	wmap_kube_opts ko = { 0 };
 	wmap_error err = { 0 };
 	int rc;
 
 	memset(lc, 0, sizeof(*lc));
 	lc->o = o;
-	ov.kubeconfig = o->kube.kubeconfig;
-	ov.context = o->kube.context;
-	ov.cluster = o->kube.cluster;
-	ov.user = o->kube.user;
-	ov.namespace_ = o->kube.namespace_;
-	ov.server = o->kube.server;
-	ov.token = o->kube.token;
-	ov.as_user = o->kube.as_user;
-	ov.as_uid = o->kube.as_uid;
-	ov.as_groups = o->kube.as_groups;
-	ov.n_as_groups = o->kube.n_as_groups;
-	ov.ca_file = o->kube.certificate_authority;
-	ov.cert_file = o->kube.client_certificate;
-	ov.key_file = o->kube.client_key;
-	ov.insecure = o->kube.insecure_skip_tls_verify;
-	ov.tls_server_name = o->kube.tls_server_name;
+	live_overrides(&ov, o);
 	ko.timeout_ms = live_timeout_ms(o);
 	if (ko.timeout_ms < 0) {
 		fprintf(stderr, "error: invalid --request-timeout \"%s\" (use e.g. 30s, 1m, 0)\n",

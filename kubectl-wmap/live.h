@@ -40,6 +40,9 @@ typedef struct live_target {
 	char name[256];
 } live_target;
 
+/* The kubeconfig overrides of o's connection flags (strings borrowed from o). */
+void live_overrides(wmap_kube_overrides *ov, const cli_options *o);
+
 /* Connects (kubeconfig, client, discovery). On failure prints the error and returns the
  * exit code; 0 when connected. */
 int live_open(live_ctx *lc, const cli_options *o);

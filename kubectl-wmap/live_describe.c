@@ -406,13 +406,7 @@ static const char *uid_of(const json_t *obj)
 
 static const char *controller_uid(const json_t *obj)
 {
-	size_t i;
-	json_t *r;
-
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r)
-		if (json_is_true(json_object_get(r, "controller")))
-			return json_string_value(json_object_get(r, "uid"));
-	return NULL;
+	return json_string_value(json_object_get(wmap_object_controller(obj), "uid"));
 }
 
 static void section_label(char *buf, size_t len, const desc *d, int k, int inst)
@@ -734,6 +728,10 @@ static void print_gang(const desc *d)
 		       json_string_value(json_object_get(g, "name")) ? json_string_value(json_object_get(g, "name")) : "?",
 		       phase ? phase : "no status yet", mins, msg ? ": " : "", msg ? msg : "");
 	}
+	/* A gang short of its minimum may never start as the cluster is: fit says (issue 25). */
+	if (d->gang.scheduled < d->gang.min)
+		printf("  would it fit at all? kubectl wmap fit %s/%s%s%s\n", d->t->label, d->t->name,
+		       d->w->namespace_ ? " -n " : "", d->w->namespace_ ? d->w->namespace_ : "");
 }
 
 /* ---- the resources table ----------------------------------------------------------- */

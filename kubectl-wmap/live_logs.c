@@ -217,15 +217,14 @@ static void on_line(void *arg, int id, const char *line, size_t len)
 	logs *g = arg;
 
 	if (id == POD_WATCH) {
-		json_t *doc = NULL;
-		const json_t *obj;
-		live_event ev = live_watch_event(&g->pw, line, len, &doc, &obj);
+		wmap_watch_event ev;
+		wmap_watch_kind k = live_watch_event(&g->pw, line, len, &ev);
 
-		if (ev == LIVE_EV_GONE || ev == LIVE_EV_ERROR)
+		if (k == WMAP_WATCH_GONE || k == WMAP_WATCH_ERROR || k == WMAP_WATCH_BAD)
 			g->pw_resync = 1;
-		else if (ev != LIVE_EV_BOOKMARK)
+		else if (k != WMAP_WATCH_BOOKMARK)
 			g->pods_dirty = 1;
-		json_decref(doc);
+		wmap_watch_event_clear(&ev);
 		return;
 	}
 	if (id >= LOG_BASE && (size_t)(id - LOG_BASE) < g->n_src)

@@ -30,17 +30,6 @@ typedef struct attrib {
 
 /* ---- attribution ------------------------------------------------------------------- */
 
-static json_t *controller_ref(const json_t *obj)
-{
-	size_t i;
-	json_t *r;
-
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r)
-		if (json_is_true(json_object_get(r, "controller")))
-			return r;
-	return NULL;
-}
-
 int live_refs_uid(const json_t *obj, const char *uid)
 {
 	size_t i;
@@ -104,7 +93,7 @@ static int belongs(attrib *d, const json_t *pod, const char *ns)
 
 		if (live_refs_uid(obj, d->root_uid))
 			return 1;
-		if ((ref = controller_ref(obj)) == NULL)
+		if ((ref = wmap_object_controller(obj)) == NULL)
 			return 0;
 		obj = owner_of(d, ref, ns);
 	}
@@ -273,7 +262,8 @@ static int place(attrib *d, pod_info *p)
 
 static void prefetch_owners(attrib *d, json_t *items, const char *ns)
 {
-	json_t *kinds = json_object(), *seen = json_object(), *it, *ref;
+	json_t *kinds = json_object(), *seen = json_object(), *it;
+	const json_t *ref;
 	const char *key;
 	size_t i;
 
@@ -284,7 +274,7 @@ static void prefetch_owners(attrib *d, json_t *items, const char *ns)
 		char k[600], n[900];
 		json_int_t c;
 
-		if (!(ref = controller_ref(it)))
+		if (!(ref = wmap_object_controller(it)))
 			continue;
 		api = json_string_value(json_object_get(ref, "apiVersion"));
 		kind = json_string_value(json_object_get(ref, "kind"));

@@ -63,39 +63,21 @@ int live_watch_open(live_watch *w, wmap_kube_streams *s, live_ctx *lc)
 	snprintf(url, sizeof(url), "%s%swatch=true&allowWatchBookmarks=true&timeoutSeconds=%d%s%s",
 		 w->path, query_sep(w->path), WATCH_TIMEOUT_S, rv[0] ? "&resourceVersion=" : "", rv);
 	free(rv);
-	if (wmap_kube_stream_open(s, w->id, url, NULL, LIVE_WATCH_LINE_MAX, &err) != 0)
+	wmap_kube_stream_spec spec = { NULL, LIVE_WATCH_LINE_MAX, 1, 0 };
+
+	if (wmap_kube_stream_start(s, w->id, url, &spec, &err) != 0)
 		return live_fail(&err, CLI_EXIT_ERROR);
 	w->open = 1;
 	return 0;
 }
 
-live_event live_watch_event(live_watch *w, const char *line, size_t len, json_t **doc,
-			    const json_t **obj)
+wmap_watch_kind live_watch_event(live_watch *w, const char *line, size_t len,
+				 wmap_watch_event *ev)
 {
-	const char *type, *rv;
-
-	*obj = NULL;
-	if ((*doc = json_loadb(line, len, 0, NULL)) == NULL)
-		return LIVE_EV_ERROR;
-	type = json_string_value(json_object_get(*doc, "type"));
-	*obj = json_object_get(*doc, "object");
-	if (!type || !json_is_object(*obj))
-		return LIVE_EV_ERROR;
-	if (strcmp(type, "ERROR") == 0)
-		return json_integer_value(json_object_get(*obj, "code")) == 410 ? LIVE_EV_GONE
-										: LIVE_EV_ERROR;
-	rv = json_string_value(json_object_get(json_object_get(*obj, "metadata"), "resourceVersion"));
-	if (rv && strlen(rv) < sizeof(w->rv))
-		snprintf(w->rv, sizeof(w->rv), "%s", rv);
-	if (strcmp(type, "ADDED") == 0)
-		return LIVE_EV_ADDED;
-	if (strcmp(type, "MODIFIED") == 0)
-		return LIVE_EV_MODIFIED;
-	if (strcmp(type, "DELETED") == 0)
-		return LIVE_EV_DELETED;
-	if (strcmp(type, "BOOKMARK") == 0)
-		return LIVE_EV_BOOKMARK;
-	return LIVE_EV_ERROR;
+	wmap_watch_event_read(ev, line, len);
+	if (ev->rv && strlen(ev->rv) < sizeof(w->rv))
+		snprintf(w->rv, sizeof(w->rv), "%s", ev->rv);
+	return ev->kind;
 }
 
 static volatile sig_atomic_t interrupted;
@@ -152,32 +134,30 @@ typedef struct watcher {
 static void on_line(void *arg, int id, const char *line, size_t len)
 {
 	watcher *x = arg;
-	json_t *doc = NULL;
-	const json_t *obj;
-	live_event ev;
+	wmap_watch_event ev;
 
 	if (id != W_WORKLOAD && id != W_PODS)
 		return;
-	ev = live_watch_event(&x->w[id], line, len, &doc, &obj);
-	switch (ev) {
-	case LIVE_EV_DELETED:
+	switch (live_watch_event(&x->w[id], line, len, &ev)) {
+	case WMAP_WATCH_DELETED:
 		if (id == W_WORKLOAD)
 			x->deleted = 1;
 		x->dirty = 1;
 		break;
-	case LIVE_EV_ADDED:
-	case LIVE_EV_MODIFIED:
+	case WMAP_WATCH_ADDED:
+	case WMAP_WATCH_MODIFIED:
 		x->dirty = 1;
 		break;
-	case LIVE_EV_BOOKMARK:
+	case WMAP_WATCH_BOOKMARK:
 		break;
-	case LIVE_EV_GONE:
-	case LIVE_EV_ERROR:
+	case WMAP_WATCH_GONE:
+	case WMAP_WATCH_ERROR:
+	case WMAP_WATCH_BAD:
 		/* The watch cannot go on from where it is: list again, then watch again. */
 		x->resync[id] = 1;
 		break;
 	}
-	json_decref(doc);
+	wmap_watch_event_clear(&ev);
 }
 
 static void on_end(void *arg, int id, long status, const wmap_error *err)

@@ -5,17 +5,9 @@
 #define KUBECTL_WMAP_LIVE_WATCH_H
 
 #include "live.h"
+#include "wmap/kube/watch.h"
 
 #define LIVE_WATCH_LINE_MAX (16u << 20) /* one watch event: an object, at most */
-
-typedef enum live_event {
-	LIVE_EV_ADDED,
-	LIVE_EV_MODIFIED,
-	LIVE_EV_DELETED,
-	LIVE_EV_BOOKMARK, /* the resourceVersion moved on; nothing changed */
-	LIVE_EV_GONE,     /* 410: the watch must start again from a new list */
-	LIVE_EV_ERROR,    /* another ERROR event, or a line that is not an event */
-} live_event;
 
 /* One watched collection: path is the collection with its selector query
  * ("/api/v1/namespaces/ns/pods?labelSelector=..."). */
@@ -31,14 +23,15 @@ typedef struct live_watch {
  * number of items of that page (0 = the collection is empty). 0 or an exit code (printed). */
 int live_watch_sync(live_watch *w, live_ctx *lc, size_t *count);
 
-/* Opens the watch of w from w->rv with bookmarks, as stream w->id of s. 0 or an exit code
- * (printed). */
+/* Opens the watch of w from w->rv with bookmarks, as watch stream w->id of s (an event over
+ * LIVE_WATCH_LINE_MAX fails it). 0 or an exit code (printed). */
 int live_watch_open(live_watch *w, wmap_kube_streams *s, live_ctx *lc);
 
-/* Reads one event line of w: the type, and *obj (borrowed from *doc, which the caller
- * frees with json_decref) the object; w->rv follows the events. */
-live_event live_watch_event(live_watch *w, const char *line, size_t len, json_t **doc,
-			    const json_t **obj);
+/* Reads one event line of w into *ev (the API client's reader, wmap_watch_event_read; the
+ * caller clears it with wmap_watch_event_clear) and returns its kind; w->rv follows the
+ * events. GONE, ERROR and BAD all mean: list again, then watch again. */
+wmap_watch_kind live_watch_event(live_watch *w, const char *line, size_t len,
+				 wmap_watch_event *ev);
 
 /* Ctrl-C: after live_sigint_install, live_interrupted() says whether SIGINT came. */
 void live_sigint_install(void);

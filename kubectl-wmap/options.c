@@ -204,9 +204,12 @@ static int set_global(cli_options *o, const cli_flag *f, const char *value)
 	}
 	if (strcmp(n, "kubeconfig") == 0)
 		o->kube.kubeconfig = value;
-	else if (strcmp(n, "context") == 0)
+	else if (strcmp(n, "context") == 0) {
+		if (o->kube.n_contexts == CLI_MAX_CONTEXTS)
+			return usage(o, "--context given more than %d times", CLI_MAX_CONTEXTS);
 		o->kube.context = value;
-	else if (strcmp(n, "cluster") == 0)
+		o->kube.contexts[o->kube.n_contexts++] = value;
+	} else if (strcmp(n, "cluster") == 0)
 		o->kube.cluster = value;
 	else if (strcmp(n, "user") == 0)
 		o->kube.user = value;

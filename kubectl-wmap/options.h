@@ -14,6 +14,7 @@
 #define CLI_MAX_VALUES 64      /* values of command flags, in command-line order */
 #define CLI_MESSAGE_MAX 512
 #define CLI_MAX_AS_GROUPS 32 /* --as-group GROUP, repeatable */
+#define CLI_MAX_CONTEXTS 32  /* --context NAME, repeatable (fit) */
 
 typedef enum cli_output {
 	CLI_OUTPUT_TABLE,
@@ -40,7 +41,9 @@ typedef struct cli_value {
  * commands; NULL when not given. */
 typedef struct cli_kube_options {
 	const char *kubeconfig;
-	const char *context;
+	const char *context; /* the last --context */
+	size_t n_contexts;   /* every --context, in order (fit queries several) */
+	const char *contexts[CLI_MAX_CONTEXTS];
 	const char *cluster;
 	const char *user;
 	const char *namespace_;

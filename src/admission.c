@@ -642,14 +642,7 @@ static int prepare(prepared *pr, const char **reason, wmap_engine *eng,
  * it was created, and a second identity would overwrite the owner's (gatekeeper#2963). */
 static int controller_owned(const json_t *object)
 {
-	size_t i;
-	json_t *ref;
-	json_array_foreach(json_object_get(json_object_get(object, "metadata"), "ownerReferences"),
-			   i, ref) {
-		if (json_is_true(json_object_get(ref, "controller")))
-			return 1;
-	}
-	return 0;
+	return wmap_object_controller(object) != NULL;
 }
 
 static int policy_applies(const wmap_policy *p, const prepared *pr)

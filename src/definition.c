@@ -14,7 +14,6 @@
 #include "jq.h"
 #include "jqnative.h"
 #include "wmap/definition.h"
-#include "wmap/registry.h"
 #include "wmap/yaml.h"
 
 static const char *const status_names[] = { "Resuming", "Suspending", "Suspended", "Running",
@@ -90,6 +89,15 @@ static void gvk_free(wmap_gvk *g)
 	free(g->group);
 	free(g->version);
 	free(g->kind);
+}
+
+void wmap_definition_slug(char *buf, size_t len, const char *group, const char *kind,
+			  const char *version)
+{
+	snprintf(buf, len, "%s-%s-%s", *group ? group : "core", kind, version ? version : "");
+	for (char *p = buf; *p; p++)
+		*p = *p == '.' ? '-' : (*p >= 'A' && *p <= 'Z') ? (char)(*p + 32)
+								: *p;
 }
 
 void wmap_gvk_format(char *buf, size_t len, const wmap_gvk *g)

@@ -691,12 +691,17 @@ int wmap_selector_matches(const json_t *selector, const json_t *labels)
 	return 1;
 }
 
+int wmap_policy_matches_kind(const wmap_policy *p, const char *kind)
+{
+	return p->n_kinds == 0 || any_match(p->kinds, p->n_kinds, kind ? kind : "");
+}
+
 int wmap_policy_matches(const wmap_policy *p, const char *kind, const char *ns,
 			const json_t *labels, unsigned op)
 {
 	if (!(p->operations & op))
 		return 0;
-	if (p->n_kinds && !any_match(p->kinds, p->n_kinds, kind ? kind : ""))
+	if (!wmap_policy_matches_kind(p, kind))
 		return 0;
 	if (!ns)
 		ns = "";

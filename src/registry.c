@@ -206,15 +206,6 @@ int wmap_registry_add_catalog(wmap_registry *reg, wmap_error *err)
 	return 0;
 }
 
-void wmap_definition_slug(char *buf, size_t len, const char *group, const char *kind,
-			  const char *version)
-{
-	snprintf(buf, len, "%s-%s-%s", *group ? group : "core", kind, version ? version : "");
-	for (char *p = buf; *p; p++)
-		*p = *p == '.' ? '-' : (*p >= 'A' && *p <= 'Z') ? (char)(*p + 32)
-								: *p;
-}
-
 int wmap_registry_add_catalog_kind(wmap_registry *reg, const char *group, const char *kind,
 				   wmap_error *err)
 {
@@ -294,6 +285,32 @@ const wmap_definition *wmap_registry_find(const wmap_registry *reg, const char *
 	if (exact)
 		*exact = 0;
 	return other;
+}
+
+const json_t *wmap_object_controller(const json_t *obj)
+{
+	size_t i;
+	json_t *ref;
+
+	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref) {
+		if (json_is_true(json_object_get(ref, "controller")))
+			return ref;
+	}
+	return NULL;
+}
+
+const wmap_definition *wmap_registry_find_controller(const wmap_registry *reg, const json_t *obj)
+{
+	const json_t *ref = wmap_object_controller(obj);
+	const char *api = json_string_value(json_object_get(ref, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(ref, "kind"));
+	char group[256], version[64];
+	int exact;
+
+	if (!api || !kind ||
+	    wmap_api_version_parse(group, sizeof(group), version, sizeof(version), api))
+		return NULL;
+	return wmap_registry_find(reg, group, version, kind, &exact);
 }
 
 int wmap_registry_find_object(const wmap_definition **out, const wmap_registry *reg,

@@ -153,13 +153,17 @@ out:
 }
 
 /* Sum of the containers of list (NULL or an array) at base; for init containers (init),
- * sidecars (restartPolicy Always) are summed and the largest of the others goes to
- * init_max. */
+ * sidecars (restartPolicy Always) are summed, and each other init container costs its own
+ * amount plus the sidecars started before it (they keep running while it runs), the
+ * largest such cost going to init_max (the scheduler's PodRequests). */
 static int containers(amounts *sum, amounts *init_max, const json_t *list, const char *base,
 		      int init, const counting *cn, wmap_error *err)
 {
 	size_t i;
 	json_t *c;
+	amounts sidecars;
+
+	amounts_zero(&sidecars, cn);
 	if (!list || json_is_null(list))
 		return 0;
 	if (!json_is_array(list)) {
@@ -178,10 +182,14 @@ static int containers(amounts *sum, amounts *init_max, const json_t *list, const
 		if (rc)
 			return rc;
 		const char *policy = json_string_value(json_object_get(c, "restartPolicy"));
-		if (init && !(policy && strcmp(policy, "Always") == 0))
+		if (init && !(policy && strcmp(policy, "Always") == 0)) {
+			add(&r, &sidecars, cn);
 			max_into(init_max, &r, cn);
-		else
+		} else {
 			add(sum, &r, cn);
+			if (init)
+				add(&sidecars, &r, cn);
+		}
 	}
 	return 0;
 }
@@ -217,8 +225,11 @@ static int pod_spec_amounts(amounts *out, const json_t *spec, const char *base, 
 		goto oom;
 	if ((rc = requirements(&pod, json_object_get(spec, "resources"), p, c, err)))
 		goto out;
+	/* Pod-level resources (PodLevelResources) exist for cpu, memory and hugepages only. */
 	for (size_t i = 0; i < c->n; i++) {
-		if (pod.v[i]) {
+		const char *name = c->names[i];
+		if (pod.v[i] && (strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0 ||
+				 strncmp(name, "hugepages-", 10) == 0)) {
 			sum.v[i] = pod.v[i];
 			sum.fam[i] = pod.fam[i];
 		}
@@ -307,50 +318,55 @@ int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_erro
 	return rc;
 }
 
-int wmap_pod_amounts(int64_t *milli, wmap_quantity_family *family, const wmap_pod *pod,
-		     const char *const *names, size_t n, wmap_error *err)
+static const unsigned char all_milli[WMAP_POD_AMOUNTS_MAX] = {
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+	1,
+};
+
+/* Either a wmap_pod (pod) or a plain pod spec (spec at base). */
+static int amounts_of(int64_t *milli, wmap_quantity_family *family, const wmap_pod *pod,
+		      const json_t *spec, const char *base, const char *const *names, size_t n,
+		      wmap_error *err)
 {
-	static const unsigned char all_milli[WMAP_POD_AMOUNTS_MAX] = {
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-		1,
-	};
 	counting c = { n, names, all_milli };
 	amounts a;
 	int rc;
 	if (n > WMAP_POD_AMOUNTS_MAX)
 		return wmap_error_set(err, WMAP_EINVAL, "%zu resources counted at once; at most %d", n,
 				      WMAP_POD_AMOUNTS_MAX);
-	if (pod->shape == WMAP_SPEC_FRAGMENTED)
+	if (!pod)
+		rc = pod_spec_amounts(&a, spec, base ? base : "", &c, err);
+	else if (pod->shape == WMAP_SPEC_FRAGMENTED)
 		rc = fragment_amounts(&a, pod, &c, err);
 	else
 		rc = pod_spec_amounts(&a, pod->spec.value, pod->spec.pointer ? pod->spec.pointer : "", &c, err);
@@ -360,4 +376,58 @@ int wmap_pod_amounts(int64_t *milli, wmap_quantity_family *family, const wmap_po
 			family[i] = rc ? WMAP_QUANTITY_DECIMAL_SI : a.fam[i];
 	}
 	return rc;
+}
+
+int wmap_pod_amounts(int64_t *milli, wmap_quantity_family *family, const wmap_pod *pod,
+		     const char *const *names, size_t n, wmap_error *err)
+{
+	return amounts_of(milli, family, pod, NULL, NULL, names, n, err);
+}
+
+int wmap_pod_spec_amounts(int64_t *milli, wmap_quantity_family *family, const json_t *spec,
+			  const char *base, const char *const *names, size_t n, wmap_error *err)
+{
+	return amounts_of(milli, family, NULL, spec, base, names, n, err);
+}
+
+/* The names of one resource list, or of the requests and limits of one requirements
+ * object, into set. */
+static void list_names(json_t *set, const json_t *list)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)list, k, v)
+		json_object_set_new(set, k, json_true());
+}
+
+static void requirement_names(json_t *set, const json_t *req)
+{
+	list_names(set, json_object_get(req, "requests"));
+	list_names(set, json_object_get(req, "limits"));
+}
+
+static void container_names(json_t *set, const json_t *list)
+{
+	size_t i;
+	json_t *c;
+	json_array_foreach((json_t *)list, i, c)
+		requirement_names(set, json_object_get(c, "resources"));
+}
+
+int wmap_pod_resource_names(json_t *set, const wmap_pod *pod)
+{
+	if (!json_is_object(set))
+		return WMAP_EINVAL;
+	if (pod->shape == WMAP_SPEC_FRAGMENTED) {
+		container_names(set, pod->frag[WMAP_FRAG_CONTAINERS].value);
+		requirement_names(set, json_object_get(pod->frag[WMAP_FRAG_CONTAINER].value, "resources"));
+		requirement_names(set, pod->frag[WMAP_FRAG_RESOURCES].value);
+		return 0;
+	}
+	const json_t *spec = pod->spec.value;
+	container_names(set, json_object_get(spec, "containers"));
+	container_names(set, json_object_get(spec, "initContainers"));
+	requirement_names(set, json_object_get(spec, "resources"));
+	list_names(set, json_object_get(spec, "overhead"));
+	return 0;
 }

@@ -17,7 +17,6 @@
  * most. A list that fails for another reason than 403/404 leaves every report as it was: a
  * report is never rewritten from a partial view. A kind the webhook may not list (403) or
  * that is not served (404) is skipped, logged once, and counted. */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,13 +103,8 @@ static int kind_audited(const wmap_policy_set *set, const char *kind)
 {
 	for (size_t i = 0; set && i < set->n; i++) {
 		const wmap_policy *p = &set->policies[i];
-		if (!wmap_policy_needs_validation(p))
-			continue;
-		if (p->n_kinds == 0)
+		if (wmap_policy_needs_validation(p) && wmap_policy_matches_kind(p, kind))
 			return 1;
-		for (size_t k = 0; k < p->n_kinds; k++)
-			if (fnmatch(p->kinds[k], kind, 0) == 0)
-				return 1;
 	}
 	return 0;
 }

@@ -26,7 +26,6 @@
  * webhook never overwrites rules written by a newer version, so during a rolling update the
  * old and the new replicas cannot flap (the new one's rules stay). Replicas of one version
  * compute the same rules, so whichever writes first, the others find nothing to change. */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,10 +177,7 @@ static unsigned policy_ops(const wmap_policy_set *ps, const char *kind, int deny
 	unsigned op = 0;
 	for (size_t i = 0; ps && i < ps->n; i++) {
 		const wmap_policy *p = &ps->policies[i];
-		int match = p->n_kinds == 0;
-		for (size_t j = 0; j < p->n_kinds && !match; j++)
-			match = fnmatch(p->kinds[j], kind, 0) == 0;
-		if (match && wmap_policy_needs_validation(p) &&
+		if (wmap_policy_matches_kind(p, kind) && wmap_policy_needs_validation(p) &&
 		    !(p->actions & WMAP_ACTION_DENY) == !deny)
 			op |= p->operations;
 	}

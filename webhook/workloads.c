@@ -131,12 +131,7 @@ static const char *uid_of(const json_t *obj)
 
 static const char *controller_uid(const json_t *obj)
 {
-	size_t i;
-	json_t *r;
-	json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, r)
-		if (json_is_true(json_object_get(r, "controller")))
-			return json_string_value(json_object_get(r, "uid"));
-	return NULL;
+	return json_string_value(json_object_get(wmap_object_controller(obj), "uid"));
 }
 
 static void wake(exporter *X, unsigned kick)

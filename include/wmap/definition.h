@@ -187,6 +187,11 @@ void wmap_definition_free(wmap_definition *def);
  * "jobset.x-k8s.io/v1alpha2, Kind=JobSet" ("/v1, Kind=Pod" for the core group). */
 void wmap_gvk_format(char *buf, size_t len, const wmap_gvk *gvk);
 
+/* The catalog name of a kind: "<group with dashes>-<kind>-<version>", lower case, "core" for
+ * the core group (jobset-x-k8s-io-jobset-v1alpha2, core-pod-v1). */
+void wmap_definition_slug(char *buf, size_t len, const char *group, const char *kind,
+			  const char *version);
+
 /* Index of a component by name, -1 when absent. */
 int wmap_definition_component(const wmap_definition *def, const char *name);
 

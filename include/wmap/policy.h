@@ -123,6 +123,11 @@ void wmap_policy_set_free(wmap_policy_set *set);
 int wmap_policy_matches(const wmap_policy *p, const char *kind, const char *ns,
 			const json_t *labels, unsigned op);
 
+/* 1 when p's match.kinds cover kind ("Kind.group", or "Kind" for the core group; NULL is
+ * ""): a pattern matches it as fnmatch does, and no kinds cover every kind. The one kind rule
+ * of wmap_policy_matches, the webhook's registration rules and the auditor's kinds. */
+int wmap_policy_matches_kind(const wmap_policy *p, const char *kind);
+
 /* 1 when p applies to pod templates of the named component. */
 int wmap_policy_matches_component(const wmap_policy *p, const char *component);
 

@@ -23,11 +23,6 @@ int wmap_registry_add_catalog(wmap_registry *reg, wmap_error *err);
 int wmap_registry_add_catalog_kind(wmap_registry *reg, const char *group, const char *kind,
 				   wmap_error *err);
 
-/* The catalog name of a kind: "<group with dashes>-<kind>-<version>", lower case, "core" for
- * the core group (jobset-x-k8s-io-jobset-v1alpha2, core-pod-v1). */
-void wmap_definition_slug(char *buf, size_t len, const char *group, const char *kind,
-			  const char *version);
-
 /* Adds the definitions of a file (every document) or of every *.yaml, *.yml, *.json file
  * of a directory. Any invalid definition fails the whole call and adds nothing. */
 int wmap_registry_add_path(wmap_registry *reg, const char *path, wmap_origin origin,
@@ -52,6 +47,17 @@ const wmap_definition *wmap_registry_find(const wmap_registry *reg, const char *
  * WMAP_EINVAL when the object has no apiVersion or kind. */
 int wmap_registry_find_object(const wmap_definition **out, const wmap_registry *reg,
 			      const json_t *object, wmap_error *err);
+
+/* The ownerReference of obj (a Kubernetes object) that has controller: true, borrowed from
+ * obj; NULL when none has (the API server allows at most one). The one walk of
+ * metadata.ownerReferences for the object's controller. */
+const json_t *wmap_object_controller(const json_t *obj);
+
+/* The definition covering the kind of obj's controller (wmap_object_controller; any version
+ * of it, as wmap_registry_find), borrowed; NULL when obj has no controller or reg does not
+ * cover its kind. An object whose controller is a covered workload (the Jobs of a JobSet, a
+ * JobSet a controller makes) is judged through its owner. */
+const wmap_definition *wmap_registry_find_controller(const wmap_registry *reg, const json_t *obj);
 
 /* The evaluation state of one thread: libjq programs compiled from the registry's
  * definitions. libjq is not thread-safe, so every thread has its own engine. */

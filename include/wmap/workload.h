@@ -133,4 +133,14 @@ int wmap_pod_resources(wmap_resources *out, const json_t *pod_spec, const char *
 int wmap_pod_amounts(int64_t *milli, wmap_quantity_family *family, const wmap_pod *pod,
 		     const char *const *names, size_t n, wmap_error *err);
 
+/* The same for a plain pod spec (a Pod's .spec, borrowed) at base (its JSON Pointer, for
+ * messages): what a pod already on a node asks for, by the very same rules. */
+int wmap_pod_spec_amounts(int64_t *milli, wmap_quantity_family *family, const json_t *spec,
+			  const char *base, const char *const *names, size_t n, wmap_error *err);
+
+/* Adds every resource name pod's requests, limits and overhead mention to set (a JSON
+ * object used as a set; keys added with the value true): the names wmap_pod_amounts must
+ * count for this pod. WMAP_EINVAL when set is not an object. */
+int wmap_pod_resource_names(json_t *set, const wmap_pod *pod);
+
 #endif

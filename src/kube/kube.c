@@ -2,7 +2,8 @@
  *
  * One easy handle serves every request, so the TLS connection is set up once and kept
  * alive (describe makes several requests). Responses are read into a buffer with a hard
- * cap. Errors become kubectl's messages; credentials never appear in them. */
+ * cap. Errors become kubectl's messages; credentials never appear in them. Long-lived GETs
+ * (watches, followed logs; wmap_kube_stream too) are kube_stream.c's. */
 #define _GNU_SOURCE /* timegm */
 #include <ctype.h>
 #include "curl_lazy.h"
@@ -51,11 +52,6 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 	return wmap_buf_add(user, ptr, n) == 0 ? n : 0;
 }
 
-typedef struct header_ctx {
-	long retry_after;
-	json_t *warnings;
-} header_ctx;
-
 /* Warning: 299 - "text" (RFC 7234): the text, unquoted (\" and \\ unescaped). */
 static void add_warning(json_t *list, const char *v, size_t n)
 {
@@ -79,9 +75,9 @@ static void add_warning(json_t *list, const char *v, size_t n)
 	json_array_append_new(list, json_string(buf));
 }
 
-static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user)
+size_t wmap_kube__on_header(char *ptr, size_t size, size_t nmemb, void *user)
 {
-	header_ctx *hc = user;
+	wmap_kube__headers *hc = user;
 	long *retry_after = &hc->retry_after;
 	size_t n = size * nmemb;
 
@@ -100,56 +96,6 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user)
 			*retry_after = v;
 	}
 	return n;
-}
-
-/* A streamed response (a watch): complete lines go to the caller as they arrive; a line
- * is capped like a whole response. An error response is kept whole for its message. */
-typedef struct stream {
-	const wmap_kube_stream_opts *o;
-	CURL *h;
-	wmap_buf line;      /* the line being read (capped at the client's max_response) */
-	int error_response; /* the status is not 2xx: the body is a Status, read whole */
-	int stopped;        /* the caller's callback or stop flag ended the transfer */
-} stream;
-
-static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *user)
-{
-	stream *st = user;
-	size_t n = size * nmemb, start = 0;
-	long code = 0;
-
-	wmap__curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &code);
-	if (code < 200 || code >= 300) {
-		st->error_response = 1;
-		return on_body(ptr, size, nmemb, &st->line);
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (ptr[i] != '\n')
-			continue;
-		if (on_body(ptr + start, 1, i - start, &st->line) != i - start && i > start)
-			return 0;
-		if (st->line.len > 0 && st->o->on_line(st->o->ud, st->line.data, st->line.len) != 0) {
-			st->stopped = 1;
-			return 0;
-		}
-		wmap_buf_clear(&st->line);
-		start = i + 1;
-	}
-	if (start < n && on_body(ptr + start, 1, n - start, &st->line) != n - start)
-		return 0;
-	return n;
-}
-
-static int on_progress(void *user, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
-{
-	stream *st = user;
-
-	(void)dt, (void)dn, (void)ut, (void)un;
-	if (st->o->stop && atomic_load(st->o->stop)) {
-		st->stopped = 1;
-		return 1;
-	}
-	return 0;
 }
 
 long wmap_kube_parse_duration(const char *s)
@@ -467,6 +413,23 @@ long wmap_kube__timeout_ms(const wmap_kube_client *c)
 	return c->timeout_ms;
 }
 
+size_t wmap_kube__max_response(const wmap_kube_client *c)
+{
+	return c->max_response;
+}
+
+void wmap_kube__set_retry_after(wmap_kube_client *c, long seconds)
+{
+	c->retry_after = seconds;
+}
+
+int wmap_kube__reauth(wmap_kube_client *c, wmap_error *err)
+{
+	if (!c->cfg->exec_command && !c->cfg->token_file)
+		return 1;
+	return refresh_credentials(c, 1, err);
+}
+
 const wmap_kube_config *wmap_kube_client_config(const wmap_kube_client *c)
 {
 	return c->cfg;
@@ -662,10 +625,8 @@ int wmap_kube__prepare(char **url, wmap_kube_client *c, const char *path, wmap_e
 typedef struct exchange {
 	wmap_kube_client *c;
 	const char *method, *path;
-	const wmap_kube_stream_opts *so; /* a watch, or NULL */
-	wmap_buf resp;                   /* the body (a watch: an error response's) */
-	stream st;
-	header_ctx hc;
+	wmap_buf resp; /* the body */
+	wmap_kube__headers hc;
 	int attempt, reauthed, max_retries;
 	long code; /* the last attempt's HTTP status, 0 when none */
 } exchange;
@@ -676,23 +637,13 @@ static void setup_transfer(exchange *x, CURL *h)
 {
 	wmap_kube_client *c = x->c;
 
-	x->hc = (header_ctx){ -1, c->warnings };
-	wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, x->so ? x->so->timeout_ms : c->timeout_ms);
+	x->hc = (wmap_kube__headers){ -1, c->warnings };
+	wmap__curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	wmap__curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 			       c->timeout_ms && c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
-	if (x->so) {
-		/* A watch: lines as they come, and the caller's stop flag checked at least once
-		 * a second. */
-		wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream);
-		wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &x->st);
-		wmap__curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-		wmap__curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-		wmap__curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x->st);
-	} else {
-		wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-		wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &x->resp);
-	}
-	wmap__curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	wmap__curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	wmap__curl_easy_setopt(h, CURLOPT_WRITEDATA, &x->resp);
+	wmap__curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, wmap_kube__on_header);
 	wmap__curl_easy_setopt(h, CURLOPT_HEADERDATA, &x->hc);
 	json_array_clear(c->warnings);
 	wmap__curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_response);
@@ -701,23 +652,16 @@ static void setup_transfer(exchange *x, CURL *h)
 		wmap_buf_free(&x->resp); /* a failed attempt: start again */
 	else
 		wmap_buf_clear(&x->resp);
-	if (x->st.line.error)
-		wmap_buf_free(&x->st.line);
-	else
-		wmap_buf_clear(&x->st.line);
-	x->st.error_response = 0;
 }
 
 enum { ATTEMPT_DONE,
-       ATTEMPT_AGAIN,
-       ATTEMPT_STOPPED };
+       ATTEMPT_AGAIN };
 
 /* A transfer that failed (cc): too large a response, a connection failure worth retrying
  * (reads only: ATTEMPT_AGAIN after a pause), or the error kubectl reports. */
-static int failed_transfer(exchange *x, CURLcode cc, long *status, wmap_error *err)
+static int failed_transfer(exchange *x, CURLcode cc, wmap_error *err)
 {
-	if (x->resp.error == WMAP_ELIMIT || x->st.line.error == WMAP_ELIMIT ||
-	    cc == CURLE_FILESIZE_EXCEEDED)
+	if (x->resp.error == WMAP_ELIMIT || cc == CURLE_FILESIZE_EXCEEDED)
 		return wmap_error_set(err, WMAP_ELIMIT, "the response to %s %s is larger than %zu bytes",
 				      x->method, x->path, x->c->max_response);
 	if (strcmp(x->method, "GET") == 0 && x->attempt < x->max_retries &&
@@ -726,43 +670,25 @@ static int failed_transfer(exchange *x, CURLcode cc, long *status, wmap_error *e
 		sleep_ms(100L << x->attempt);
 		return ATTEMPT_AGAIN;
 	}
-	if (x->so && status)
-		*status = x->code; /* a stream cut after its headers: 200 */
 	return wmap_error_set(err, WMAP_EIO, "Unable to connect to the server %s: %s",
 			      x->c->cfg->server, wmap__curl_easy_strerror(cc));
 }
 
 /* What one attempt's outcome calls for: ATTEMPT_DONE (a response to hand over),
- * ATTEMPT_AGAIN (after a fresh credential or a pause), ATTEMPT_STOPPED (the watch's caller
- * ended it), or a negative code with err set. */
+ * ATTEMPT_AGAIN (after a fresh credential or a pause), or a negative code with err set. */
 static int judge_attempt(exchange *x, CURLcode cc, long *status, wmap_error *err)
 {
 	wmap_kube_client *c = x->c;
-	const wmap_kube_stream_opts *so = x->so;
 	long code = x->code;
 	int rc;
 
-	if (so && x->st.stopped) {
-		if (status)
-			*status = code;
-		return ATTEMPT_STOPPED; /* the caller ended it: not an error */
-	}
-	if (so && so->retry_after)
-		*so->retry_after = x->hc.retry_after;
-	if (so && x->st.error_response) {
-		/* Keep what the server said for the message. */
-		wmap_buf_free(&x->resp);
-		x->resp = x->st.line;
-		wmap_buf_init(&x->st.line, c->max_response, 16384);
-		cc = CURLE_OK;
-	}
 	if (cc != CURLE_OK)
-		return failed_transfer(x, cc, status, err);
-	if (code == 401 && !x->reauthed && (c->cfg->exec_command || c->cfg->token_file)) {
-		/* A credential may have expired: take a fresh one once. */
-		x->reauthed = 1;
-		if ((rc = refresh_credentials(c, 1, err)) != 0)
+		return failed_transfer(x, cc, err);
+	if (code == 401 && !x->reauthed && (rc = wmap_kube__reauth(c, err)) <= 0) {
+		/* A credential may have expired: a fresh one is taken once. */
+		if (rc != 0)
 			return rc;
+		x->reauthed = 1;
 		x->attempt--;
 		return ATTEMPT_AGAIN;
 	}
@@ -789,7 +715,7 @@ static int take_response(exchange *x, json_t **out, long *status, wmap_error *er
 		*status = x->code;
 	if (x->code < 200 || x->code >= 300)
 		return status_error(err, x->code, &x->resp);
-	if (out && !x->so && x->resp.len > 0 &&
+	if (out && x->resp.len > 0 &&
 	    (*out = json_loadb(x->resp.data, x->resp.len, 0, &je)) == NULL)
 		return wmap_error_set(err, WMAP_EINVAL,
 				      "the server's answer to %s %s is not JSON: %s (line %d)",
@@ -799,9 +725,9 @@ static int take_response(exchange *x, json_t **out, long *status, wmap_error *er
 
 static int request(json_t **out, long *status, wmap_kube_client *c, const char *method,
 		   const char *path, const char *accept, const char *content_type,
-		   const char *body, const wmap_kube_stream_opts *so, wmap_error *err)
+		   const char *body, wmap_error *err)
 {
-	exchange x = { c, method, path, so, WMAP_BUF_INIT(c->max_response, 16384), { so, c->curl, WMAP_BUF_INIT(c->max_response, 16384), 0, 0 }, { -1, c->warnings }, 0, 0, so ? 0 : c->max_retries, 0 };
+	exchange x = { c, method, path, WMAP_BUF_INIT(c->max_response, 16384), { -1, c->warnings }, 0, 0, c->max_retries, 0 };
 	char *url = NULL;
 	struct curl_slist *hdrs = NULL, *connect_to = NULL;
 	int rc;
@@ -829,20 +755,17 @@ static int request(json_t **out, long *status, wmap_kube_client *c, const char *
 		cc = wmap__curl_easy_perform(h);
 		c->retry_after = x.hc.retry_after;
 		x.code = 0;
-		if (cc == CURLE_OK || so)
+		if (cc == CURLE_OK)
 			wmap__curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x.code);
 		if ((rc = judge_attempt(&x, cc, status, err)) != ATTEMPT_AGAIN)
 			break;
 	}
 	if (rc == ATTEMPT_DONE)
 		rc = take_response(&x, out, status, err);
-	else if (rc == ATTEMPT_STOPPED)
-		rc = 0;
 cleanup:
 	wmap__curl_slist_free_all(hdrs);
 	wmap__curl_slist_free_all(connect_to);
 	wmap_buf_free(&x.resp);
-	wmap_buf_free(&x.st.line);
 	free(url);
 	return rc;
 }
@@ -851,22 +774,16 @@ int wmap_kube_request(json_t **out, long *status, wmap_kube_client *c, const cha
 		      const char *path, const char *content_type, const char *body,
 		      wmap_error *err)
 {
-	return request(out, status, c, method, path, NULL, content_type, body, NULL, err);
+	return request(out, status, c, method, path, NULL, content_type, body, err);
 }
 
 int wmap_kube_get_as(json_t **out, wmap_kube_client *c, const char *path, const char *accept,
 		     wmap_error *err)
 {
-	return request(out, NULL, c, "GET", path, accept, NULL, NULL, NULL, err);
+	return request(out, NULL, c, "GET", path, accept, NULL, NULL, err);
 }
 
 int wmap_kube_get(json_t **out, wmap_kube_client *c, const char *path, wmap_error *err)
 {
 	return wmap_kube_request(out, NULL, c, "GET", path, NULL, NULL, err);
-}
-
-int wmap_kube_stream(long *status, wmap_kube_client *c, const char *path,
-		     const wmap_kube_stream_opts *opts, wmap_error *err)
-{
-	return request(NULL, status, c, "GET", path, NULL, NULL, NULL, opts, err);
 }

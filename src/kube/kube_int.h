@@ -55,4 +55,25 @@ int wmap_kube__prepare(char **url, wmap_kube_client *c, const char *path, wmap_e
 /* The client's --request-timeout in milliseconds (0 = none). */
 long wmap_kube__timeout_ms(const wmap_kube_client *c);
 
+/* The client's cap on a response (wmap_kube_opts.max_response): a stream's line for
+ * wmap_kube_stream. */
+size_t wmap_kube__max_response(const wmap_kube_client *c);
+
+/* What wmap_kube_retry_after reports next: a stream's Retry-After. */
+void wmap_kube__set_retry_after(wmap_kube_client *c, long seconds);
+
+/* After a 401: takes a fresh credential (the exec plugin run again, the token file read
+ * again). 0 when one was taken, 1 when the client has none to refresh (a fixed token or a
+ * certificate), or the plugin's failure. */
+int wmap_kube__reauth(wmap_kube_client *c, wmap_error *err);
+
+/* What the headers of a response said (CURLOPT_HEADERFUNCTION wmap_kube__on_header, with a
+ * wmap_kube__headers as its data): Retry-After in seconds (-1 when none; set it before the
+ * transfer) and the Warning texts appended to warnings (NULL: not kept). */
+typedef struct wmap_kube__headers {
+	long retry_after;
+	json_t *warnings;
+} wmap_kube__headers;
+size_t wmap_kube__on_header(char *ptr, size_t size, size_t nmemb, void *user);
+
 #endif

@@ -1,12 +1,17 @@
-/* wmap: long-lived requests side by side (see wmap/kube/streams.h).
+/* wmap: long-lived requests (see wmap/kube/streams.h), the API client's one stream
+ * mechanism.
  *
  * `describe -w` keeps two watches open (the workload, its pods) and `logs -f` one request
  * per container, plus a pod watch; they all wait on one curl multi handle, so one thread
- * serves them and no request is polled. Each stream splits its body into lines in a buffer
- * with a hard cap, and hands over only whole lines: two pods' log lines never mix. An
- * error response is kept (capped) and turned into kubectl's message when it ends. */
+ * serves them and no request is polled. The webhook's watches (wmap_watch_run, through
+ * wmap_kube_stream below) are a set of one stream on their thread. Each stream splits its
+ * body into lines in a buffer with a hard cap, and hands over only whole lines: two pods'
+ * log lines never mix, and a watch event is whole or the watch fails. An error response is
+ * kept (capped) and turned into kubectl's message when it ends. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube_int.h"
 #include "wmap/kube/streams.h"
@@ -15,14 +20,18 @@
 
 typedef struct stream {
 	int id;
+	int watch; /* watch events: a line over the cap fails the stream, a cut one is dropped */
 	CURL *h;
 	struct curl_slist *hdrs, *connect_to;
-	char *url;
+	char *url, *path;
 	char *line; /* the line being read */
 	size_t len, cap, max;
 	char *ebody; /* an error response's body */
 	size_t elen;
-	long code; /* 0 until the status line is read */
+	long code;              /* 0 until the status line is read */
+	int overflow;           /* a watch event longer than max */
+	int nomem;              /* the line could not grow */
+	wmap_kube__headers hdr; /* Retry-After */
 	struct wmap_kube_streams *set;
 } stream;
 
@@ -34,6 +43,10 @@ struct wmap_kube_streams {
 	void *arg;
 	size_t n, cap;
 	stream **v;
+	/* wmap_kube_stream's: its line callback asked to stop (every transfer is cut), and
+	 * what the stream that ended last had. */
+	int halt;
+	long ended_code, ended_retry_after;
 };
 
 static void stream_free(stream *st)
@@ -48,6 +61,7 @@ static void stream_free(stream *st)
 	wmap__curl_slist_free_all(st->hdrs);
 	wmap__curl_slist_free_all(st->connect_to);
 	free(st->url);
+	free(st->path);
 	free(st->line);
 	free(st->ebody);
 	free(st);
@@ -67,12 +81,14 @@ static int grow(stream *st, size_t need)
 	return 0;
 }
 
+/* Hands the line over, NUL-terminated (grow keeps room for the NUL). */
 static void emit(stream *st)
 {
 	size_t n = st->len;
 
 	if (n && st->line[n - 1] == '\r')
 		n--;
+	st->line[n] = '\0';
 	st->set->on_line(st->set->arg, st->id, st->line, n);
 	st->len = 0;
 }
@@ -99,13 +115,22 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *user)
 	for (size_t i = 0; i < n; i++) {
 		if (ptr[i] == '\n') {
 			emit(st);
+			if (st->set->halt)
+				return 0; /* wmap_kube_stream's caller is done: cuts the transfer */
 			continue;
 		}
-		if (st->len + 1 > st->cap && grow(st, st->len + 1) != 0)
-			return 0; /* out of memory: aborts this stream */
+		if (st->len + 2 > st->cap && grow(st, st->len + 2) != 0) {
+			st->nomem = 1;
+			return 0; /* aborts this stream */
+		}
 		st->line[st->len++] = ptr[i];
-		if (st->len >= st->max)
+		if (st->len >= st->max) {
+			if (st->watch) {
+				st->overflow = 1; /* half an event is no event */
+				return 0;
+			}
 			emit(st); /* over the cap: handed over in pieces */
+		}
 	}
 	return n;
 }
@@ -153,6 +178,14 @@ static size_t find(const wmap_kube_streams *s, int id)
 int wmap_kube_stream_open(wmap_kube_streams *s, int id, const char *path, const char *accept,
 			  size_t max_line, wmap_error *err)
 {
+	wmap_kube_stream_spec spec = { accept, max_line, 0, 0 };
+
+	return wmap_kube_stream_start(s, id, path, &spec, err);
+}
+
+int wmap_kube_stream_start(wmap_kube_streams *s, int id, const char *path,
+			   const wmap_kube_stream_spec *spec, wmap_error *err)
+{
 	long timeout = wmap_kube__timeout_ms(s->client);
 	stream *st = NULL;
 	int rc;
@@ -174,19 +207,30 @@ int wmap_kube_stream_open(wmap_kube_streams *s, int id, const char *path, const 
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	st->id = id;
-	st->max = max_line ? max_line : WMAP_KUBE_LINE_MAX_DEFAULT;
+	st->watch = spec->watch;
+	st->max = spec->max_line ? spec->max_line : WMAP_KUBE_LINE_MAX_DEFAULT;
+	st->hdr.retry_after = -1;
+	if ((st->path = strdup(path)) == NULL) {
+		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		goto fail;
+	}
 	if ((rc = wmap_kube__prepare(&st->url, s->client, path, err)) != 0)
 		goto fail;
 	if ((st->h = wmap__curl_easy_init()) == NULL) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "libcurl: no handle");
 		goto fail;
 	}
-	if ((rc = wmap_kube__configure(s->client, st->h, st->url, "GET", accept, NULL, NULL,
+	if ((rc = wmap_kube__configure(s->client, st->h, st->url, "GET", spec->accept, NULL, NULL,
 				       &st->hdrs, &st->connect_to, err)) != 0)
 		goto fail;
-	/* A watch or a followed log lasts as long as it lasts: only connecting is timed. */
+	/* A watch or a followed log lasts as long as it lasts: only connecting is timed,
+	 * unless the caller bounds the whole stream. */
 	wmap__curl_easy_setopt(st->h, CURLOPT_CONNECTTIMEOUT_MS,
 			       timeout > 0 && timeout < 10000 ? timeout : 10000L);
+	if (spec->timeout_ms > 0)
+		wmap__curl_easy_setopt(st->h, CURLOPT_TIMEOUT_MS, spec->timeout_ms);
+	wmap__curl_easy_setopt(st->h, CURLOPT_HEADERFUNCTION, wmap_kube__on_header);
+	wmap__curl_easy_setopt(st->h, CURLOPT_HEADERDATA, &st->hdr);
 	wmap__curl_easy_setopt(st->h, CURLOPT_TCP_KEEPALIVE, 1L);
 	wmap__curl_easy_setopt(st->h, CURLOPT_WRITEFUNCTION, on_data);
 	wmap__curl_easy_setopt(st->h, CURLOPT_WRITEDATA, st);
@@ -228,22 +272,31 @@ static void finish(wmap_kube_streams *s, stream *st, CURLcode cc)
 	long code = st->code;
 	int id = st->id;
 
-	if (cc == CURLE_OK && code == 0)
+	if (code == 0)
 		wmap__curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &code);
+	s->ended_code = code; /* a stream cut after its headers had one too */
+	s->ended_retry_after = st->hdr.retry_after;
 	if (cc == CURLE_OK && code >= 200 && code < 300) {
-		if (st->len)
-			emit(st);
+		if (st->len && !st->watch)
+			emit(st); /* a log's last line; a watch's would be half an event */
 		drop(s, find(s, id));
 		s->on_end(s->arg, id, code, NULL);
 		return;
 	}
-	if (cc != CURLE_OK)
+	if (st->overflow)
+		wmap_error_set(&e, WMAP_ELIMIT, "an event of the watch GET %s is larger than %zu bytes",
+			       st->path, st->max);
+	else if (st->nomem)
+		wmap_error_set(&e, WMAP_ENOMEM, "out of memory");
+	else if (cc != CURLE_OK)
 		wmap_error_set(&e, WMAP_EIO, "Unable to connect to the server %s: %s",
 			       wmap_kube_client_config(s->client)->server, wmap__curl_easy_strerror(cc));
 	else
 		wmap_kube__status_error(&e, code, st->ebody ? st->ebody : "", st->elen);
+	if (cc != CURLE_OK && !st->overflow)
+		code = 0;
 	drop(s, find(s, id));
-	s->on_end(s->arg, id, cc == CURLE_OK ? code : 0, &e);
+	s->on_end(s->arg, id, code, &e);
 }
 
 /* Performs and hands over the streams that ended. */
@@ -275,4 +328,109 @@ int wmap_kube_streams_run(wmap_kube_streams *s, int timeout_ms, wmap_error *err)
 	if (wmap__curl_multi_poll(s->multi, NULL, 0, timeout_ms, NULL) != CURLM_OK)
 		return wmap_error_set(err, WMAP_EIO, "libcurl: waiting on the streams failed");
 	return step(s, err);
+}
+
+/* ---- one stream on the caller's thread: wmap_kube_stream (wmap/kube/client.h) ---- */
+
+typedef struct single {
+	const wmap_kube_stream_opts *o;
+	wmap_kube_streams *set;
+	int ended, stopped;
+	wmap_error failure; /* the stream's end, when it failed */
+} single;
+
+static void single_line(void *arg, int id, const char *line, size_t len)
+{
+	single *x = arg;
+
+	(void)id;
+	if (x->stopped || len == 0)
+		return;
+	if (x->o->on_line(x->o->ud, line, len) != 0)
+		x->stopped = x->set->halt = 1;
+}
+
+static void single_end(void *arg, int id, long status, const wmap_error *err)
+{
+	single *x = arg;
+
+	(void)id, (void)status;
+	x->ended = 1;
+	if (err)
+		x->failure = *err;
+}
+
+static int stop_asked(const wmap_kube_stream_opts *o)
+{
+	return o->stop && atomic_load(o->stop);
+}
+
+/* One attempt: the stream until it ends or its caller stops it. *code is the status it had
+ * (0 when none came), *retry_after its Retry-After. */
+static int single_attempt(single *x, wmap_kube_client *c, const char *path, long *code,
+			  long *retry_after, wmap_error *err)
+{
+	wmap_kube_stream_spec spec = { NULL, wmap_kube__max_response(c), 1, x->o->timeout_ms };
+	int rc;
+
+	*code = 0;
+	*retry_after = -1;
+	x->ended = x->stopped = 0;
+	x->failure.code = 0;
+	if ((rc = wmap_kube_streams_new(&x->set, c, single_line, single_end, x, err)) != 0)
+		return rc;
+	if ((rc = wmap_kube_stream_start(x->set, 1, path, &spec, err)) != 0)
+		goto done;
+	/* the stop flag seen within a quarter of a second */
+	while (!x->ended && !x->stopped && !stop_asked(x->o))
+		if ((rc = wmap_kube_streams_run(x->set, 250, err)) != 0)
+			goto done;
+	if (!x->ended) {
+		/* the stop flag: the stream, still open, is cut when the set is freed */
+		stream *st = x->set->v[0];
+
+		x->stopped = 1;
+		if (st->code == 0)
+			wmap__curl_easy_getinfo(st->h, CURLINFO_RESPONSE_CODE, &st->code);
+		*code = st->code;
+		*retry_after = st->hdr.retry_after;
+	} else {
+		*code = x->set->ended_code;
+		*retry_after = x->set->ended_retry_after;
+	}
+	if (!x->stopped && x->failure.code != 0) {
+		*err = x->failure;
+		rc = x->failure.code;
+	}
+done:
+	wmap_kube_streams_free(x->set);
+	x->set = NULL;
+	return rc;
+}
+
+int wmap_kube_stream(long *status, wmap_kube_client *c, const char *path,
+		     const wmap_kube_stream_opts *opts, wmap_error *err)
+{
+	single x = { opts, NULL, 0, 0, { 0, "" } };
+	long code = 0, retry_after = -1;
+	int rc;
+
+	*status = 0;
+	for (int reauthed = 0;; reauthed = 1) {
+		rc = single_attempt(&x, c, path, &code, &retry_after, err);
+		wmap_kube__set_retry_after(c, retry_after);
+		if (opts->retry_after)
+			*opts->retry_after = retry_after;
+		if (rc == 0 || x.stopped || code != 401 || reauthed)
+			break;
+		/* A credential may have expired: a fresh one is taken once. */
+		int ra = wmap_kube__reauth(c, err);
+		if (ra != 0) {
+			if (ra < 0)
+				rc = ra;
+			break;
+		}
+	}
+	*status = code;
+	return x.stopped ? 0 : rc;
 }

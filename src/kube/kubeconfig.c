@@ -242,6 +242,7 @@ void wmap_kubeconfig_free(wmap_kube_config *c)
 {
 	if (!c)
 		return;
+	json_decref(c->context_names);
 	free(c->source);
 	free(c->context);
 	free(c->cluster_name);
@@ -723,9 +724,21 @@ int wmap_kubeconfig_from_json(wmap_kube_config **out, const json_t *doc, const c
 	if ((rc = check_user(c, &p, err)) || (rc = check_cluster(c, &p, ov, err)) ||
 	    (rc = set_plugins(c, &p, ov, err)))
 		goto cleanup;
-	if (!c->namespace_ || !c->context || !c->cluster_name || !c->user_name) {
+	if (!c->namespace_ || !c->context || !c->cluster_name || !c->user_name ||
+	    !(c->context_names = json_array())) {
 		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		goto cleanup;
+	}
+	{
+		size_t i;
+		json_t *x;
+		json_array_foreach(json_object_get(doc, "contexts"), i, x) {
+			const char *name = str_of(x, "name");
+			if (name && json_array_append_new(c->context_names, json_string(name))) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				goto cleanup;
+			}
+		}
 	}
 	*out = c;
 	c = NULL;

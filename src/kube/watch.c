@@ -82,12 +82,58 @@ static int object_key(char *buf, size_t len, const json_t *obj)
 	return 0;
 }
 
-static void remember_rv(loop *l, const json_t *obj)
+wmap_watch_kind wmap_watch_event_read(wmap_watch_event *ev, const char *line, size_t len)
 {
-	const char *rv = json_string_value(
-		json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	static const struct {
+		const char *name;
+		wmap_watch_kind kind;
+	} types[] = { { "ADDED", WMAP_WATCH_ADDED },
+		      { "MODIFIED", WMAP_WATCH_MODIFIED },
+		      { "DELETED", WMAP_WATCH_DELETED },
+		      { "BOOKMARK", WMAP_WATCH_BOOKMARK },
+		      { "ERROR", WMAP_WATCH_ERROR } };
+	const char *type;
+	json_t *obj;
 
-	if (rv && rv[0] && strlen(rv) < sizeof(l->rv))
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = WMAP_WATCH_BAD;
+	ev->doc = json_loadb(line, len, 0, NULL);
+	type = json_string_value(json_object_get(ev->doc, "type"));
+	obj = json_object_get(ev->doc, "object");
+	if (!type || !json_is_object(obj))
+		return ev->kind;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(type, types[i].name) == 0)
+			ev->kind = types[i].kind;
+	if (ev->kind == WMAP_WATCH_BAD)
+		return ev->kind;
+	ev->object = obj;
+	if (ev->kind == WMAP_WATCH_ERROR) {
+		const char *msg = json_string_value(json_object_get(obj, "message"));
+
+		ev->code = (long)json_integer_value(json_object_get(obj, "code"));
+		ev->message = msg ? msg : "";
+		if (ev->code == 410)
+			ev->kind = WMAP_WATCH_GONE;
+		return ev->kind;
+	}
+	ev->rv = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	if (ev->rv && !ev->rv[0])
+		ev->rv = NULL;
+	return ev->kind;
+}
+
+void wmap_watch_event_clear(wmap_watch_event *ev)
+{
+	if (!ev)
+		return;
+	json_decref(ev->doc);
+	memset(ev, 0, sizeof(*ev));
+}
+
+static void remember_rv(loop *l, const char *rv)
+{
+	if (rv && strlen(rv) < sizeof(l->rv))
 		snprintf(l->rv, sizeof(l->rv), "%s", rv);
 }
 
@@ -175,53 +221,52 @@ cleanup:
 static int on_line(void *ud, const char *line, size_t len)
 {
 	loop *l = ud;
-	json_t *ev = json_loadb(line, len, 0, NULL);
-	const char *type = json_string_value(json_object_get(ev, "type"));
-	json_t *obj = json_object_get(ev, "object");
+	wmap_watch_event ev;
 	char key[KEY_MAX];
 	int end = 0;
 
 	l->lines++;
-	if (!type || !json_is_object(obj)) {
-		count(STAT(l, bad_events));
-		end = l->failed = 1;
-	} else if (strcmp(type, "BOOKMARK") == 0) {
-		remember_rv(l, obj);
-	} else if (strcmp(type, "ERROR") == 0) {
-		json_int_t code = json_integer_value(json_object_get(obj, "code"));
+	switch (wmap_watch_event_read(&ev, line, len)) {
+	case WMAP_WATCH_BOOKMARK:
+		remember_rv(l, ev.rv);
+		break;
+	case WMAP_WATCH_GONE:
+		l->gone = 1;
+		count(STAT(l, gone));
+		end = 1;
+		break;
+	case WMAP_WATCH_ERROR: {
 		wmap_error e;
 
-		if (code == 410) {
-			l->gone = 1;
-			count(STAT(l, gone));
-		} else {
-			const char *msg = json_string_value(json_object_get(obj, "message"));
-
-			wmap_error_set(&e, WMAP_EIO, "watch %s: ERROR event %lld: %s", l->o->path,
-				       (long long)code, msg ? msg : "");
-			report(l, &e, (long)code);
-			l->failed = 1;
-		}
-		end = 1;
-	} else if (object_key(key, sizeof(key), obj) != 0) {
-		count(STAT(l, bad_events));
+		wmap_error_set(&e, WMAP_EIO, "watch %s: ERROR event %ld: %s", l->o->path, ev.code,
+			       ev.message);
+		report(l, &e, ev.code);
 		end = l->failed = 1;
-	} else if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0) {
-		remember_rv(l, obj);
-		if (store(l->o, l->objects, key, obj) == 0) {
-			count(STAT(l, events));
-			l->changed = 1;
+		break;
+	}
+	case WMAP_WATCH_ADDED:
+	case WMAP_WATCH_MODIFIED:
+	case WMAP_WATCH_DELETED:
+		if (object_key(key, sizeof(key), ev.object) != 0) {
+			count(STAT(l, bad_events));
+			end = l->failed = 1;
+			break;
 		}
-	} else if (strcmp(type, "DELETED") == 0) {
-		remember_rv(l, obj);
-		json_object_del(l->objects, key);
+		remember_rv(l, ev.rv);
+		if (ev.kind == WMAP_WATCH_DELETED) {
+			json_object_del(l->objects, key);
+		} else if (store(l->o, l->objects, key, ev.object) != 0) {
+			break;
+		}
 		count(STAT(l, events));
 		l->changed = 1;
-	} else {
+		break;
+	case WMAP_WATCH_BAD:
 		count(STAT(l, bad_events));
 		end = l->failed = 1;
+		break;
 	}
-	json_decref(ev);
+	wmap_watch_event_clear(&ev);
 	if (l->changed && !end) {
 		l->changed = 0;
 		l->o->on_change(l->o->ud, l->objects, 0);

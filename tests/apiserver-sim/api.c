@@ -368,7 +368,22 @@ static bool wants_table(struct sim_req *r)
 
 /* Every resource supports metadata.name and metadata.namespace; events also their own fields
  * (involvedObject.*, reason, type, ...: events.c), which `kubectl describe` asks for. */
-static int field_selector_match(const char *fs, const json_t *obj, bool *out, struct sim_req *r, bool any_field)
+/* Pods also take status.phase and spec.nodeName, as kube-apiserver's pod field set does. */
+static bool pod_field(const json_t *obj, const char *field, const char **have)
+{
+    if (!strcmp(field, "status.phase"))
+        *have = sim_jstr(json_object_get(obj, "status"), "phase");
+    else if (!strcmp(field, "spec.nodeName"))
+        *have = sim_jstr(json_object_get(obj, "spec"), "nodeName");
+    else
+        return false;
+    if (!*have)
+        *have = "";
+    return true;
+}
+
+static int field_selector_match(const char *fs, const json_t *obj, bool *out, struct sim_req *r, bool any_field,
+                                bool pods)
 {
     char buf[512], *save = NULL, *tok;
     const json_t *meta = json_object_get(obj, "metadata");
@@ -400,6 +415,8 @@ static int field_selector_match(const char *fs, const json_t *obj, bool *out, st
             have = sim_jstr(meta, "name");
         else if (!strcmp(tok, "metadata.namespace"))
             have = sim_jstr(meta, "namespace");
+        else if (pods && pod_field(obj, tok, &have))
+            ;
         else if (!any_field || !sim_event_field(obj, tok, &have)) {
             sim_err_set(&r->err, 400, "BadRequest", "field label not supported: %s", tok);
             return -1;
@@ -466,7 +483,8 @@ static void do_list(struct sim *s, struct sim_req *r, struct route *rt)
             continue;
         if (sel && !sim_selector_match(sel, json_object_get(meta, "labels")))
             continue;
-        if (field_selector_match(fs, o, &fm, r, !strcmp(res->plural, "events")) < 0) {
+        if (field_selector_match(fs, o, &fm, r, !strcmp(res->plural, "events"),
+                                 !strcmp(res->plural, "pods") && !res->group[0]) < 0) {
             json_decref(listmeta);
             goto out;
         }

@@ -15,6 +15,7 @@ struct builtin {
 static const struct builtin builtins[] = {
     {"", "v1", "namespaces", "namespace", "Namespace", "ns", false, true, false},
     {"", "v1", "pods", "pod", "Pod", "po", true, true, false},
+    {"", "v1", "nodes", "node", "Node", "no", false, true, false},
     {"", "v1", "services", "service", "Service", "svc", true, true, false},
     {"", "v1", "configmaps", "configmap", "ConfigMap", "cm", true, false, false},
     {"", "v1", "secrets", "secret", "Secret", "", true, false, false},

@@ -31,6 +31,7 @@ import wide  # noqa: E402  (tests/bench/wide.py)
 import audit_live  # noqa: E402  (tests/bench/audit_live.py)
 import wlmetrics_live  # noqa: E402  (tests/bench/wlmetrics_live.py)
 import audit_offline  # noqa: E402  (tests/bench/audit_offline.py)
+import fit  # noqa: E402  (tests/bench/fit.py)
 
 ROOT = os.getcwd()
 JOBSET_FIXTURE = "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml"
@@ -1073,7 +1074,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,"
+    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,"
                     "workload-metrics")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--nice", type=int, default=int(os.environ.get("BENCH_NICE", "0")),
@@ -1108,6 +1109,7 @@ def main():
              ("audit-live", lambda: audit_live.bench_audit(a, R, Webhook, https_get, proc_status, log, REPO,
                                                  JOBSET_CRD, crt, key)),
              ("audit", lambda: audit_offline.bench_audit(a, R, hyperfine, peak_rss, run, log)),
+             ("fit", lambda: fit.bench_fit(a, R, hyperfine, peak_rss, run, log)),
              ("workload-metrics", lambda: wlmetrics_live.bench_wlmetrics(a, R, Webhook, https_get, proc_status, log, REPO,
                                                                 audit_live.pytorchjob_crd, JOBSET_CRD, crt, key))]
 

@@ -89,5 +89,13 @@ sh tests/lint/webhook-calls-test.sh >/tmp/wmap-lint-calls.$$ 2>&1 ||
 	{ bad "tests/lint/webhook-calls-test.sh: a planted violation went unnoticed:"; grep FAIL /tmp/wmap-lint-calls.$$; }
 rm -f /tmp/wmap-lint-calls.$$
 
-[ $fail = 0 ] && echo "lint: ok (prefix, third-party includes, header self-test, banned functions, format, webhook calls)"
+# 7. src/: the utilities, the core and the API client include only downwards (src/README.md):
+#    src/util/ only utility headers, the core never the client, src/kube/ no core header. The
+#    self-test plants each violation in a copy and checks that it is named.
+sh tests/lint/src-layers.sh | grep -v '^lint: ok' | grep . && fail=1
+sh tests/lint/src-layers-test.sh >/tmp/wmap-lint-layers.$$ 2>&1 ||
+	{ bad "tests/lint/src-layers-test.sh: a planted violation went unnoticed:"; grep FAIL /tmp/wmap-lint-layers.$$; }
+rm -f /tmp/wmap-lint-layers.$$
+
+[ $fail = 0 ] && echo "lint: ok (prefix, third-party includes, header self-test, banned functions, format, webhook calls, src layers)"
 exit $fail

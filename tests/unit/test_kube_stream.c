@@ -2,11 +2,14 @@
  * that writes each response in timed pieces on its own connection. Lines come out whole
  * and per stream however the bytes are cut; a last line without a newline comes out at
  * the end; a line over the cap comes out in pieces; an error response ends the stream with
- * kubectl's message; a closed stream is silent. */
+ * kubectl's message; a closed stream is silent. A watch stream drops a cut last event and
+ * fails on one over the cap; wmap_kube_stream runs one on the caller's thread until the
+ * server, the callback, the stop flag or the timeout ends it. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +95,7 @@ static void start(void)
 {
 	pthread_t t;
 
+	signal(SIGPIPE, SIG_IGN); /* a client that hangs up early is no crash of the server */
 	listen_fd = t_listen_loopback(16, &port);
 	pthread_create(&t, NULL, serve, NULL);
 	pthread_detach(t);
@@ -219,5 +223,109 @@ Test(kube_stream, long_lines_in_pieces_errors_and_close)
 	cr_expect_eq(wmap_kube_streams_run(ss, 10, &err), 0, "nothing open: returns at once");
 	wmap_kube_streams_free(ss);
 	wmap_kube_streams_free(NULL);
+	wmap_kube_client_free(c);
+}
+
+Test(kube_stream, a_watch_stream_drops_a_cut_event_and_fails_an_oversized_one)
+{
+	static seen s;
+	wmap_kube_streams *ss = NULL;
+	wmap_kube_client *c;
+	wmap_error err = { 0 };
+	const int ids[] = { 1, 2 };
+	wmap_kube_stream_spec watch8 = { NULL, 8, 1, 0 }, watch = { NULL, 0, 1, 0 };
+
+	start();
+	c = client();
+	cr_assert_eq(wmap_kube_streams_new(&ss, c, on_line, on_end, &s, &err), 0);
+	cr_assert_eq(wmap_kube_stream_start(ss, 1, "/b", &watch, &err), 0, "%s", err.message);
+	cr_assert_eq(wmap_kube_stream_start(ss, 2, "/long", &watch8, &err), 0, "%s", err.message);
+	run_until(ss, &s, ids, 2);
+	cr_expect_eq(s.n[1], 1, "the last line, without its newline, is half an event");
+	cr_expect_str_eq(s.lines[1][0], "b1");
+	cr_expect_str_eq(s.message[1], "", "a watch the server ended is no failure");
+	cr_expect_eq(s.n[2], 0, "no piece of an event is handed over");
+	cr_expect_eq(s.status[2], 200);
+	cr_expect(strstr(s.message[2], "an event of the watch GET /long is larger than 8 bytes"),
+		  "%s", s.message[2]);
+	wmap_kube_streams_free(ss);
+	wmap_kube_client_free(c);
+}
+
+/* wmap_kube_stream: one watch stream on the caller's thread. */
+static long long t_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+typedef struct single_seen {
+	char lines[8][64];
+	int n, stop_after;
+	atomic_int *flag; /* set instead of returning nonzero */
+} single_seen;
+
+static int single_line(void *ud, const char *line, size_t len)
+{
+	single_seen *s = ud;
+
+	cr_expect_eq(line[len], '\0', "lines are NUL-terminated");
+	if (s->n < 8)
+		snprintf(s->lines[s->n++], 64, "%s", line);
+	if (s->stop_after && s->n == s->stop_after) {
+		if (s->flag) {
+			atomic_store(s->flag, 1);
+			return 0;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+Test(kube_stream, one_stream_on_the_callers_thread)
+{
+	wmap_kube_client *c;
+	wmap_error err = { 0 };
+	atomic_int stop = 0;
+	long status = -1, ra = 0;
+	single_seen s = { .stop_after = 2 };
+	wmap_kube_stream_opts o = { single_line, &s, &stop, 0, &ra };
+
+	start();
+	c = client();
+	/* the callback ends it: 0, the status it had */
+	cr_expect_eq(wmap_kube_stream(&status, c, "/a", &o, &err), 0, "%s", err.message);
+	cr_expect_eq(status, 200);
+	cr_expect_eq(s.n, 2);
+	cr_expect_str_eq(s.lines[1], "a2");
+	cr_expect_eq(ra, -1, "no Retry-After");
+	/* the server ends it: every whole line, not the cut last one */
+	memset(&s, 0, sizeof(s));
+	cr_expect_eq(wmap_kube_stream(&status, c, "/b", &o, &err), 0, "%s", err.message);
+	cr_expect_eq(status, 200);
+	cr_expect_eq(s.n, 1);
+	/* an error response: kubectl's message and the status */
+	memset(&s, 0, sizeof(s));
+	cr_expect_eq(wmap_kube_stream(&status, c, "/missing", &o, &err), WMAP_ENOTFOUND);
+	cr_expect_eq(status, 404);
+	cr_expect_str_eq(err.message, "Error from server (NotFound): pods \"x\" not found");
+	/* the stop flag ends a stream the server keeps open, within a quarter second */
+	memset(&s, 0, sizeof(s));
+	s.stop_after = 1;
+	s.flag = &stop;
+	long long t0 = t_now_ms();
+	cr_expect_eq(wmap_kube_stream(&status, c, "/slow", &o, &err), 0, "%s", err.message);
+	cr_expect_lt(t_now_ms() - t0, 1500, "the server holds it open for 3 s");
+	cr_expect_eq(status, 200);
+	cr_expect_eq(s.n, 1);
+	/* a timeout of the whole stream: cut after its headers */
+	atomic_store(&stop, 0);
+	memset(&s, 0, sizeof(s));
+	o.timeout_ms = 300;
+	cr_expect_eq(wmap_kube_stream(&status, c, "/slow", &o, &err), WMAP_EIO);
+	cr_expect_eq(status, 200, "the code it had: %ld (%s)", status, err.message);
+	cr_expect_eq(s.n, 1);
 	wmap_kube_client_free(c);
 }

@@ -259,6 +259,13 @@ Test(policy, matches_kinds_namespaces_selector_and_operations)
 	cr_expect_not(wmap_policy_matches(p, "JobSet.jobset.x-k8s.io", "team-a", ok, 0));
 	cr_expect(wmap_policy_matches_component(p, "worker"));
 	cr_expect_not(wmap_policy_matches_component(p, "master"));
+	/* the kind rule alone, as the webhook's registration rules and the auditor use it */
+	cr_expect(wmap_policy_matches_kind(p, "JobSet.jobset.x-k8s.io"));
+	cr_expect(wmap_policy_matches_kind(p, "PyTorchJob.kubeflow.org"));
+	cr_expect_not(wmap_policy_matches_kind(p, "JobSet"));
+	cr_expect_not(wmap_policy_matches_kind(p, NULL));
+	cr_expect(wmap_policy_matches_kind(&set->policies[1], "Pod"), "no kinds cover every kind");
+	cr_expect(wmap_policy_matches_kind(&set->policies[1], NULL));
 
 	const wmap_policy *all = &set->policies[1];
 	cr_expect(wmap_policy_matches(all, "Pod", NULL, NULL, C));

@@ -145,3 +145,37 @@ Test(registry, objects_without_a_type_get_errors_naming_the_field)
 	}
 	wmap_registry_free(reg);
 }
+
+Test(registry, an_objects_controller_and_whether_a_definition_covers_it)
+{
+	wmap_registry *reg = NULL;
+	wmap_error err = {0};
+
+	cr_assert_eq(wmap_registry_new(&reg, &err), 0);
+	cr_assert_eq(wmap_registry_add_catalog(reg, &err), 0, "%s", err.message);
+	json_t *job = t_yaml("{apiVersion: batch/v1, kind: Job, metadata: {name: w-0, ownerReferences: ["
+			     "{apiVersion: v1, kind: ConfigMap, name: c, uid: u1},"
+			     "{apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: w, uid: u2, controller: true}]}}");
+	json_t *stray = t_yaml("{apiVersion: batch/v1, kind: Job, metadata: {ownerReferences: ["
+			       "{apiVersion: v1, kind: ConfigMap, name: c, uid: u1, controller: false}]}}");
+	json_t *foreign = t_yaml("{metadata: {ownerReferences: ["
+				 "{apiVersion: example.com/v1, kind: Widget, name: x, uid: u3, controller: true}]}}");
+	json_t *broken = t_yaml("{metadata: {ownerReferences: [{kind: JobSet, controller: true}]}}");
+
+	const json_t *ref = wmap_object_controller(job);
+	cr_assert_not_null(ref, "the one with controller: true, not the first");
+	cr_expect_str_eq(json_string_value(json_object_get(ref, "uid")), "u2");
+	cr_expect_null(wmap_object_controller(stray));
+	cr_expect_null(wmap_object_controller(NULL));
+	const wmap_definition *d = wmap_registry_find_controller(reg, job);
+	cr_assert_not_null(d);
+	cr_expect_not_null(strstr(d->name, "jobset"), "%s", d->name);
+	cr_expect_null(wmap_registry_find_controller(reg, stray), "no controller");
+	cr_expect_null(wmap_registry_find_controller(reg, foreign), "a kind no definition covers");
+	cr_expect_null(wmap_registry_find_controller(reg, broken), "a reference without apiVersion");
+	json_decref(job);
+	json_decref(stray);
+	json_decref(foreign);
+	json_decref(broken);
+	wmap_registry_free(reg);
+}

@@ -18,7 +18,17 @@ static const struct {
 	  0, 1250, 0 },
 	/* the biggest init container wins when it is larger than the containers */
 	{ "initContainers: [{name: i, resources: {requests: {cpu: '3'}}}]\n"
-	  "containers: [{name: a, resources: {requests: {cpu: 1}}}]", 0, 3000, 0 },
+	  "containers: [{name: a, resources: {requests: {cpu: 1}}}]",
+	  0, 3000, 0 },
+	/* an init container after a sidecar runs beside it: 3 + 1, more than 1 + the sidecar's 1 */
+	{ "initContainers: [{name: s, restartPolicy: Always, resources: {requests: {cpu: 1}}},\n"
+	  "  {name: i, resources: {requests: {cpu: 3}}}]\n"
+	  "containers: [{name: a, resources: {requests: {cpu: 1}}}]",
+	  0, 4000, 0 },
+	/* pod-level resources replace cpu and memory only; a GPU there is not a pod-level resource */
+	{ "resources: {requests: {cpu: '2', nvidia.com/gpu: 8}}\n"
+	  "containers: [{name: a, resources: {requests: {cpu: 1, memory: 1Gi}, limits: {nvidia.com/gpu: 1}}}]",
+	  1, 2000, 1LL << 30 },
 	/* overhead is added */
 	{ "overhead: {cpu: 100m}\ncontainers: [{name: a, resources: {requests: {cpu: 1}}}]", 0, 1100, 0 },
 	{ "containers: [{name: a}]", 0, 0, 0 },
@@ -32,7 +42,7 @@ Test(resources, sums_as_the_scheduler_does)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		json_t *spec = t_yaml(rows[i].spec);
 		wmap_resources r;
-		wmap_error err = {0};
+		wmap_error err = { 0 };
 
 		memset(&r, 0xff, sizeof(r));
 		cr_assert_eq(wmap_pod_resources(&r, spec, "/spec", &err), 0, "%s: %s", rows[i].spec,
@@ -59,7 +69,7 @@ Test(resources, a_bad_quantity_names_its_path)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		json_t *spec = t_yaml(bad[i].spec);
 		wmap_resources r;
-		wmap_error err = {0};
+		wmap_error err = { 0 };
 
 		cr_expect_lt(wmap_pod_resources(&r, spec, "/spec", &err), 0, "%s", bad[i].spec);
 		cr_expect_not_null(strstr(err.message, bad[i].path), "%s: %s", bad[i].spec,

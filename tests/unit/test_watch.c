@@ -1,8 +1,8 @@
 /* The list+watch loop against a scripted plain-HTTP server on loopback: paging, events
  * applied in order, the resourceVersion carried from the list, events and bookmarks into the
  * next watch, a watch cut in the middle of an event (the half line is never read), 410 Gone
- * (listed again), and the backoff's bounds. */
-#define _GNU_SOURCE /* memmem */
+ * (listed again), and the backoff's bounds; the one reader of watch event lines. */
+#define _GNU_SOURCE   /* memmem */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
@@ -230,4 +230,51 @@ Test(watch, backoff_doubles_with_jitter_and_is_capped)
 	cr_assert_eq(wmap_watch_backoff_ms(800, 30000, 5, 0.0), 25600);
 	cr_assert_eq(wmap_watch_backoff_ms(800, 30000, 5, 0.99), 30000);
 	cr_assert_eq(wmap_watch_backoff_ms(800, 30000, 400, 0.5), 30000);
+}
+
+Test(watch, one_reader_of_watch_events)
+{
+	static const struct {
+		const char *line;
+		wmap_watch_kind kind;
+		const char *rv;
+		long code;
+	} cases[] = {
+		{ EV("ADDED", "a", "7"), WMAP_WATCH_ADDED, "7", 0 },
+		{ EV("MODIFIED", "a", "8"), WMAP_WATCH_MODIFIED, "8", 0 },
+		{ EV("DELETED", "a", "9"), WMAP_WATCH_DELETED, "9", 0 },
+		{ "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}", WMAP_WATCH_BOOKMARK, "12", 0 },
+		{ "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"x\",\"resourceVersion\":\"\"}}}", WMAP_WATCH_ADDED, NULL, 0 },
+		{ "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":\"too old\"}}", WMAP_WATCH_GONE, NULL, 410 },
+		{ "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,\"message\":\"boom\"}}", WMAP_WATCH_ERROR, NULL, 500 },
+		{ "not json", WMAP_WATCH_BAD, NULL, 0 },
+		{ "{\"object\":{}}", WMAP_WATCH_BAD, NULL, 0 },
+		{ "{\"type\":\"ADDED\",\"object\":[]}", WMAP_WATCH_BAD, NULL, 0 },
+		{ "{\"type\":\"RENAMED\",\"object\":{}}", WMAP_WATCH_BAD, NULL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		wmap_watch_event ev;
+		/* the reader takes a length: what follows the line is not read */
+		char buf[512];
+		size_t len = strlen(cases[i].line);
+
+		snprintf(buf, sizeof(buf), "%s}garbage", cases[i].line);
+		cr_expect_eq(wmap_watch_event_read(&ev, buf, len), cases[i].kind, "case %zu", i);
+		cr_expect_eq(ev.kind, cases[i].kind, "case %zu", i);
+		if (cases[i].rv)
+			cr_expect_str_eq(ev.rv, cases[i].rv, "case %zu", i);
+		else
+			cr_expect_null(ev.rv, "case %zu", i);
+		cr_expect_eq(ev.code, cases[i].code, "case %zu", i);
+		if (cases[i].kind == WMAP_WATCH_BAD)
+			cr_expect_null(ev.object, "case %zu", i);
+		else
+			cr_expect(json_is_object(ev.object), "case %zu", i);
+		if (cases[i].kind == WMAP_WATCH_ERROR)
+			cr_expect_str_eq(ev.message, "boom");
+		wmap_watch_event_clear(&ev);
+		cr_expect_null(ev.doc);
+	}
+	wmap_watch_event_clear(NULL);
 }

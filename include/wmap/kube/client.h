@@ -54,17 +54,21 @@ typedef struct wmap_kube_stream_opts {
 	 * its newline (a stream cut in the middle of an event) is never handed out. */
 	int (*on_line)(void *ud, const char *line, size_t len);
 	void *ud;
-	const atomic_int *stop; /* checked about once a second; nonzero ends the stream */
+	const atomic_int *stop; /* checked every quarter second; nonzero ends the stream */
 	long timeout_ms;        /* the whole stream; 0 = none */
 	long *retry_after;      /* may be NULL: set to the Retry-After seconds, -1 if none */
 } wmap_kube_stream_opts;
 
-/* GETs path and streams its body line by line to opts->on_line as it arrives. Returns 0
- * when the server ends the stream or the caller stops it (callback or stop flag), with
- * *status the HTTP code; an error response is WMAP_ENOTFOUND/WMAP_EIO with kubectl's
- * message as in wmap_kube_request, a transport failure WMAP_EIO with *status 0, a stream
- * cut after its headers WMAP_EIO with *status the code it had. Nothing is retried (the caller backs off); a 401 with a token file or exec
- * plugin takes a fresh credential once. opts is borrowed for the call. */
+/* GETs path and streams its body line by line to opts->on_line as it arrives: a watch
+ * stream of wmap/kube/streams.h (a line is capped at max_response: a longer one is
+ * WMAP_ELIMIT), one at a time on the caller's thread. Returns 0 when the server ends the
+ * stream or the caller stops it (callback or stop flag), with *status the HTTP code; an
+ * error response is WMAP_ENOTFOUND/WMAP_EIO with kubectl's message as in
+ * wmap_kube_request, a transport failure WMAP_EIO with *status 0, a stream cut after its
+ * headers WMAP_EIO with *status the code it had. Nothing is retried (the caller backs
+ * off); a 401 with a token file or exec plugin takes a fresh credential once. The stream
+ * has its own connection (not the client's kept-alive one). opts is borrowed for the
+ * call. */
 int wmap_kube_stream(long *status, wmap_kube_client *c, const char *path,
 		     const wmap_kube_stream_opts *opts, wmap_error *err);
 

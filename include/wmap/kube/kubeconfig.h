@@ -75,6 +75,7 @@ typedef struct wmap_kube_config {
 	json_t *as_extra;  /* object of string arrays, NULL when unset */
 
 	int in_cluster;
+	json_t *context_names; /* every context's name in the merged kubeconfig (array of strings) */
 } wmap_kube_config;
 
 /* Loads the connection settings as kubectl does: --kubeconfig, else $KUBECONFIG (files

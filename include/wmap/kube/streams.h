@@ -1,6 +1,7 @@
-/* wmap: streams of the Kubernetes API client (src/kube/kube_stream.c): many long-lived GETs
- * (watches, followed logs) at once on one curl multi handle. The webhook's single watch
- * stream is wmap_kube_stream in wmap/kube/client.h. */
+/* wmap: streams of the Kubernetes API client (src/kube/kube_stream.c), its one mechanism for
+ * long-lived GETs: many (watches, followed logs) at once on one curl multi handle.
+ * wmap_kube_stream in wmap/kube/client.h (the webhook's watches, through wmap_watch_run) is
+ * a set of one watch stream run on the caller's thread. */
 #ifndef WMAP_KUBE_STREAMS_H
 #define WMAP_KUBE_STREAMS_H
 
@@ -13,9 +14,10 @@
  * over whole, never a part of one next to a part of another. */
 typedef struct wmap_kube_streams wmap_kube_streams;
 
-/* A complete line of stream id's body, without its newline (a last line without one is
- * handed over when the stream ends; a line longer than the stream's cap arrives in pieces
- * of the cap). line is borrowed for the call. */
+/* A complete line of stream id's body, without its newline (and a carriage return before
+ * it), NUL-terminated; line is borrowed for the call. A log stream hands over a last line
+ * without a newline when the stream ends, and a line longer than its cap in pieces of the
+ * cap; a watch stream does neither (see wmap_kube_stream_spec). */
 typedef void (*wmap_kube_line_fn)(void *arg, int id, const char *line, size_t len);
 /* Stream id ended: status is the HTTP code (0 when the transfer failed); err is NULL when a
  * 2xx response simply ended, else the message kubectl would print. The stream is gone
@@ -34,9 +36,25 @@ int wmap_kube_streams_new(wmap_kube_streams **out, wmap_kube_client *c,
 /* Stops every stream (no end callbacks) and frees the set; NULL is fine. */
 void wmap_kube_streams_free(wmap_kube_streams *s);
 
+/* How one stream reads its body. */
+typedef struct wmap_kube_stream_spec {
+	const char *accept; /* NULL = application/json */
+	size_t max_line;    /* 0 = WMAP_KUBE_LINE_MAX_DEFAULT */
+	/* 1: a watch, one JSON event a line (read them with wmap_watch_event_read in
+	 * wmap/kube/watch.h): a line longer than max_line ends the stream with WMAP_ELIMIT
+	 * (status the HTTP code), and a last line without its newline (a stream cut in the
+	 * middle of an event) is never handed over. 0: a log, lines as they come. */
+	int watch;
+	long timeout_ms; /* the whole stream; 0 = none (only connecting is timed) */
+} wmap_kube_stream_spec;
+
 /* Starts a GET of path (query included) as stream id (the caller's number, unique among
- * the open streams). accept NULL = application/json; max_line 0 = 1 MiB. Counted as a
- * request of the client. WMAP_ELIMIT beyond WMAP_KUBE_STREAMS_MAX streams. */
+ * the open streams), read as spec says (borrowed for the call). Counted as a request of
+ * the client. WMAP_ELIMIT beyond WMAP_KUBE_STREAMS_MAX streams. */
+int wmap_kube_stream_start(wmap_kube_streams *s, int id, const char *path,
+			   const wmap_kube_stream_spec *spec, wmap_error *err);
+
+/* The same for a log stream: accept NULL = application/json; max_line 0 = 1 MiB. */
 int wmap_kube_stream_open(wmap_kube_streams *s, int id, const char *path, const char *accept,
 			  size_t max_line, wmap_error *err);
 /* Stops stream id (no end callback); unknown ids are ignored. */

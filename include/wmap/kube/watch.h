@@ -1,6 +1,7 @@
 /* wmap: list and watch one collection of the API server, as client-go's reflector does:
  * the objects of the collection kept in step with the server, in a loop on the caller's
- * thread, until the caller stops it.
+ * thread, until the caller stops it. And the one reader of watch events
+ * (wmap_watch_event_read), for this loop and for the plugin's watches on streams.
  *
  * The loop lists (500 a page), then watches from the list's resourceVersion with
  * allowWatchBookmarks. A watch the server ends (timeoutSeconds) or cuts is watched again
@@ -16,6 +17,34 @@
 #include <stdatomic.h>
 #include "wmap/error.h"
 #include "wmap/kube/client.h"
+
+/* What one line of a watch is (a metav1.WatchEvent). */
+typedef enum wmap_watch_kind {
+	WMAP_WATCH_ADDED,
+	WMAP_WATCH_MODIFIED,
+	WMAP_WATCH_DELETED,
+	WMAP_WATCH_BOOKMARK, /* the resourceVersion moved on; nothing changed */
+	WMAP_WATCH_GONE,     /* an ERROR event with code 410: list again */
+	WMAP_WATCH_ERROR,    /* another ERROR event */
+	WMAP_WATCH_BAD,      /* not a watch event: not JSON, no type or object, an unknown type */
+} wmap_watch_kind;
+
+typedef struct wmap_watch_event {
+	wmap_watch_kind kind;
+	json_t *doc;         /* the line read, owned: wmap_watch_event_clear frees it (NULL: not JSON) */
+	json_t *object;      /* .object, borrowed from doc; NULL when BAD */
+	const char *rv;      /* .object.metadata.resourceVersion of ADDED, MODIFIED, DELETED and
+			  * BOOKMARK events, borrowed from doc; NULL when it has none */
+	long code;           /* GONE and ERROR: the Status's code */
+	const char *message; /* GONE and ERROR: the Status's message ("" when none) */
+} wmap_watch_event;
+
+/* Reads one line of a watch (len bytes, need not be NUL-terminated) into *ev and returns
+ * its kind; every line is some kind (BAD when it is no event). Free with
+ * wmap_watch_event_clear. */
+wmap_watch_kind wmap_watch_event_read(wmap_watch_event *ev, const char *line, size_t len);
+/* Frees what ev holds and empties it; NULL is fine. */
+void wmap_watch_event_clear(wmap_watch_event *ev);
 
 /* Counters a server exposes as metrics; written by the loop, read from any thread. */
 typedef struct wmap_watch_stats {

@@ -88,6 +88,7 @@ expected=$(cat <<'EOF'
 Phase: Initializing
 Gang: 4/7 scheduled, 3/7 ready (min 7), not admitted
   Volcano PodGroup train: Pending, min 7: NotEnoughResources: 3/7 tasks in gang unschedulable: pod group is not ready, 4 Running, 7 minAvailable
+  would it fit at all? kubectl wmap fit jobsets.jobset.x-k8s.io/train -n default
 
 Problems:
   JobSet/train
