@@ -174,7 +174,7 @@ conformance: $(CONFORMANCE)
 
 check: deps e2e-deps
 	@$(MAKE) --no-print-directory all $(UNIT) $(COMPAT) $(CONFORMANCE)
-	@$(MAKE) --no-print-directory lint unit compat golden conformance e2e check-image
+	@$(MAKE) --no-print-directory lint unit compat golden conformance bench-guard e2e check-image
 
 # Symbols (nm), third-party includes, header self-test, banned functions, format.
 CLANG_FORMAT ?= clang-format-14

@@ -304,17 +304,25 @@ static int put_field(writer *wr, const target *t, const char *field_ptr, const c
 	return changed;
 }
 
-static void stamp_identity(writer *wr, const target *t, const char *kind, const char *name)
+/* The label values that are the same for every template of a workload or of a component,
+ * made once (wmap_label_value) rather than once per instance. */
+typedef struct identity {
+	char kind[64], name[64], component[64];
+	int has_name;
+	const char *component_of; /* the component name component[] was made from */
+} identity;
+
+static void stamp_identity(writer *wr, const target *t, identity *id)
 {
 	char v[64];
-	wmap_label_value(v, sizeof(v), kind);
-	put_str(wr, t, t->labels, KEY_KIND, v, WMAP_PATCH_OVERRIDE);
-	if (name) {
-		wmap_label_value(v, sizeof(v), name);
-		put_str(wr, t, t->labels, KEY_NAME, v, WMAP_PATCH_OVERRIDE);
+	put_str(wr, t, t->labels, KEY_KIND, id->kind, WMAP_PATCH_OVERRIDE);
+	if (id->has_name)
+		put_str(wr, t, t->labels, KEY_NAME, id->name, WMAP_PATCH_OVERRIDE);
+	if (id->component_of != t->component) {
+		wmap_label_value(id->component, sizeof(id->component), t->component);
+		id->component_of = t->component;
 	}
-	wmap_label_value(v, sizeof(v), t->component);
-	put_str(wr, t, t->labels, KEY_COMPONENT, v, WMAP_PATCH_OVERRIDE);
+	put_str(wr, t, t->labels, KEY_COMPONENT, id->component, WMAP_PATCH_OVERRIDE);
 	if (t->multi && t->instance[0]) {
 		wmap_label_value(v, sizeof(v), t->instance);
 		put_str(wr, t, t->labels, KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE);
@@ -612,8 +620,12 @@ static int prepare(prepared *pr, const char **reason, wmap_engine *eng,
 		   const wmap_admission_config *cfg, json_t *object, unsigned resolve_flags,
 		   wmap_error *err)
 {
+	/* A review read by wmap_admission_parse (cfg->cut set) is already held to
+	 * WMAP_REVIEW_MAX_DEPTH levels, which leaves the object's containers at most 201 deep:
+	 * no second walk over the whole object for that. Objects from elsewhere (mutate -f,
+	 * audit) and a stricter cfg->max_depth are walked. */
 	int depth = cfg->max_depth > 0 ? cfg->max_depth : WMAP_ADMISSION_MAX_DEPTH;
-	if (too_deep(object, depth)) {
+	if ((!cfg->cut || cfg->max_depth > 0) && too_deep(object, depth)) {
 		*reason = "too-deep";
 		return wmap_error_set(err, WMAP_ELIMIT, "object nested deeper than %d levels",
 				      depth);
@@ -735,11 +747,15 @@ static void write_targets(writer *wr, target *targets, size_t n_targets, const p
 			  const gang_ctx *g, const wmap_admission_config *cfg)
 {
 	const wmap_workload *w = pr->w;
+	identity id = { .has_name = w->name != NULL };
+	wmap_label_value(id.kind, sizeof(id.kind), pr->kind);
+	if (w->name)
+		wmap_label_value(id.name, sizeof(id.name), w->name);
 	for (size_t j = 0; j < n_targets && !wr->failed; j++) {
 		target *t = &targets[j];
 		if (pr->op == WMAP_POLICY_OP_CREATE && t->mark) {
 			ensure_entry(wr, t);
-			stamp_identity(wr, t, pr->kind, w->name);
+			stamp_identity(wr, t, &id);
 			if (g->plan)
 				stamp_gang(wr, t, g);
 		}

@@ -157,7 +157,8 @@ int wmap__eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 		rc = want_pointers ? wmap__path_locate(e->path, in->object, out, err)
 				   : wmap__path_eval(e->path, in->object, out, err);
 	else if (e->jn)
-		rc = wmap__jn_eval(e->jn, in->object, out, err);
+		rc = want_pointers ? wmap__jn_eval(e->jn, in->object, out, err)
+				   : wmap__jn_eval_values(e->jn, in->object, out, err);
 	else if ((rc = bind_one(&b, eng, def, err)))
 		return rc;
 	else if (want_pointers && e->jq_path_slot >= 0) {

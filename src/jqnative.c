@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "jqnative_int.h"
+#include "wmap/json_text.h"
 
 #define JN_MAX_STEPS 2000000UL /* evaluation budget per run: no expression loops for ever */
 
@@ -143,7 +144,7 @@ int wmap__jn_compare(const json_t *a, const json_t *b)
 
 char *wmap__jn_dump(const json_t *v)
 {
-	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	return wmap_json_text(v, NULL); /* malloc'd: json_dumps text may be review-arena memory */
 }
 
 /* "number (1)": the operand in a message, shortened like jq's. */
@@ -607,6 +608,38 @@ static int obj_step(ectx *c, obj_ud *o)
 	return wmap__jn_ev(c, o->x->args[2 * o->at], o->in, NULL, o->e, obj_key, o);
 }
 
+/* The plain-path subset: x a chain of .key accesses down to `.` (`.spec.replicas`) on
+ * objects and nulls. *out gets the value (borrowed from in, or null) and *levels the keys;
+ * 0 when x is anything else or a value on the way is neither, and the general evaluation
+ * (which raises jq's error) must run. No continuation, reference or pointer per key. */
+#define PLAIN_MAX_KEYS 16
+
+static int plain_path(const node *x, json_t *in, json_t **out, int *levels)
+{
+	const char *keys[PLAIN_MAX_KEYS];
+	int n = 0;
+	for (; x->k == N_INDEX; x = x->a) {
+		if (n == PLAIN_MAX_KEYS || x->b->k != N_LITERAL || !json_is_string(x->b->lit))
+			return 0;
+		keys[n++] = json_string_value(x->b->lit);
+	}
+	if (x->k != N_IDENTITY)
+		return 0;
+	json_t *v = in;
+	for (int i = n - 1; i >= 0; i--) {
+		if (json_is_object(v)) {
+			v = json_object_get(v, keys[i]);
+			if (!v)
+				v = json_null();
+		} else if (!json_is_null(v)) {
+			return 0;
+		}
+	}
+	*out = v;
+	*levels = n;
+	return 1;
+}
+
 int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
 {
 	if (++c->steps > JN_MAX_STEPS)
@@ -616,7 +649,20 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 		return k(c, ud, in, ptr);
 	case N_LITERAL:
 		return k(c, ud, x->lit, NULL);
-	case N_INDEX:
+	case N_INDEX: {
+		json_t *v;
+		int levels;
+		if (!ptr && plain_path(x, in, &v, &levels)) {
+			/* The steps the general evaluation counts: each key's node and literal,
+			 * and the `.` at the bottom (this node's own is counted above). */
+			c->steps += 2 * (unsigned long)levels;
+			if (c->steps > JN_MAX_STEPS)
+				return wmap__jn_err(c, "the expression took more than %lu steps",
+						    JN_MAX_STEPS);
+			return k(c, ud, v, NULL);
+		}
+	}
+		/* fall through */
 	case N_ITER: {
 		target_ud t = { x, e, k, ud, in, ptr };
 		return wmap__jn_ev(c, x->a, in, ptr, e, target_emit, &t);
@@ -632,6 +678,19 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 	case N_ALT: {
 		/* `a // b`: a's truthy outputs; b when there are none. libjq 1.6 lets an error
 		 * in a through (later jq versions swallow it): so do we. */
+		json_t *v;
+		int levels;
+		if (!ptr && plain_path(x->a, in, &v, &levels)) {
+			/* `.replicas // 1`: a's one output read at once (its steps counted as the
+			 * general evaluation counts them) */
+			c->steps += 1 + 2 * (unsigned long)levels;
+			if (c->steps > JN_MAX_STEPS)
+				return wmap__jn_err(c, "the expression took more than %lu steps",
+						    JN_MAX_STEPS);
+			if (wmap__jn_truthy(v))
+				return k(c, ud, v, NULL);
+			return wmap__jn_ev(c, x->b, in, ptr, e, k, ud);
+		}
 		guard g = { k, ud, 0, 0, 1 };
 		int rc = wmap__jn_ev(c, x->a, in, ptr, e, guard_emit, &g);
 		if (rc || g.emitted)
@@ -736,13 +795,24 @@ static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 	return 0;
 }
 
-int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
+static int eval_from(const wmap_jn *p, json_t *input, const char *root_ptr, wmap_results *out,
+		     wmap_error *error)
 {
 	ectx c = { error, 0, NULL };
 	results_ud r = { out };
-	int rc = wmap__jn_ev(&c, p->root, input, "", NULL, results_emit, &r);
+	int rc = wmap__jn_ev(&c, p->root, input, root_ptr, NULL, results_emit, &r);
 	json_decref(c.thrown);
 	if (rc == JN_STOP)
 		rc = 0;
 	return rc;
+}
+
+int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
+{
+	return eval_from(p, input, "", out, error);
+}
+
+int wmap__jn_eval_values(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
+{
+	return eval_from(p, input, NULL, out, error);
 }

@@ -21,5 +21,8 @@ void wmap__jn_free(wmap_jn *p);
 /* Runs p on input, appending every output. Outputs carry a JSON Pointer when they are a
  * location in input (path expressions), else NULL. Errors end the run, as in jq. */
 int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *err);
+/* The same without pointers (every output's is NULL): no pointer is joined at each step, for
+ * callers that read values only (scale, instance ids, status). */
+int wmap__jn_eval_values(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *err);
 
 #endif

@@ -15,6 +15,7 @@ typedef struct walk {
 	int in_patch;  /* value (or, when !found, parent) belongs to an op's value */
 	json_t *value; /* found: the value; else the deepest existing ancestor */
 	size_t miss;   /* !found: offset in the pointer of the first missing token's '/' */
+	uint64_t hash; /* found and !in_patch: path_hash of the pointer */
 } walk;
 
 /* One `add` operation. */
@@ -47,7 +48,20 @@ struct wmap_patch {
 	 * template's labels), and each walk is one lookup per token of an 8-token pointer. */
 	char *last_ptr;
 	walk last;
+	int last_valid; /* 0: only the steps below are (a container past them was created) */
+	/* The state after each token of that walk (up to WALK_STEPS): the next walk resumes
+	 * after the tokens it shares with it (the templates of one list differ in one index
+	 * and the last token or two). Valid under the same rule as last. */
+	struct step {
+		size_t stop; /* the token ends here in last_ptr */
+		json_t *value;
+		int in_patch;
+		uint64_t hash;
+	} steps[16];
+	size_t n_steps;
 };
+
+#define WALK_STEPS 16
 
 /* ---- builder ----------------------------------------------------------------------- */
 
@@ -83,21 +97,44 @@ void wmap_patch_free(wmap_patch *p)
 	free(p);
 }
 
-/* FNV-1a over the escaped pointer. */
+/* The hash of an escaped pointer, folded one token at a time ("/a", "/b~1c", each with its
+ * slash) so that a walk extends its prefix's hash by one token at each step instead of
+ * hashing every prefix again; a token is read 8 bytes at a time. HASH_START for "". */
+#define HASH_START 14695981039346656037u
+#define HASH_MUL 0x9E3779B97F4A7C15u
+
+static uint64_t hash_more(uint64_t h, const char *s, size_t n)
+{
+	uint64_t w;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * HASH_MUL;
+		h ^= h >> 29;
+	}
+	w = (uint64_t)n << 56;
+	memcpy(&w, s, n); /* n < 8: the length byte stays */
+	h = (h ^ w) * HASH_MUL;
+	return h ^ (h >> 29);
+}
+
 static uint64_t path_hash(const char *s, size_t n)
 {
-	uint64_t h = 14695981039346656037u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+	uint64_t h = HASH_START;
+	size_t pos = 0;
+	while (pos < n) {
+		const char *end = memchr(s + pos + 1, '/', n - pos - 1);
+		size_t stop = end ? (size_t)(end - s) : n;
+		h = hash_more(h, s + pos, stop - pos);
+		pos = stop;
+	}
 	return h;
 }
 
-/* The live op that owns the whole value at path[0..n), or NULL. */
-static patch_op *owner(const wmap_patch *p, const char *path, size_t n)
+/* The live op that owns the whole value at path[0..n), whose hash is h, or NULL. */
+static patch_op *owner_hashed(const wmap_patch *p, const char *path, size_t n, uint64_t h)
 {
 	if (!p->n_slots)
 		return NULL;
-	uint64_t h = path_hash(path, n);
 	for (size_t i = h & (p->n_slots - 1);; i = (i + 1) & (p->n_slots - 1)) {
 		const slot *sl = &p->slots[i];
 		if (sl->op == NO_OP)
@@ -106,6 +143,11 @@ static patch_op *owner(const wmap_patch *p, const char *path, size_t n)
 		if (sl->hash == h && o->value && o->path_len == n && memcmp(o->path, path, n) == 0)
 			return o;
 	}
+}
+
+static patch_op *owner(const wmap_patch *p, const char *path, size_t n)
+{
+	return p->n_slots ? owner_hashed(p, path, n, path_hash(path, n)) : NULL;
 }
 
 static void slot_put(slot *slots, size_t n_slots, uint64_t h, size_t op_index)
@@ -118,7 +160,7 @@ static void slot_put(slot *slots, size_t n_slots, uint64_t h, size_t op_index)
 }
 
 /* Makes ops[op_index] the owner of its path; -1 on ENOMEM. */
-static int own(wmap_patch *p, size_t op_index)
+static int own(wmap_patch *p, size_t op_index, uint64_t h)
 {
 	if ((p->n_used + 1) * 2 > p->n_slots) {
 		size_t n = p->n_slots ? p->n_slots * 2 : 64;
@@ -141,7 +183,6 @@ static int own(wmap_patch *p, size_t op_index)
 		p->n_used = used;
 	}
 	const patch_op *o = &p->ops[op_index];
-	uint64_t h = path_hash(o->path, o->path_len);
 	/* A later op at the same path (a whole value set over a null one) takes over. */
 	size_t mask = p->n_slots - 1;
 	for (size_t i = h & mask; p->slots[i].op != NO_OP; i = (i + 1) & mask) {
@@ -226,15 +267,12 @@ int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error
 	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }
 
-static walk walk_pointer(const wmap_patch *p, const char *pointer)
+/* Walks pointer from offset pos in state w (the document's root at 0); with rec, the state
+ * after each token is recorded there (*n_rec of at most WALK_STEPS). */
+static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
+		      struct step *rec, size_t *n_rec)
 {
-	walk w = { 0, 0, 0, (json_t *)p->doc, 0 };
-	const char *ptr = pointer;
-	if (*ptr && *ptr != '/') {
-		w.rc = WMAP_EINVAL;
-		return w;
-	}
-	size_t pos = 0, len = strlen(ptr);
+	size_t len = pos + strlen(ptr + pos);
 	while (pos < len) {
 		const char *end = memchr(ptr + pos + 1, '/', len - pos - 1);
 		size_t stop = end ? (size_t)(end - ptr) : len;
@@ -242,7 +280,8 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 		int from_op = 0;
 		if (!w.in_patch) {
 			/* An op that owns the whole value at this prefix shadows the document. */
-			const patch_op *o = owner(p, ptr, stop);
+			w.hash = hash_more(w.hash, ptr + pos, stop - pos);
+			const patch_op *o = owner_hashed(p, ptr, stop, w.hash);
 			if (o) {
 				next = o->value;
 				from_op = 1;
@@ -264,28 +303,72 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 		w.in_patch |= from_op;
 		w.value = next;
 		pos = stop;
+		if (rec && *n_rec < WALK_STEPS)
+			rec[(*n_rec)++] = (struct step){ stop, w.value, w.in_patch, w.hash };
 	}
 	w.found = 1;
 	return w;
+}
+
+static walk walk_pointer(const wmap_patch *p, const char *pointer)
+{
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
+	if (*pointer && *pointer != '/') {
+		w.rc = WMAP_EINVAL;
+		return w;
+	}
+	return walk_from(p, pointer, 0, w, NULL, NULL);
 }
 
 static void forget_walk(wmap_patch *p)
 {
 	free(p->last_ptr);
 	p->last_ptr = NULL;
+	p->n_steps = 0;
 }
 
 /* walk_pointer, remembered for the next call. Afterwards the remembered walk is this one or
- * none, so a change made at pointer + "/" + key (which leaves the node at pointer the same
- * node) keeps it valid; every other change forgets it. */
+ * none, so a change made at pointer + "/" + key (which leaves the node at pointer and at
+ * each of its prefixes the same node) keeps it valid; every other change forgets it. A
+ * pointer that shares leading tokens with the remembered one resumes after them. */
 static walk walk_cached(wmap_patch *p, const char *pointer)
 {
-	if (p->last_ptr && strcmp(p->last_ptr, pointer) == 0)
+	if (p->last_ptr && p->last_valid && strcmp(p->last_ptr, pointer) == 0)
 		return p->last;
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
+	if (*pointer && *pointer != '/') {
+		w.rc = WMAP_EINVAL;
+		forget_walk(p);
+		return w;
+	}
+	struct step rec[WALK_STEPS];
+	size_t n_rec = 0, pos = 0;
+	if (p->last_ptr) {
+		size_t common = 0;
+		while (p->last_ptr[common] && p->last_ptr[common] == pointer[common])
+			common++;
+		/* The deepest remembered token that ends where pointer's does too. */
+		for (size_t i = p->n_steps; i-- > 0;) {
+			size_t stop = p->steps[i].stop;
+			if (stop <= common && (pointer[stop] == '/' || pointer[stop] == '\0')) {
+				memcpy(rec, p->steps, (i + 1) * sizeof(rec[0]));
+				n_rec = i + 1;
+				pos = stop;
+				w.value = rec[i].value;
+				w.in_patch = rec[i].in_patch;
+				w.hash = rec[i].hash;
+				break;
+			}
+		}
+	}
 	forget_walk(p);
-	walk w = walk_pointer(p, pointer);
-	if (w.rc == 0 && (p->last_ptr = strdup(pointer)) != NULL) /* no memory: no shortcut */
+	w = walk_from(p, pointer, pos, w, rec, &n_rec);
+	if (w.rc == 0 && (p->last_ptr = strdup(pointer)) != NULL) { /* no memory: no shortcut */
 		p->last = w;
+		p->last_valid = 1;
+		memcpy(p->steps, rec, n_rec * sizeof(rec[0]));
+		p->n_steps = n_rec;
+	}
 	return w;
 }
 
@@ -295,22 +378,26 @@ const json_t *wmap_patch_get(const wmap_patch *p, const char *pointer)
 	return (w.rc == 0 && w.found) ? w.value : NULL;
 }
 
-static int is_ascii(const char *s)
+static int is_ascii(const char *s, size_t n)
 {
-	for (; *s; s++) {
-		if ((unsigned char)*s >= 0x80)
-			return 0;
+	uint64_t w, any = 0;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		any |= w;
 	}
-	return 1;
+	for (; n; s++, n--)
+		any |= (unsigned char)*s;
+	return !(any & 0x8080808080808080u);
 }
 
 /* Appends `add` path value; takes path (malloc'ed) and value, also on failure. With
  * own_path, the op owns the whole value at path (later walks go through it). */
-static int add_op(wmap_patch *p, char *path, json_t *value, int own_path, wmap_error *err)
+static int add_op_hashed(wmap_patch *p, char *path, size_t path_len, uint64_t hash,
+			 json_t *value, int own_path, wmap_error *err)
 {
 	/* A path that is not plain ASCII may come from a command line: it must be UTF-8, or
 	 * the patch would not be JSON. */
-	if (!is_ascii(path)) {
+	if (!is_ascii(path, path_len)) {
 		json_t *check = json_string(path);
 		if (!check) {
 			int rc = wmap_error_set(err, WMAP_EINVAL, "JSON pointer is not valid UTF-8");
@@ -333,13 +420,19 @@ static int add_op(wmap_patch *p, char *path, json_t *value, int own_path, wmap_e
 	}
 	patch_op *o = &p->ops[p->n_ops++];
 	o->path = path;
-	o->path_len = strlen(path);
+	o->path_len = path_len;
 	o->value = value;
 	p->n_live++;
 	ops_changed(p);
-	if (own_path && own(p, p->n_ops - 1) != 0)
+	if (own_path && own(p, p->n_ops - 1, hash) != 0)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	return 0;
+}
+
+static int add_op(wmap_patch *p, char *path, json_t *value, int own_path, wmap_error *err)
+{
+	size_t n = strlen(path);
+	return add_op_hashed(p, path, n, own_path ? path_hash(path, n) : 0, value, own_path, err);
 }
 
 static void drop_op(wmap_patch *p, patch_op *o)
@@ -405,12 +498,17 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 		}
 		json_t *existing = json_object_get(w.value, key);
 		patch_op *o = NULL;
+		size_t full_len = 0, parent_len = strlen(parent);
+		uint64_t full_hash = 0;
 		if (!w.in_patch) {
 			if (!(full = wmap_pointer_join(parent, key))) {
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				goto done;
 			}
-			if ((o = owner(p, full, strlen(full))))
+			/* The walk hashed parent: full is one token more. */
+			full_len = parent_len + strlen(full + parent_len);
+			full_hash = hash_more(w.hash, full + parent_len, full_len - parent_len);
+			if ((o = owner_hashed(p, full, full_len, full_hash)))
 				existing = o->value;
 		}
 		/* An equal value is already in force, null included: no operation. */
@@ -437,7 +535,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 			}
 		} else {
 			/* `add` on an existing member replaces it; on a new one it creates it. */
-			rc = add_op(p, full, value, 1, err);
+			rc = add_op_hashed(p, full, full_len, full_hash, value, 1, err);
 			full = NULL;
 			value = NULL;
 		}
@@ -462,7 +560,9 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 	}
 	if (changed)
 		*changed = 1;
-	forget_walk(p); /* a container on the way to parent is created */
+	/* A container on the way to parent is created past the last token the walk found:
+	 * the walk's result is out of date, the steps before it are not. */
+	p->last_valid = 0;
 	if (w.in_patch) {
 		char *tok = wmap_pointer_token_dup(tok_start, tok_len);
 		ops_changed(p); /* an op's value changes in place */

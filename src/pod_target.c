@@ -50,13 +50,13 @@ static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *p
 			       "default, or computed); not stamped";
 		return 0;
 	}
-	char *meta = pod->metadata.pointer ? strdup(pod->metadata.pointer)
-					   : wmap_pointer_join(tp, "metadata");
+	char *joined = pod->metadata.pointer ? NULL : wmap_pointer_join(tp, "metadata");
+	const char *meta = pod->metadata.pointer ? pod->metadata.pointer : joined;
 	if (meta) {
 		t->labels = wmap_pointer_join(meta, "labels");
 		t->annotations = wmap_pointer_join(meta, "annotations");
 	}
-	free(meta);
+	free(joined);
 	t->spec = pod->spec.pointer ? strdup(pod->spec.pointer) : wmap_pointer_join(tp, "spec");
 	if (!t->labels || !t->annotations || !t->spec)
 		return WMAP_ENOMEM;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "wmap/json_text.h"
 #include "wmap/patch.h"
 #include "wmap/pods.h"
 
@@ -100,7 +101,7 @@ int wmap_pod_key(char **out, wmap_engine *eng, const wmap_definition *def, int c
 			snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v)),
 				*out = strdup(buf);
 		else
-			*out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+			*out = wmap_json_text(v, NULL);
 		if (!*out) {
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			goto cleanup;

@@ -12,6 +12,7 @@
 #include "eval.h"
 #include "status.h"
 #include "wmap/apiversion.h"
+#include "wmap/json_text.h"
 #include "wmap/workload.h"
 
 int wmap__fragment_resources(wmap_resources *out, const wmap_pod *pod, wmap_error *err);
@@ -54,14 +55,16 @@ static int eval(rctx *c, wmap_results *out, const wmap_expr *e, int want_pointer
 	return wmap__eval(out, c->eng, c->def, e, &c->in, want_pointers, c->err);
 }
 
-static int set_location(rctx *c, wmap_location *loc, const wmap_result *r)
+/* Takes r's pointers (r is cleared right after: no copy per instance). */
+static int set_location(rctx *c, wmap_location *loc, wmap_result *r)
 {
+	(void)c;
 	/* A reference of its own: a jq projection's value is not part of the object. */
 	loc->value = r->value && !json_is_null(r->value) ? json_incref(r->value) : NULL;
-	if (r->pointer && !(loc->pointer = strdup(r->pointer)))
-		return oom(c);
-	if (r->create_at && !(loc->create_at = strdup(r->create_at)))
-		return oom(c);
+	loc->pointer = r->pointer;
+	r->pointer = NULL;
+	loc->create_at = r->create_at;
+	r->create_at = NULL;
 	loc->create = json_incref(r->create);
 	return 0;
 }
@@ -143,7 +146,7 @@ static int instance_ids(rctx *c, const wmap_component *comp, wmap_node *node)
 		if (json_is_string(v) && *json_string_value(v))
 			id = strdup(json_string_value(v));
 		else if (json_is_integer(v) || json_is_real(v))
-			id = json_dumps(v, JSON_ENCODE_ANY);
+			id = wmap_json_text(v, NULL); /* freed with free(): not jansson's allocator */
 		else {
 			rc = wmap_error_set(c->err, WMAP_EEVAL,
 					    "component '%s': %s \"%s\": instance id %zu is %s", comp->name,

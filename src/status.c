@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "status.h"
+#include "wmap/json_text.h"
 
 static char *dup_string(const json_t *v)
 {
@@ -14,7 +15,7 @@ static char *dup_string(const json_t *v)
 		return NULL;
 	if (json_is_string(v))
 		return strdup(json_string_value(v));
-	return json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	return wmap_json_text(v, NULL);
 }
 
 static int add_condition(wmap_status_result *r, const wmap_status_def *sd, const json_t *el)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "webhook.h"
+#include "wmap/arena.h"
 #include "wmap/kube/client.h"
 
 static void usage(FILE *f)
@@ -690,6 +691,8 @@ int main(int argc, char **argv)
 	 * high-water mark of the reviews in flight (16 MiB after 431 KB reviews). */
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	mallopt(M_MMAP_THRESHOLD, 16 << 20);
+	/* jansson's allocator is process-wide: set before any thread uses it. */
+	wmap_arena_install();
 	wh_metrics_init();
 	pthread_mutex_init(&a.ctl_lock, NULL);
 	pthread_mutex_init(&a.rl.lock, NULL);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "webhook.h"
 #include "wmap/buf.h"
+#include "wmap/arena.h"
 #include "wmap/json_text.h"
 
 typedef struct request {
@@ -215,9 +216,14 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	wmap_json_cut cut;
 	enum MHD_Result ret = MHD_NO;
 	cfg.deadline_ns = review_deadline(c, r);
+	/* Every jansson value of the review, from the parse to the written answer, comes from
+	 * this thread's arena and is released at once (wmap/arena.h). */
+	wmap_arena_begin();
 	json_t *review = read_review(c, r, &cut, cfg.deadline_ns, &ret);
-	if (!review)
+	if (!review) {
+		wmap_arena_end();
 		return ret;
+	}
 
 	wh_state *st = wh_inforce_acquire(s->inforce);
 	cfg.scheduler = s->opt.scheduler;
@@ -236,14 +242,16 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
 	wh_inforce_release(st);
-	json_decref(review);
+	if (!wmap_arena_holds(review))
+		json_decref(review); /* else the arena's end drops the whole tree at once */
+	size_t body_len = 0;
+	char *body = rc ? NULL : wmap_json_text(out, &body_len);
+	json_decref(out);
+	wmap_arena_end();
 	if (rc == WMAP_EINVAL)
 		return refuse(c, r, MHD_HTTP_BAD_REQUEST, err.message, 1, NULL);
 	if (rc)
 		return refuse(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, err.message, 0, NULL);
-	size_t body_len = 0;
-	char *body = wmap_json_text(out, &body_len);
-	json_decref(out);
 	if (!body)
 		return refuse(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory", 0,
 			      "out of memory writing the response");

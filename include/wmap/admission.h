@@ -34,7 +34,9 @@ typedef struct wmap_admission_config {
 	 * /validate; NULL (or a NULL find) = unknown, no check. Borrowed. */
 	const wmap_crd_lookup *crds;
 	const wmap_json_cut *cut; /* what wmap_admission_parse left out of the review
-					    * (borrowed); NULL or no reason: nothing */
+					    * (borrowed); NULL or no reason: nothing. Set, it also
+					    * says the review was read with that parse's depth cap,
+					    * so the object is not walked again for its depth */
 } wmap_admission_config;
 
 #define WMAP_ADMISSION_MAX_DEPTH 200

@@ -32,17 +32,19 @@ size_t wmap_pointer_escape(char *buf, size_t len, const char *token)
 char *wmap_pointer_join(const char *base, const char *token)
 {
 	/* Written out rather than through wmap_pointer_escape: every location the resolver
-	 * reports is built here, and two plain passes cost half as much. */
-	size_t bl = strlen(base), extra = 0;
-	for (const char *s = token; *s; s++)
+	 * reports is built here. Most tokens need no escape: they are copied whole. */
+	size_t bl = strlen(base), tl = strlen(token), plain = strcspn(token, "~/"), extra = 0;
+	for (const char *s = token + plain; *s; s++)
 		extra += (*s == '~' || *s == '/');
-	char *out = malloc(bl + 1 + strlen(token) + extra + 1);
+	char *out = malloc(bl + 1 + tl + extra + 1);
 	if (!out)
 		return NULL;
 	memcpy(out, base, bl);
 	char *o = out + bl;
 	*o++ = '/';
-	for (const char *s = token; *s; s++) {
+	memcpy(o, token, plain);
+	o += plain;
+	for (const char *s = token + plain; *s; s++) {
 		if (*s == '~') {
 			*o++ = '~';
 			*o++ = '0';
@@ -59,9 +61,24 @@ char *wmap_pointer_join(const char *base, const char *token)
 
 char *wmap_pointer_join_index(const char *base, size_t index)
 {
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%zu", index);
-	return wmap_pointer_join(base, buf);
+	/* Digits by hand: snprintf cost more than the join (one per array element walked). */
+	char digits[24];
+	size_t nd = 0;
+	do {
+		digits[nd++] = (char)('0' + index % 10);
+		index /= 10;
+	} while (index);
+	size_t bl = strlen(base);
+	char *out = malloc(bl + 1 + nd + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, base, bl);
+	char *o = out + bl;
+	*o++ = '/';
+	while (nd)
+		*o++ = digits[--nd];
+	*o = '\0';
+	return out;
 }
 
 int wmap_pointer_token_valid(const char *p, size_t n)

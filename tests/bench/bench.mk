@@ -7,6 +7,7 @@
 #   make bench BENCH_ONLY=scale,plugin   some benchmarks (webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,workload-metrics)
 #   make bench BENCH_NICE=-10    every benchmark process ahead of other work (root; shared machines)
 #   make bench-profile           callgrind profiles of the in-process paths (top functions)
+#   make bench-guard             instructions per review and per component against ceilings (make check)
 
 BENCH_BUILD ?= build-bench
 BENCH_OUT   ?= $(BUILD)/bench
@@ -16,7 +17,7 @@ BENCH_NICE  ?= 0
 # Debian 12 packages the benchmarks need besides the build's (make deps).
 BENCH_PKGS  := nghttp2-client hyperfine time python3 openssl curl valgrind
 
-.PHONY: bench bench-deps bench-build bench-profile
+.PHONY: bench bench-deps bench-build bench-profile bench-guard
 
 bench-deps:
 	@missing=""; for p in $(DEB_PKGS) $(BENCH_PKGS); do \
@@ -41,6 +42,11 @@ bench: bench-build
 
 bench-profile: bench-build
 	sh tests/bench/profile.sh $(BENCH_BUILD) $(BENCH_OUT)/profile
+
+# callgrind counts of the four in-process reviews and the resolve per component, each
+# against a ceiling of about twice its figure (tests/bench/instructions.sh); ~20 s.
+bench-guard: $(BUILD)/bench/wmap-bench
+	@sh tests/bench/instructions.sh $(BUILD)
 
 # The benchmark driver: generated inputs and in-process timings against libwmap.a.
 $(BUILD)/bench/wmap-bench: tests/bench/wmap-bench.c $(LIBWMAP)

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <jansson.h>
 #include "wmap/admission.h"
+#include "wmap/arena.h"
 #include "wmap/json_text.h"
 #include "wmap/error.h"
 #include "wmap/registry.h"
@@ -426,8 +427,10 @@ static void run_admit(timed *t)
 	json_t *review = NULL;
 	wmap_json_cut cut;
 	wmap_admission_config cfg = { 0 };
-	/* As the server, with its caps; no deadline, so that a run under callgrind (50 times
-	 * slower) does the same work as a timed one. */
+	/* As the server: the thread's review arena from the parse to the written answer (the
+	 * floor too, since it is the same parse), its caps, no deadline, so that a run under
+	 * callgrind (50 times slower) does the same work as a timed one. */
+	wmap_arena_begin();
 	if (wmap_admission_parse(&review, &cut, t->body, t->body_len, 0, &jerr))
 		die("review: %s%s", jerr.text, "");
 	cfg.cut = &cut;
@@ -436,14 +439,16 @@ static void run_admit(timed *t)
 	json_t *out = NULL;
 	if (wmap_admission_review(&out, t->eng, &cfg, t->mode, review, &info, &err))
 		die("admission: %s%s", err.message, "");
-	json_decref(review);
+	if (!wmap_arena_holds(review))
+		json_decref(review); /* as the server: the arena's end drops it */
 	t->result = info.result;
 	t->patch_ops = info.patch_ops;
 	snprintf(t->reason, sizeof(t->reason), "%s", info.reason ? info.reason : "");
 	char *text = wmap_json_text(out, NULL);   /* as webhook/server.c writes it */
 	t->ok += text != NULL;
-	free(text);
 	json_decref(out);
+	wmap_arena_end();
+	free(text);
 }
 
 int main(int argc, char **argv)

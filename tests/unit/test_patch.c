@@ -395,3 +395,57 @@ Test(patch, creates_list_entries_at_the_end_and_writes_through_them)
 	wmap_patch_free(pb);
 	json_decref(doc);
 }
+
+/* Writes that go from one list entry to the next and back to a map made a moment ago: the
+ * builder resumes each walk after the tokens it shares with the last one, and must see the
+ * maps its own operations made (tests the remembered steps, issue 27). */
+Test(patch, walks_that_share_leading_tokens_see_every_earlier_write)
+{
+	json_t *doc = parse("{\"spec\":{\"l\":[{\"t\":{\"metadata\":{}}},{\"t\":{}},"
+			    "{\"t\":{\"metadata\":{\"labels\":{\"a\":\"1\"}}}},{\"t\":null}]}}");
+	wmap_patch *p;
+	wmap_error err;
+	cr_assert_eq(wmap_patch_new(&p, doc, &err), 0);
+	char base[64], meta[80], labels[96], notes[96];
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 4; i++) {
+			snprintf(base, sizeof(base), "/spec/l/%d/t", i);
+			snprintf(meta, sizeof(meta), "%s/metadata", base);
+			snprintf(labels, sizeof(labels), "%s/labels", meta);
+			snprintf(notes, sizeof(notes), "%s/annotations", meta);
+			cr_assert_eq(wmap_patch_set(p, labels, "k", json_string("v"),
+						    WMAP_PATCH_OVERRIDE, NULL, &err), 0, "%s", err.message);
+			cr_assert_eq(wmap_patch_set(p, notes, "n", json_string("m"),
+						    WMAP_PATCH_OVERRIDE, NULL, &err), 0, "%s", err.message);
+			cr_assert_eq(wmap_patch_set(p, labels, "k2", json_string("v2"),
+						    WMAP_PATCH_OVERRIDE, NULL, &err), 0, "%s", err.message);
+			cr_assert_eq(wmap_patch_set(p, base, "x", json_integer(i),
+						    WMAP_PATCH_OVERRIDE, NULL, &err), 0, "%s", err.message);
+		}
+	}
+	json_t *ops = ops_of(p);
+	/* 3 + 2 + 4 + 1 (the null template replaced whole); the second round adds none. */
+	cr_expect_eq(json_array_size(ops), 10, "%zu ops", json_array_size(ops));
+	json_t *got = json_deep_copy(doc);
+	cr_assert_eq(wmap_patch_apply(&got, ops, &err), 0, "%s", err.message);
+	json_t *want = parse(
+		"{\"spec\":{\"l\":["
+		"{\"t\":{\"metadata\":{\"labels\":{\"k\":\"v\",\"k2\":\"v2\"},"
+		"\"annotations\":{\"n\":\"m\"}},\"x\":0}},"
+		"{\"t\":{\"metadata\":{\"labels\":{\"k\":\"v\",\"k2\":\"v2\"},"
+		"\"annotations\":{\"n\":\"m\"}},\"x\":1}},"
+		"{\"t\":{\"metadata\":{\"labels\":{\"a\":\"1\",\"k\":\"v\",\"k2\":\"v2\"},"
+		"\"annotations\":{\"n\":\"m\"}},\"x\":2}},"
+		"{\"t\":{\"metadata\":{\"labels\":{\"k\":\"v\",\"k2\":\"v2\"},"
+		"\"annotations\":{\"n\":\"m\"}},\"x\":3}}]}}");
+	char *g = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+	char *w = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
+	cr_expect_str_eq(g, w);
+	free(g);
+	free(w);
+	json_decref(want);
+	json_decref(got);
+	json_decref(ops);
+	wmap_patch_free(p);
+	json_decref(doc);
+}
