@@ -31,7 +31,7 @@ static void usage(FILE *f)
 		"usage: wmap-webhook --tls-cert FILE --tls-key FILE [options]\n"
 		"\n"
 		"A TLS admission webhook: POST /mutate and /validate take admission.k8s.io/v1\n"
-		"AdmissionReview; GET /healthz, /readyz, /metrics.\n"
+		"AdmissionReview; GET /healthz, /readyz, /metrics, /metrics/workloads.\n"
 		"\n"
 		"  --tls-cert FILE            serving certificate chain (PEM), reloaded on change\n"
 		"  --tls-key FILE             its private key (PEM; ECDSA recommended)\n"
@@ -69,6 +69,10 @@ static void usage(FILE *f)
 		"  --report-api NAME          openreports (openreports.io/v1alpha1 Report, the\n"
 		"                             default) or wgpolicyk8s (wgpolicyk8s.io/v1alpha2\n"
 		"                             PolicyReport)\n"
+		"  --no-workload-metrics      the leader serves no workload series on\n"
+		"                             /metrics/workloads (and watches no pods)\n"
+		"  --workload-metrics-max-series N  past N series, whole workloads and pods are\n"
+		"                             left out and counted (1000000)\n"
 		"  --null-admission           for benchmarks only: allow every review unchanged after\n"
 		"                             parsing and checking it (the floor wmap's work is\n"
 		"                             measured against); refused with --policy\n"
@@ -91,10 +95,12 @@ static int parse_num(const char *s, unsigned long long max, unsigned long long *
 extern const wh_controller wh_reconcile_controller; /* webhook configuration rules, statuses */
 extern const wh_controller wh_audit_controller;     /* policy reports */
 extern const wh_controller wh_gangs_controller;     /* gang schedulers' group objects */
+extern const wh_controller wh_workloads_controller; /* workload metrics */
 static const wh_controller *const controllers[] = {
 	&wh_reconcile_controller,
 	&wh_audit_controller,
 	&wh_gangs_controller,
+	&wh_workloads_controller,
 };
 #define N_CONTROLLERS (sizeof(controllers) / sizeof(controllers[0]))
 
@@ -262,6 +268,8 @@ static const opt_spec opt_specs[] = {
 	{ "audit-interval", OPT_DURATION, OPT_FIELD(opt.audit_interval_ms), 1000, 7ull * 24 * 3600 * 1000 },
 	{ "audit-qps", OPT_UNSIGNED, OPT_FIELD(opt.audit_qps), 1, 10000 },
 	{ "report-api", OPT_REPORT, OPT_FIELD(opt.report_api), 0, 0 },
+	{ "no-workload-metrics", OPT_FLAG, OPT_FIELD(opt.no_workload_metrics), 0, 0 },
+	{ "workload-metrics-max-series", OPT_SIZE, OPT_FIELD(opt.workload_max_series), 1, 100000000 },
 };
 #define OPT_COUNT (sizeof(opt_specs) / sizeof(opt_specs[0]))
 /* getopt_long returns OPT_BASE + the option's index in opt_specs (above any short option). */
@@ -282,6 +290,7 @@ static void set_defaults(wh_options *o)
 	o->audit_interval_ms = 3600000;
 	o->audit_qps = 20;
 	o->report_api = WMAP_REPORT_OPENREPORTS;
+	o->workload_max_series = 1000000;
 	/* TLS 1.3, and TLS 1.2 with forward-secret key exchange and AEAD ciphers only (no CBC,
 	 * no static RSA): what the API server's Go client offers first anyway. */
 	o->tls_priorities = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:"

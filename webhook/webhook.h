@@ -45,6 +45,8 @@ typedef struct wh_options {
 	unsigned long long audit_interval_ms; /* --audit-interval: the leader's audit rounds */
 	unsigned audit_qps;                   /* --audit-qps: the audit's requests per second */
 	wmap_report_api report_api;           /* --report-api: the reports' format */
+	int no_workload_metrics;              /* --no-workload-metrics: no exporter */
+	size_t workload_max_series;           /* --workload-metrics-max-series: the cap */
 } wh_options;
 
 /* ---- log.c: one JSON object per line on stderr ---- */
@@ -289,6 +291,9 @@ void wh_status_metrics(const wh_status_writer *w, wmap_buf *out); /* its familie
 
 /* ---- audit.c: the leader audits every workload and writes policy reports ---- */
 extern const wh_controller wh_audit_controller;
+
+/* ---- workloads.c: the leader's workload metrics on /metrics/workloads ---- */
+extern const wh_controller wh_workloads_controller;
 
 /* ---- server.c: HTTPS, /mutate, /validate, probes and metrics ---- */
 typedef struct wh_server {

@@ -143,6 +143,13 @@ static void report(const loop *l, const wmap_error *err, long status)
 		l->o->on_error(l->o->ud, err, status);
 }
 
+/* Stores obj (or what the caller's transform keeps of it) under key; 0 or -1 on ENOMEM. */
+static int store(const wmap_watch_opts *o, json_t *objects, const char *key, json_t *obj)
+{
+	json_t *t = o->transform ? o->transform(o->ud, obj) : NULL;
+	return t ? json_object_set_new(objects, key, t) : json_object_set(objects, key, obj);
+}
+
 /* Every page of the collection into a new set; 0, or an error (reported). */
 static int list_all(loop *l, wmap_error *err)
 {
@@ -185,7 +192,7 @@ static int list_all(loop *l, wmap_error *err)
 
 			if (object_key(key, sizeof(key), it) != 0)
 				continue;
-			if (json_object_set(objects, key, it) != 0) {
+			if (store(l->o, objects, key, it) != 0) {
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				goto cleanup;
 			}
@@ -248,7 +255,7 @@ static int on_line(void *ud, const char *line, size_t len)
 		remember_rv(l, ev.rv);
 		if (ev.kind == WMAP_WATCH_DELETED) {
 			json_object_del(l->objects, key);
-		} else if (json_object_set(l->objects, key, ev.object) != 0) {
+		} else if (store(l->o, l->objects, key, ev.object) != 0) {
 			break;
 		}
 		count(STAT(l, events));

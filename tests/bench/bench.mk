@@ -4,7 +4,7 @@
 #
 #   make bench                   everything (about 6-8 minutes on 2 busy cores)
 #   make bench BENCH_REPS=5      more repetitions of the webhook runs (median over them)
-#   make bench BENCH_ONLY=scale,plugin   some benchmarks (webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit)
+#   make bench BENCH_ONLY=scale,plugin   some benchmarks (webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,workload-metrics)
 #   make bench BENCH_NICE=-10    every benchmark process ahead of other work (root; shared machines)
 #   make bench-profile           callgrind profiles of the in-process paths (top functions)
 #   make bench-smoke             every step once on small inputs with build/'s binaries, no goals (1-2 min)
@@ -13,7 +13,7 @@
 BENCH_BUILD ?= build-bench
 BENCH_OUT   ?= $(BUILD)/bench
 BENCH_REPS  ?= 3
-BENCH_ONLY  ?= webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit
+BENCH_ONLY  ?= webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,workload-metrics
 BENCH_NICE  ?= 0
 # Debian 12 packages the benchmarks need besides the build's (make deps).
 BENCH_PKGS  := nghttp2-client hyperfine time python3 openssl curl valgrind

@@ -29,6 +29,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wide  # noqa: E402  (tests/bench/wide.py)
 import audit_live  # noqa: E402  (tests/bench/audit_live.py)
+import wlmetrics_live  # noqa: E402  (tests/bench/wlmetrics_live.py)
 import audit_offline  # noqa: E402  (tests/bench/audit_offline.py)
 import fit  # noqa: E402  (tests/bench/fit.py)
 
@@ -1094,7 +1095,8 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=3.0)
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
-    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit")
+    ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,"
+                    "workload-metrics")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--smoke", action="store_true",
                     help="every step once on small inputs (a few minutes at most), no goal "
@@ -1139,7 +1141,9 @@ def main():
              ("audit-live", lambda: audit_live.bench_audit(a, R, Webhook, https_get, proc_status, log, REPO,
                                                  JOBSET_CRD, crt, key)),
              ("audit", lambda: audit_offline.bench_audit(a, R, hyperfine, peak_rss, run, log)),
-             ("fit", lambda: fit.bench_fit(a, R, hyperfine, peak_rss, run, log))]
+             ("fit", lambda: fit.bench_fit(a, R, hyperfine, peak_rss, run, log)),
+             ("workload-metrics", lambda: wlmetrics_live.bench_wlmetrics(a, R, Webhook, https_get, proc_status, log, REPO,
+                                                                audit_live.pytorchjob_crd, JOBSET_CRD, crt, key))]
 
     for name, fn in steps:
         if name not in only:

@@ -27,6 +27,7 @@
 #include "wmap/report.h"
 #include "wmap/schema.h"
 #include "wmap/workload.h"
+#include "wmap/wlmetrics.h"
 #include "wmap/yaml.h"
 
 extern int wmap_allocfail_interposed __attribute__((weak));
@@ -525,6 +526,48 @@ static void resolve_body(wmap_engine *eng)
 		sweep(paths[i], s_resolve, &a, 0);
 		json_decref(a.object);
 	}
+}
+
+/* A resolved workload's workload metrics lines: whole, or a clean error. */
+static int s_wlmetrics(void *arg, char *out, size_t len, wmap_error *err)
+{
+	const wmap_workload *w = arg;
+	wmap_buf b[WMAP_WLM_COUNT];
+	size_t series = 0, bytes = 0;
+	for (int f = 0; f < WMAP_WLM_COUNT; f++)
+		wmap_buf_init(&b[f], 1 << 20, 0);
+	int rc = wmap_wlm_workload(b, &series, w, err);
+	for (int f = 0; f < WMAP_WLM_COUNT; f++) {
+		bytes += b[f].len;
+		wmap_buf_free(&b[f]);
+	}
+	if (rc == 0)
+		snprintf(out, len, "series=%zu bytes=%zu", series, bytes);
+	return rc;
+}
+
+static void wlmetrics_body(wmap_engine *eng)
+{
+	const char *paths[] = {JOBSET, RAYCLUSTER};
+	for (size_t i = 0; i < 2; i++) {
+		char msg[WMAP_ERROR_MAX];
+		wmap_error err = {0};
+		wmap_workload *w = NULL;
+		json_t *obj = t_load_file(paths[i], msg, sizeof(msg));
+		cr_assert_not_null(obj, "%s", msg);
+		cr_assert_eq(wmap_workload_resolve(&w, eng, obj, NULL, &err), 0, "%s", err.message);
+		sweep(paths[i], s_wlmetrics, w, 0);
+		wmap_workload_free(w);
+		json_decref(obj);
+	}
+}
+
+/* The webhook's workload metrics lines (src/wlmetrics.c). */
+Test(allocfail, wlmetrics, .timeout = 120)
+{
+	if (!interposed())
+		cr_skip_test("needs build/allocfail-tests (make allocfail)");
+	with_engine(wlmetrics_body);
 }
 
 static void pod_targets_body(wmap_engine *eng)

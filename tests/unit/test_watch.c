@@ -18,7 +18,7 @@
 
 typedef struct step {
 	const char *body;
-	int cut;                 /* announce more than is sent, then close */
+	int cut; /* announce more than is sent, then close */
 } step;
 
 static struct {
@@ -53,7 +53,8 @@ static void *serve(void *arg)
 		size_t blen = strlen(st->body);
 		snprintf(head, sizeof(head),
 			 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-			 "Content-Length: %zu\r\n\r\n", blen + (st->cut ? 100 : 0));
+			 "Content-Length: %zu\r\n\r\n",
+			 blen + (st->cut ? 100 : 0));
 		if (write(c, head, strlen(head)) < 0 || write(c, st->body, blen) < 0) {
 			close(c);
 			continue;
@@ -83,7 +84,7 @@ typedef struct seen {
 	char log[4096];
 	int changes;
 	atomic_int stop;
-	const char *stop_at;     /* stop once a set equal to this was seen */
+	const char *stop_at; /* stop once a set equal to this was seen */
 } seen;
 
 static int cmp(const void *a, const void *b)
@@ -118,6 +119,9 @@ static void on_change(void *ud, const json_t *objects, int synced)
 #define OBJ(name, rv) "{\"metadata\":{\"name\":\"" name "\",\"resourceVersion\":\"" rv "\"}}"
 #define EV(type, name, rv) "{\"type\":\"" type "\",\"object\":" OBJ(name, rv) "}\n"
 
+/* The transform of the next run (NULL: none). */
+static json_t *(*transform)(void *ud, json_t *obj);
+
 static void run(seen *s, const char *stop_at, wmap_watch_stats *st)
 {
 	wmap_kube_config cfg = { 0 };
@@ -132,9 +136,7 @@ static void run(seen *s, const char *stop_at, wmap_watch_stats *st)
 	unsetenv("HTTP_PROXY");
 	cr_assert_eq(wmap_kube_client_new(&c, &cfg, &ko, &err), 0, "%s", err.message);
 	s->stop_at = stop_at;
-	wmap_watch_opts o = { .path = "/apis/run.ai/v1alpha1/kartas", .backoff_min_ms = 10,
-			      .backoff_max_ms = 40, .on_change = on_change, .ud = s,
-			      .stop = &s->stop };
+	wmap_watch_opts o = { .path = "/apis/run.ai/v1alpha1/kartas", .backoff_min_ms = 10, .backoff_max_ms = 40, .on_change = on_change, .ud = s, .stop = &s->stop, .transform = transform };
 	cr_assert_eq(wmap_watch_run(c, &o, st, &err), 0, "%s", err.message);
 	wmap_kube_client_free(c);
 	stop_server();
@@ -145,8 +147,7 @@ Test(watch, lists_pages_then_applies_events_and_relists_on_gone)
 	static const step script[] = {
 		{ "{\"metadata\":{\"resourceVersion\":\"5\",\"continue\":\"c 1\"},\"items\":[" OBJ("a", "3") "]}", 0 },
 		{ "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[" OBJ("b", "4") "]}", 0 },
-		{ EV("ADDED", "c", "6") EV("MODIFIED", "a", "7") EV("DELETED", "b", "8")
-		  "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}\n", 0 },
+		{ EV("ADDED", "c", "6") EV("MODIFIED", "a", "7") EV("DELETED", "b", "8") "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}\n", 0 },
 		/* cut in the middle of the second event: the first one counts, the half does not */
 		{ EV("ADDED", "d", "10") "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"half", 1 },
 		{ "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\"}}\n", 0 },
@@ -187,6 +188,38 @@ Test(watch, a_line_that_is_no_event_ends_the_watch_and_is_counted)
 	run(&s, "x@6|", &st);
 	cr_assert_eq(atomic_load(&st.bad_events), 1);
 	cr_assert(strstr(S.paths[2], "&resourceVersion=5&"), "%s", S.paths[2]);
+}
+
+/* Keeps "t<rv>" as an object's resourceVersion, and object "keep" as it came (NULL). */
+static json_t *mark(void *ud, json_t *obj)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
+	(void)ud;
+	if (name && strcmp(name, "keep") == 0)
+		return NULL;
+	return json_pack("{s:{s:s, s:s+}}", "metadata", "name", name ? name : "", "resourceVersion",
+			 "t", rv ? rv : "");
+}
+
+Test(watch, a_transform_decides_what_is_kept_and_the_watch_resumes_from_the_server_rv)
+{
+	static const step script[] = {
+		{ "{\"metadata\":{\"resourceVersion\":\"5\"},\"items\":[" OBJ("a", "3") "," OBJ("keep", "4") "]}", 0 },
+		{ EV("MODIFIED", "a", "7"), 1 },
+		{ EV("ADDED", "b", "8"), 0 },
+	};
+	seen s = { 0 };
+	wmap_watch_stats st = { 0 };
+
+	transform = mark;
+	start(script, sizeof(script) / sizeof(script[0]));
+	run(&s, "a@t7,b@t8,keep@4|", &st);
+	transform = NULL;
+	cr_assert_str_eq(s.log, "a@t3,keep@4*|a@t7,keep@4|a@t7,b@t8,keep@4|");
+	/* the object's own resourceVersion, not the transformed one */
+	cr_assert(strstr(S.paths[2], "&resourceVersion=7&"), "%s", S.paths[2]);
 }
 
 Test(watch, backoff_doubles_with_jitter_and_is_capped)

@@ -72,6 +72,11 @@ typedef struct wmap_watch_opts {
 	/* A failed list or watch, with the HTTP status (0 for a transport failure); the
 	 * loop backs off and tries again. May be NULL. */
 	void (*on_error)(void *ud, const wmap_error *err, long status);
+	/* What is kept of each listed or watched object, as client-go's informer transform: a
+	 * new reference to store instead (a smaller copy: a pod's metadata), or NULL to store
+	 * the object as it came. Runs on the loop's thread before on_change sees the object.
+	 * May be NULL. */
+	json_t *(*transform)(void *ud, json_t *obj);
 	void *ud;
 	const atomic_int *stop; /* nonzero ends the loop within about a second */
 } wmap_watch_opts;

@@ -9,15 +9,29 @@
 [[ -x $WEBHOOK ]] || fail "webhook not built: $WEBHOOK"
 D=$REPO_ROOT/deploy
 
-for k in "$D" "$D/base" "$D/overlays/cert-manager" "$D/overlays/labelled-namespaces"; do
+for k in "$D" "$D/base" "$D/overlays/cert-manager" "$D/overlays/labelled-namespaces" "$D/overlays/monitoring"; do
     run_ok kc kustomize "$k"
     printf '%s\n' "$OUT" >"$E2E_TMP/$(basename "$k").yaml"
 done
 assert_eq "$(cat "$E2E_TMP/base.yaml")" "$(cat "$E2E_TMP/deploy.yaml")" "deploy/ renders deploy/base/"
 kinds() { python3 -c 'import sys, yaml; print(" ".join(sorted(d["kind"] + "/" + d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d)))' "$1"; }
 base_kinds=$(kinds "$E2E_TMP/base.yaml")
-assert_eq 18 "$(wc -w <<<"$base_kinds")" "objects in the base (with the audit's and the gangs controller's ClusterRoles and bindings; no policy ConfigMap)"
-assert_eq 22 "$(kinds "$E2E_TMP/cert-manager.yaml" | wc -w)" "objects in the cert-manager overlay"
+assert_eq 20 "$(wc -w <<<"$base_kinds")" "objects in the base (with the audit's, the gangs controller's and the workload metrics' ClusterRoles and bindings; no policy ConfigMap)"
+assert_eq 24 "$(kinds "$E2E_TMP/cert-manager.yaml" | wc -w)" "objects in the cert-manager overlay"
+# The monitoring overlay: the base, a ServiceMonitor for /metrics/workloads with honorLabels,
+# the recording rules and the Grafana dashboard (a ConfigMap the sidecar picks up).
+assert_eq 23 "$(kinds "$E2E_TMP/monitoring.yaml" | wc -w)" "objects in the monitoring overlay"
+python3 - "$E2E_TMP/monitoring.yaml" <<'P' || fail "the monitoring overlay"
+import json, sys, yaml
+docs = {d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
+ep = docs["ServiceMonitor"]["spec"]["endpoints"][0]
+assert ep["path"] == "/metrics/workloads" and ep["honorLabels"] is True, ep
+cm = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "ConfigMap"][0]
+assert cm["metadata"]["labels"]["grafana_dashboard"] == "1", cm["metadata"]
+dash = json.loads(cm["data"]["wmap-workloads.json"])
+assert dash["uid"] == "wmap-workloads" and len(dash["panels"]) >= 5, dash.get("uid")
+assert [g["name"] for g in docs["PrometheusRule"]["spec"]["groups"]] == ["wmap-workloads"]
+P
 for o in Issuer/wmap-selfsigned Issuer/wmap-ca Certificate/wmap-webhook-ca Certificate/wmap-webhook-serving; do
     assert_contains "$(kinds "$E2E_TMP/cert-manager.yaml")" "$o"
 done

@@ -42,7 +42,9 @@ for q in "list kartas.run.ai" "watch kartas.run.ai" "get kartas.run.ai/x" "updat
     "create reports.openreports.io -n default" "update reports.openreports.io/wmap-policy -n default" \
     "delete reports.openreports.io/wmap-policy -n default" "list reports.openreports.io" \
     "create policyreports.wgpolicyk8s.io -n default" \
-    "watch jobsets.jobset.x-k8s.io" "update jobsets.jobset.x-k8s.io/x -n default --subresource=finalizers" \
+    "list pods" "watch pods -n default" "watch jobsets.jobset.x-k8s.io" "watch jobsets.jobset.x-k8s.io -n default" \
+    "watch jobs.batch" "watch replicasets.apps" \
+    "update jobsets.jobset.x-k8s.io/x -n default --subresource=finalizers" \
     "create events -n default" "patch kartas.run.ai/x"; do
     # shellcheck disable=SC2086
     assert_eq yes "$(can $q)" "can-i $q"
@@ -53,9 +55,10 @@ for q in "create kartas.run.ai" "update kartas.run.ai/x" "delete kartas.run.ai/x
     "update mutatingwebhookconfigurations/other" "list mutatingwebhookconfigurations" \
     "delete validatingwebhookconfigurations/wmap-webhook" "create mutatingwebhookconfigurations" \
     "update leases/other -n wmap-system" "create leases -n default" "get leases/wmap-webhook -n default" \
-    "get secrets -n wmap-system" "list pods -n default" "create pods -n default" \
+    "get secrets -n wmap-system" "get pods/x -n default" "create pods -n default" "get pods/x --subresource=log -n default" \
+    "create pods/x --subresource=exec -n default" "update pods/x --subresource=status -n default" \
     "get jobsets.jobset.x-k8s.io/x -n default" "update jobsets.jobset.x-k8s.io/x -n default" \
-    "watch pods -n default" "update pods/x -n default --subresource=finalizers" \
+    "update pods/x -n default --subresource=finalizers" \
     "patch reports.openreports.io/wmap-policy -n default" "get clusterreports.openreports.io"; do
     # shellcheck disable=SC2086
     assert_eq no "$(can $q)" "can-i $q"
