@@ -235,8 +235,14 @@ run_ok kc delete pytorchjob ft -n $NS
 follow_ms "PyTorchJob deleted" pt_gone
 # (The gauges on /metrics are set with the text, never after it.)
 assert_eq 2 "$(wh_metric wmap_exporter_workloads)" "workloads with series after the delete"
-# Its pods are left (no garbage collector in the simulator): now of an uncovered owner.
-assert_eq 4 "$(wh_metric 'wmap_exporter_unattributed_pods{reason="uncovered_owner"}')" "ft's pods and the Widget's"
+# Its pods go with it (the simulator collects garbage by owner references, as the API
+# server's garbage collector does): the Widget's pod is the one of an uncovered owner left.
+ft_pods_gone() {
+    [[ -z $(kc get pods -n $NS -o name | grep '/ft-') &&
+        $(wh_metric 'wmap_exporter_unattributed_pods{reason="uncovered_owner"}') == 1 ]]
+}
+wait_until 5 ft_pods_gone ||
+    fail "ft's pods not collected: $(wh_metric 'wmap_exporter_unattributed_pods{reason="uncovered_owner"}') pods of an uncovered owner"
 
 # A LeaderWorkerSet: worker pods belong to StatefulSets owned by their leader pod, which a
 # StatefulSet of the LWS owns (three hops, through a pod); no StatefulSet is a workload.
