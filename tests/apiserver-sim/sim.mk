@@ -20,3 +20,10 @@ sim: $(SIM) $(SIM_HOOK)
 # The plugin is built too, so scenarios can put it on PATH (plugin_on_path in lib.sh).
 e2e:: $(SIM) $(SIM_HOOK) $(PLUGIN)
 	SIM=$(abspath $(SIM)) SIM_TESTHOOK=$(abspath $(SIM_HOOK)) PLUGIN=$(abspath $(PLUGIN)) bash tests/e2e/run.sh
+
+# Only the scenarios named in E2E_ONLY, e.g. make e2e-scenarios E2E_ONLY="webhook-gang-volcano"
+# (.ci/run runs the ones that need ../shared again under SANITIZE=1 this way).
+.PHONY: e2e-scenarios
+e2e-scenarios: $(SIM) $(SIM_HOOK) $(PLUGIN) $(WEBHOOK)
+	SIM=$(abspath $(SIM)) SIM_TESTHOOK=$(abspath $(SIM_HOOK)) PLUGIN=$(abspath $(PLUGIN)) \
+	  WEBHOOK=$(abspath $(WEBHOOK)) bash tests/e2e/run.sh $(E2E_ONLY)

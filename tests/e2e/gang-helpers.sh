@@ -14,7 +14,7 @@ gang_setup() {
     local policy=$1
     shift
     if [[ ! -d $SCHED_CRDS ]]; then
-        echo "$(basename "$0" .sh): skipped: the schedulers' CRDs ($SCHED_CRDS) are not here"
+        echo "gang: skipped: the schedulers' CRDs ($SCHED_CRDS) are not here"
         exit 0
     fi
     cluster_setup
