@@ -390,6 +390,17 @@ static int is_ascii(const char *s, size_t n)
 	return !(any & 0x8080808080808080u);
 }
 
+/* json_object_set_new, without jansson's UTF-8 check of a key that is plain ASCII (every
+ * label and annotation key wmap writes; a check per key was a sixth of a 128-group
+ * review's patch). Any other key is checked as before. */
+static int set_key(json_t *obj, const char *key, json_t *value)
+{
+	size_t n = key ? strlen(key) : 0;
+	if (key && is_ascii(key, n))
+		return json_object_setn_new_nocheck(obj, key, n, value);
+	return json_object_set_new(obj, key, value);
+}
+
 /* Appends `add` path value; takes path (malloc'ed) and value, also on failure. With
  * own_path, the op owns the whole value at path (later walks go through it). */
 static int add_op_hashed(wmap_patch *p, char *path, size_t path_len, uint64_t hash,
@@ -452,7 +463,7 @@ static json_t *nest(const char *rest, const char *key, json_t *value)
 		json_decref(value);
 		return NULL;
 	}
-	if (json_object_set_new(leaf, key, value) != 0) {
+	if (set_key(leaf, key, value) != 0) {
 		json_decref(leaf);
 		return NULL;
 	}
@@ -464,7 +475,7 @@ static json_t *nest(const char *rest, const char *key, json_t *value)
 			start--;
 		char *tok = wmap_pointer_token_dup(rest + start, len - start);
 		json_t *wrap = json_object();
-		if (!tok || !wrap || json_object_set_new(wrap, tok, leaf) != 0) {
+		if (!tok || !wrap || set_key(wrap, tok, leaf) != 0) {
 			free(tok);
 			json_decref(wrap);
 			return NULL;
@@ -519,7 +530,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 			*changed = 1;
 		if (w.in_patch) {
 			ops_changed(p); /* an op's value changes in place */
-			rc = json_object_set_new(w.value, key, value) ? WMAP_ENOMEM : 0;
+			rc = set_key(w.value, key, value) ? WMAP_ENOMEM : 0;
 			value = NULL;
 		} else if (o) {
 			json_t *orig = json_object_get(w.value, key);
@@ -566,7 +577,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 	if (w.in_patch) {
 		char *tok = wmap_pointer_token_dup(tok_start, tok_len);
 		ops_changed(p); /* an op's value changes in place */
-		if (!tok || json_object_set_new(w.value, tok, nested) != 0)
+		if (!tok || set_key(w.value, tok, nested) != 0)
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		free(tok);
 	} else {
