@@ -87,10 +87,15 @@ int wmap_quantity_parse_family(int64_t *out, wmap_quantity_family *family, const
 			goto too_big;
 	for (; exp10 < 0 && den < LIMIT; exp10++)
 		den *= 10;
-	for (; exp2 > 0; exp2--)
-		if (mul(&num, 2))
+	/* Doubling exp2 times (at most 60) passes the limit exactly when num > LIMIT >> exp2:
+	 * one shift, not a loop of checked doublings. */
+	if (exp2 > 0) {
+		if (num > (LIMIT >> exp2))
 			goto too_big;
-	i128 v = exp10 < 0 ? (num > 0 ? 1 : 0) : (num + den - 1) / den; /* round up, as MilliValue */
+		num <<= exp2;
+	}
+	/* round up, as MilliValue; no 128-bit division for a whole number of thousandths */
+	i128 v = exp10 < 0 ? (num > 0 ? 1 : 0) : den == 1 ? num : (num + den - 1) / den;
 	if (v > INT64_MAX)
 		goto too_big;
 	*out = neg ? -(int64_t)v : (int64_t)v;
