@@ -94,8 +94,12 @@ int wmap_quantity_parse_family(int64_t *out, wmap_quantity_family *family, const
 			goto too_big;
 		num <<= exp2;
 	}
-	/* round up, as MilliValue; no 128-bit division for a whole number of thousandths */
-	i128 v = exp10 < 0 ? (num > 0 ? 1 : 0) : den == 1 ? num : (num + den - 1) / den;
+	/* Rounded up, as MilliValue; a whole number of thousandths needs no 128-bit division. */
+	i128 v = num;
+	if (exp10 < 0)
+		v = num > 0 ? 1 : 0;
+	else if (den != 1)
+		v = (num + den - 1) / den;
 	if (v > INT64_MAX)
 		goto too_big;
 	*out = neg ? -(int64_t)v : (int64_t)v;
