@@ -23,32 +23,6 @@ static char *pdup(const char *s, size_t n)
 	return d;
 }
 
-/* parent + "/" + key escaped, as wmap_pointer_join makes it. */
-static char *pjoin(const char *parent, size_t parent_len, const char *key)
-{
-	size_t tl = strlen(key), plain = strcspn(key, "~/"), extra = 0;
-	for (const char *s = key + plain; *s; s++)
-		extra += (*s == '~' || *s == '/');
-	char *out = wmap_arena_alloc(parent_len + 1 + tl + extra + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, parent, parent_len);
-	char *o = out + parent_len;
-	*o++ = '/';
-	memcpy(o, key, plain);
-	o += plain;
-	for (const char *s = key + plain; *s; s++) {
-		if (*s == '~' || *s == '/') {
-			*o++ = '~';
-			*o++ = *s == '~' ? '0' : '1';
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 /* Where a pointer leads through the overlay (patch over document). */
 typedef struct walk {
 	int rc;        /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
@@ -553,7 +527,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 		size_t full_len = 0, parent_len = strlen(parent);
 		uint64_t full_hash = 0;
 		if (!w.in_patch) {
-			if (!(full = pjoin(parent, parent_len, key))) {
+			if (!(full = wmap_pointer_join_with(wmap_arena_alloc, parent, key))) {
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				goto done;
 			}
