@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "wmap/arena.h"
 
 typedef enum { STEP_KEY,
 	       STEP_INDEX,
@@ -413,9 +414,10 @@ static void ptr_cut(ev *e, size_t len)
 	e->ptr[len] = '\0';
 }
 
+/* A result's pointer: review memory (wmap/arena.h), as the locations made from it. */
 static char *ptr_dup(const ev *e, size_t len)
 {
-	char *d = malloc(len + 1);
+	char *d = wmap_arena_alloc(len + 1);
 	if (d) {
 		memcpy(d, e->ptr, len);
 		d[len] = '\0';
@@ -482,7 +484,7 @@ static int push_result(ev *e, json_t *v)
 	json_t *create = NULL;
 	int oom = !dup;
 	if (e->out->n >= WMAP_MAX_RESULTS) {
-		free(dup);
+		wmap_arena_release(dup);
 		return wmap_error_set(e->err, WMAP_ELIMIT, "more than %d results", WMAP_MAX_RESULTS);
 	}
 	if (!oom && e->missing_at != SIZE_MAX) {
@@ -499,8 +501,8 @@ static int push_result(ev *e, json_t *v)
 	}
 	if (oom || wmap__results_push(e->out, v ? json_incref(v) : NULL, dup)) {
 		if (oom)
-			free(dup);
-		free(at);
+			wmap_arena_release(dup);
+		wmap_arena_release(at);
 		json_decref(create);
 		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
 	}
@@ -662,8 +664,8 @@ void wmap__results_clear(wmap_results *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->v[i].value);
-		free(r->v[i].pointer);
-		free(r->v[i].create_at);
+		wmap_arena_release(r->v[i].pointer);
+		wmap_arena_release(r->v[i].create_at);
 		json_decref(r->v[i].create);
 	}
 	free(r->v);
@@ -690,6 +692,6 @@ int wmap__results_push(wmap_results *r, json_t *value, char *pointer)
 	return 0;
 fail:
 	json_decref(value);
-	free(pointer);
+	wmap_arena_release(pointer);
 	return -1;
 }
