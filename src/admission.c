@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "wmap/apiversion.h"
+#include "wmap/arena.h"
 #include "wmap/base64.h"
 #include "wmap/admission.h"
 #include "admission_int.h"
@@ -232,12 +233,12 @@ static int rebase(char **p, const char *from, const char *to)
 	if (!*p || strncmp(*p, from, n) != 0 || ((*p)[n] != '\0' && (*p)[n] != '/'))
 		return 0;
 	size_t rest = strlen(*p + n), tl = strlen(to);
-	char *np = malloc(tl + rest + 1);
+	char *np = wmap_arena_alloc(tl + rest + 1); /* a target's pointer (wmap/pod_target.h) */
 	if (!np)
 		return -1;
 	memcpy(np, to, tl);
 	memcpy(np + tl, *p + n, rest + 1);
-	free(*p);
+	wmap_arena_release(*p);
 	*p = np;
 	return 0;
 }
@@ -260,8 +261,8 @@ static void ensure_entry(writer *wr, target *t)
 	free(got);
 	if (rc) {
 		write_failed(wr, t, &e);
-		free(t->labels);
-		free(t->annotations);
+		wmap_arena_release(t->labels);
+		wmap_arena_release(t->annotations);
 		t->labels = t->annotations = NULL;
 	}
 	t->create_at = NULL;

@@ -15,7 +15,8 @@
 
 typedef struct wmap_result {
 	json_t *value; /* owned; NULL when the path leads nowhere (reads as null) */
-	char *pointer; /* JSON Pointer of the value, NULL when unknown */
+	char *pointer; /* JSON Pointer of the value, NULL when unknown; malloc'ed or review
+			* memory (wmap_arena_alloc): given back with wmap_arena_release */
 	/* Locating only (wmap__path_locate): pointer runs through list entries that do not
 	 * exist yet; adding create (owned) at create_at makes them, keys included. */
 	char *create_at;

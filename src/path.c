@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "eval.h"
+#include "wmap/arena.h"
 
 typedef enum { STEP_KEY,
 	       STEP_INDEX,
@@ -322,17 +323,107 @@ const char *wmap__json_type_name(const json_t *v)
 }
 
 /* One evaluation. In locate mode, when the branch being followed reached a node that does
- * not exist, missing_at is the step the creation starts with, anchor the node's pointer and
- * elem whether that node is a new entry of an existing list. */
+ * not exist, missing_at is the step the creation starts with, anchor the length of the
+ * node's pointer (a prefix of ptr) and elem whether that node is a new entry of an existing
+ * list.
+ *
+ * The pointer of the node being visited is one buffer, a token appended on the way down and
+ * cut off on the way back: a result copies it once, where joining a new string at every
+ * step cost a malloc and a free per step and per list entry. */
 typedef struct ev {
 	const wmap_path *p;
 	wmap_results *out;
 	wmap_error *err;
 	int locate;
 	size_t missing_at; /* SIZE_MAX: everything so far exists */
-	const char *anchor;
+	size_t anchor;
 	int elem;
+	char *ptr; /* the pointer, NUL-terminated: len bytes of cap */
+	size_t len, cap;
+	int heap; /* ptr was malloc'ed (it outgrew the first buffer) */
 } ev;
+
+/* Room for n more bytes and the NUL; -1 when memory runs out. */
+static int ptr_room(ev *e, size_t n)
+{
+	if (e->len + n + 1 <= e->cap)
+		return 0;
+	size_t cap = e->cap * 2;
+	while (cap < e->len + n + 1)
+		cap *= 2;
+	char *np = e->heap ? realloc(e->ptr, cap) : malloc(cap);
+	if (!np)
+		return -1;
+	if (!e->heap)
+		memcpy(np, e->ptr, e->len + 1);
+	e->ptr = np;
+	e->cap = cap;
+	e->heap = 1;
+	return 0;
+}
+
+/* Appends "/" and key escaped (as wmap_pointer_join); -1 when memory runs out. */
+static int ptr_key(ev *e, const char *key)
+{
+	size_t tl = strlen(key), plain = strcspn(key, "~/"), extra = 0;
+	for (const char *s = key + plain; *s; s++)
+		extra += (*s == '~' || *s == '/');
+	if (ptr_room(e, 1 + tl + extra))
+		return -1;
+	char *o = e->ptr + e->len;
+	*o++ = '/';
+	memcpy(o, key, plain);
+	o += plain;
+	for (const char *s = key + plain; *s; s++) {
+		if (*s == '~' || *s == '/') {
+			*o++ = '~';
+			*o++ = *s == '~' ? '0' : '1';
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+	e->len = (size_t)(o - e->ptr);
+	return 0;
+}
+
+/* Appends "/" and index (as wmap_pointer_join_index); -1 when memory runs out. */
+static int ptr_index(ev *e, size_t index)
+{
+	char digits[24];
+	size_t nd = 0;
+	do {
+		digits[nd++] = (char)('0' + index % 10);
+		index /= 10;
+	} while (index);
+	if (ptr_room(e, 1 + nd))
+		return -1;
+	char *o = e->ptr + e->len;
+	*o++ = '/';
+	while (nd)
+		*o++ = digits[--nd];
+	*o = '\0';
+	e->len = (size_t)(o - e->ptr);
+	return 0;
+}
+
+/* Back to the pointer of len bytes. */
+static void ptr_cut(ev *e, size_t len)
+{
+	e->len = len;
+	e->ptr[len] = '\0';
+}
+
+/* A result's pointer: review memory (wmap/arena.h), as the locations made from it. */
+static char *ptr_dup(const ev *e, size_t len)
+{
+	char *d = wmap_arena_alloc(len + 1);
+	if (d) {
+		memcpy(d, e->ptr, len);
+		d[len] = '\0';
+	}
+	return d;
+}
 
 /* Does the selector of st pick x? -1 (error set) when x cannot be indexed, as in jq. */
 static int picks(ev *e, const step *st, const json_t *x)
@@ -387,13 +478,13 @@ fail:
 	return NULL;
 }
 
-static int push_result(ev *e, json_t *v, const char *ptr)
+static int push_result(ev *e, json_t *v)
 {
-	char *dup = strdup(ptr), *at = NULL;
+	char *dup = ptr_dup(e, e->len), *at = NULL;
 	json_t *create = NULL;
 	int oom = !dup;
 	if (e->out->n >= WMAP_MAX_RESULTS) {
-		free(dup);
+		wmap_arena_release(dup);
 		return wmap_error_set(e->err, WMAP_ELIMIT, "more than %d results", WMAP_MAX_RESULTS);
 	}
 	if (!oom && e->missing_at != SIZE_MAX) {
@@ -405,13 +496,13 @@ static int push_result(ev *e, json_t *v, const char *ptr)
 		} else {
 			create = made;
 		}
-		if (create && !(at = strdup(e->anchor)))
+		if (create && !(at = ptr_dup(e, e->anchor)))
 			oom = 1;
 	}
 	if (oom || wmap__results_push(e->out, v ? json_incref(v) : NULL, dup)) {
 		if (oom)
-			free(dup);
-		free(at);
+			wmap_arena_release(dup);
+		wmap_arena_release(at);
 		json_decref(create);
 		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
 	}
@@ -420,28 +511,27 @@ static int push_result(ev *e, json_t *v, const char *ptr)
 	return 0;
 }
 
-static int eval_from(ev *e, size_t i, json_t *v, const char *ptr);
+static int eval_from(ev *e, size_t i, json_t *v);
 
-/* Goes on from step next_step at ptr with nothing there; when this is the first missing
- * node of the branch, creation starts at seed_step with the node at ptr. */
-static int on_missing(ev *e, size_t next_step, size_t seed_step, const char *ptr, int elem)
+/* Goes on from step next_step at the pointer with nothing there; when this is the first
+ * missing node of the branch, creation starts at seed_step with the node at the pointer. */
+static int on_missing(ev *e, size_t next_step, size_t seed_step, int elem)
 {
 	if (e->missing_at != SIZE_MAX)
-		return eval_from(e, next_step, NULL, ptr);
+		return eval_from(e, next_step, NULL);
 	e->missing_at = seed_step;
-	e->anchor = ptr;
+	e->anchor = e->len;
 	e->elem = elem;
-	int rc = eval_from(e, next_step, NULL, ptr);
+	int rc = eval_from(e, next_step, NULL);
 	e->missing_at = SIZE_MAX;
-	e->anchor = NULL;
+	e->anchor = 0;
 	e->elem = 0;
 	return rc;
 }
 
 /* One member of an iterated array (key NULL, at index idx) or object (at key): passed over
  * unless the step's selector picks it, else the path goes on from it. */
-static int iterate_member(ev *e, size_t i, json_t *x, const char *ptr, const char *key, size_t idx,
-			  int *found)
+static int iterate_member(ev *e, size_t i, json_t *x, const char *key, size_t idx, int *found)
 {
 	const step *st = &e->p->steps[i];
 	int pick = st->sel_key ? picks(e, st, x) : 1;
@@ -450,30 +540,29 @@ static int iterate_member(ev *e, size_t i, json_t *x, const char *ptr, const cha
 	if (!pick)
 		return 0;
 	*found = 1;
-	char *next = key ? wmap_pointer_join(ptr, key) : wmap_pointer_join_index(ptr, idx);
-	if (!next)
+	size_t len = e->len;
+	if (key ? ptr_key(e, key) : ptr_index(e, idx))
 		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
-	int rc = eval_from(e, i + 1, x, next);
-	free(next);
+	int rc = eval_from(e, i + 1, x);
+	ptr_cut(e, len);
 	return rc;
 }
 
-static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
+static int iterate(ev *e, size_t i, json_t *v)
 {
 	const step *st = &e->p->steps[i];
 	int rc = 0, found = 0;
-	char *next = NULL;
 	if (json_is_array(v)) {
 		size_t k;
 		json_t *x;
 		json_array_foreach(v, k, x)
-			if ((rc = iterate_member(e, i, x, ptr, NULL, k, &found)))
+			if ((rc = iterate_member(e, i, x, NULL, k, &found)))
 				return rc;
 	} else if (json_is_object(v)) {
 		const char *k;
 		json_t *x;
 		json_object_foreach(v, k, x)
-			if ((rc = iterate_member(e, i, x, ptr, k, 0, &found)))
+			if ((rc = iterate_member(e, i, x, k, 0, &found)))
 				return rc;
 	} else if (!st->optional && !(e->locate && e->missing_at != SIZE_MAX)) {
 		return wmap_error_set(e->err, WMAP_EEVAL, "Cannot iterate over %s",
@@ -485,21 +574,22 @@ static int iterate(ev *e, size_t i, json_t *v, const char *ptr)
 	int absent = !v || json_is_null(v);
 	if (found || !e->locate || !(json_is_array(v) || (absent && e->missing_at != SIZE_MAX)))
 		return 0;
-	if (!(next = wmap_pointer_join_index(ptr, absent ? 0 : json_array_size(v))))
+	size_t len = e->len;
+	if (ptr_index(e, absent ? 0 : json_array_size(v)))
 		return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
-	rc = on_missing(e, i + 1, i, next, 1);
-	free(next);
+	rc = on_missing(e, i + 1, i, 1);
+	ptr_cut(e, len);
 	return rc;
 }
 
-static int eval_from(ev *e, size_t i, json_t *v, const char *ptr)
+static int eval_from(ev *e, size_t i, json_t *v)
 {
 	if (i == e->p->n)
-		return push_result(e, v, ptr);
+		return push_result(e, v);
 	const step *st = &e->p->steps[i];
 	int isnull = !v || json_is_null(v);
 	int rc = 0;
-	char *next = NULL;
+	size_t len = e->len;
 
 	switch (st->kind) {
 	case STEP_KEY: {
@@ -509,14 +599,13 @@ static int eval_from(ev *e, size_t i, json_t *v, const char *ptr)
 			return wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with \"%s\"",
 					      wmap__json_type_name(v), st->key);
 		}
-		next = wmap_pointer_join(ptr, st->key);
-		if (!next)
+		if (ptr_key(e, st->key))
 			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
 		json_t *x = isnull ? NULL : json_object_get(v, st->key);
 		if (e->locate && !isnull && (!x || json_is_null(x)))
-			rc = on_missing(e, i + 1, i + 1, next, 0); /* a member of an existing object */
+			rc = on_missing(e, i + 1, i + 1, 0); /* a member of an existing object */
 		else
-			rc = eval_from(e, i + 1, x, next);
+			rc = eval_from(e, i + 1, x);
 		break;
 	}
 	case STEP_INDEX: {
@@ -531,17 +620,15 @@ static int eval_from(ev *e, size_t i, json_t *v, const char *ptr)
 		if (idx < 0)
 			idx += (long)size;
 		json_t *x = (!isnull && idx >= 0 && (size_t)idx < size) ? json_array_get(v, (size_t)idx) : NULL;
-		next = wmap_pointer_join_index(ptr, idx < 0 ? 0 : (size_t)idx);
-		if (!next)
+		if (ptr_index(e, idx < 0 ? 0 : (size_t)idx))
 			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
-		rc = eval_from(e, i + 1, x, next);
+		rc = eval_from(e, i + 1, x);
 		break;
 	}
 	case STEP_ITER:
-		rc = iterate(e, i, v, ptr);
-		break;
+		return iterate(e, i, v);
 	}
-	free(next);
+	ptr_cut(e, len);
 	return rc;
 }
 
@@ -552,8 +639,13 @@ static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, 
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return 0;
 	}
-	ev e = { p, out, err, locate, SIZE_MAX, NULL, 0 };
-	return eval_from(&e, 0, root, "");
+	char first[256];
+	first[0] = '\0';
+	ev e = { p, out, err, locate, SIZE_MAX, 0, 0, first, 0, sizeof(first), 0 };
+	int rc = eval_from(&e, 0, root);
+	if (e.heap)
+		free(e.ptr);
+	return rc;
 }
 
 int wmap__path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
@@ -572,8 +664,8 @@ void wmap__results_clear(wmap_results *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->v[i].value);
-		free(r->v[i].pointer);
-		free(r->v[i].create_at);
+		wmap_arena_release(r->v[i].pointer);
+		wmap_arena_release(r->v[i].create_at);
 		json_decref(r->v[i].create);
 	}
 	free(r->v);
@@ -600,6 +692,6 @@ int wmap__results_push(wmap_results *r, json_t *value, char *pointer)
 	return 0;
 fail:
 	json_decref(value);
-	free(pointer);
+	wmap_arena_release(pointer);
 	return -1;
 }

@@ -2,23 +2,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wmap/arena.h"
 #include "wmap/pod_target.h"
 #include "wmap/pointer.h"
 
+/* A target's pointers are review memory (wmap/arena.h): made and given back in a review's
+ * scope (heap memory outside one), six a template, a malloc and a free each. Whoever
+ * replaces one gives the old one back with wmap_arena_release. */
+static char *join(const char *base, const char *key)
+{
+	return wmap_pointer_join_with(wmap_arena_alloc, base, key);
+}
+
+static char *dup_n(const char *s, size_t n)
+{
+	char *d = wmap_arena_alloc(n + 1);
+	if (d) {
+		memcpy(d, s, n);
+		d[n] = '\0';
+	}
+	return d;
+}
+
+static char *dup(const char *s)
+{
+	return dup_n(s, strlen(s));
+}
+
 void wmap_pod_target_clear(wmap_pod_target *t)
 {
-	free(t->labels);
-	free(t->annotations);
-	free(t->spec);
-	free(t->scheduler);
-	free(t->priority);
+	wmap_arena_release(t->labels);
+	wmap_arena_release(t->annotations);
+	wmap_arena_release(t->spec);
+	wmap_arena_release(t->scheduler);
+	wmap_arena_release(t->priority);
 	memset(t, 0, sizeof(*t));
 }
 
 /* A copy of s in *out (NULL stays NULL); -1 on ENOMEM. */
 static int dup_or_null(char **out, const char *s)
 {
-	*out = s ? strdup(s) : NULL;
+	*out = s ? dup(s) : NULL;
 	return s && !*out ? -1 : 0;
 }
 
@@ -29,14 +53,14 @@ static int drop_orphan(char **ptr, const json_t *object)
 	if (!*ptr)
 		return 0;
 	const char *slash = strrchr(*ptr, '/');
-	char *parent = slash ? strndup(*ptr, (size_t)(slash - *ptr)) : NULL;
+	char *parent = slash ? dup_n(*ptr, (size_t)(slash - *ptr)) : NULL;
 	if (slash && !parent)
 		return -1;
 	if (!parent || !wmap_pointer_lookup(object, parent)) {
-		free(*ptr);
+		wmap_arena_release(*ptr);
 		*ptr = NULL;
 	}
-	free(parent);
+	wmap_arena_release(parent);
 	return 0;
 }
 
@@ -50,14 +74,14 @@ static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *p
 			       "default, or computed); not stamped";
 		return 0;
 	}
-	char *joined = pod->metadata.pointer ? NULL : wmap_pointer_join(tp, "metadata");
+	char *joined = pod->metadata.pointer ? NULL : join(tp, "metadata");
 	const char *meta = pod->metadata.pointer ? pod->metadata.pointer : joined;
 	if (meta) {
-		t->labels = wmap_pointer_join(meta, "labels");
-		t->annotations = wmap_pointer_join(meta, "annotations");
+		t->labels = join(meta, "labels");
+		t->annotations = join(meta, "annotations");
 	}
-	free(joined);
-	t->spec = pod->spec.pointer ? strdup(pod->spec.pointer) : wmap_pointer_join(tp, "spec");
+	wmap_arena_release(joined);
+	t->spec = pod->spec.pointer ? dup(pod->spec.pointer) : join(tp, "spec");
 	if (!t->labels || !t->annotations || !t->spec)
 		return WMAP_ENOMEM;
 	return 1;
@@ -69,11 +93,11 @@ static int init_podspec(wmap_pod_target *t, const char **why, const wmap_pod *po
 	 * transformer); nothing is created for it. */
 	if (!pod->spec.pointer || !pod->spec.value)
 		return 0;
-	if (!(t->spec = strdup(pod->spec.pointer)))
+	if (!(t->spec = dup(pod->spec.pointer)))
 		return WMAP_ENOMEM;
 	if (pod->metadata.pointer) {
-		t->labels = wmap_pointer_join(pod->metadata.pointer, "labels");
-		t->annotations = wmap_pointer_join(pod->metadata.pointer, "annotations");
+		t->labels = join(pod->metadata.pointer, "labels");
+		t->annotations = join(pod->metadata.pointer, "annotations");
 		if (!t->labels || !t->annotations)
 			return WMAP_ENOMEM;
 	} else {
@@ -105,15 +129,15 @@ static int init_fragmented(wmap_pod_target *t, const char **why, const wmap_pod 
 	    !(t->create_at && strcmp(fa->create_at, t->create_at) == 0)) {
 		*why = "its annotations location needs a list entry that does not exist; "
 		       "annotations not written";
-		free(t->annotations);
+		wmap_arena_release(t->annotations);
 		t->annotations = NULL;
 	}
 	if (pod->frag[WMAP_FRAG_SCHEDULER_NAME].create_at) {
-		free(t->scheduler);
+		wmap_arena_release(t->scheduler);
 		t->scheduler = NULL;
 	}
 	if (pod->frag[WMAP_FRAG_PRIORITY_CLASS_NAME].create_at) {
-		free(t->priority);
+		wmap_arena_release(t->priority);
 		t->priority = NULL;
 	}
 	/* Fields of a part the object does not have (an LLMInferenceService without prefill)
@@ -159,8 +183,8 @@ int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_worklo
 	if (rc <= 0)
 		return rc;
 	if (t->spec) {
-		t->scheduler = wmap_pointer_join(t->spec, "schedulerName");
-		t->priority = wmap_pointer_join(t->spec, "priorityClassName");
+		t->scheduler = join(t->spec, "schedulerName");
+		t->priority = join(t->spec, "priorityClassName");
 		if (!t->scheduler || !t->priority)
 			return WMAP_ENOMEM;
 	}

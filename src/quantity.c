@@ -87,10 +87,19 @@ int wmap_quantity_parse_family(int64_t *out, wmap_quantity_family *family, const
 			goto too_big;
 	for (; exp10 < 0 && den < LIMIT; exp10++)
 		den *= 10;
-	for (; exp2 > 0; exp2--)
-		if (mul(&num, 2))
+	/* Doubling exp2 times (at most 60) passes the limit exactly when num > LIMIT >> exp2:
+	 * one shift, not a loop of checked doublings. */
+	if (exp2 > 0) {
+		if (num > (LIMIT >> exp2))
 			goto too_big;
-	i128 v = exp10 < 0 ? (num > 0 ? 1 : 0) : (num + den - 1) / den; /* round up, as MilliValue */
+		num <<= exp2;
+	}
+	/* Rounded up, as MilliValue; a whole number of thousandths needs no 128-bit division. */
+	i128 v = num;
+	if (exp10 < 0)
+		v = num > 0 ? 1 : 0;
+	else if (den != 1)
+		v = (num + den - 1) / den;
 	if (v > INT64_MAX)
 		goto too_big;
 	*out = neg ? -(int64_t)v : (int64_t)v;

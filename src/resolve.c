@@ -12,6 +12,7 @@
 #include "eval.h"
 #include "status.h"
 #include "wmap/apiversion.h"
+#include "wmap/arena.h"
 #include "wmap/json_text.h"
 #include "wmap/workload.h"
 
@@ -76,7 +77,7 @@ static int sub_location(rctx *c, wmap_location *loc, const wmap_location *parent
 	if (loc->value && json_is_null(loc->value))
 		loc->value = NULL;
 	json_incref(loc->value);
-	if (parent->pointer && !(loc->pointer = wmap_pointer_join(parent->pointer, key)))
+	if (parent->pointer && !(loc->pointer = wmap_pointer_join_with(wmap_arena_alloc, parent->pointer, key)))
 		return oom(c);
 	return 0;
 }
@@ -446,9 +447,9 @@ int wmap_workload_resolve(wmap_workload **out, wmap_engine *eng, json_t *object,
 
 static void location_free(wmap_location *l)
 {
-	free(l->pointer);
+	wmap_arena_release(l->pointer); /* review memory, or malloc'ed (wmap/arena.h) */
 	json_decref(l->value);
-	free(l->create_at);
+	wmap_arena_release(l->create_at);
 	json_decref(l->create);
 }
 

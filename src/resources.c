@@ -7,6 +7,7 @@
  *
  * One walk counts any set of resource names at once: describe's three (GPU, CPU, memory)
  * and a policy's limits (any name, wmap_pod_amounts) follow the same rules. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +66,45 @@ static void max_into(amounts *a, const amounts *b, const counting *c)
 	}
 }
 
+/* Where a value is, as a chain of tokens from a base pointer (already escaped), spelt out as
+ * a pointer only when an error names it: a resolve reads every container's resources, and
+ * joining their pointers up front was half of the walk's instructions. */
+typedef struct at {
+	const struct at *up; /* NULL: key is the base pointer */
+	const char *key;     /* a member name (unescaped), or NULL for index */
+	size_t index;
+} at;
+
+#define AT_KEY(parent, k) ((at){ (parent), (k), 0 })
+#define AT_INDEX(parent, i) ((at){ (parent), NULL, (i) })
+
+/* The pointer of a, as wmap_pointer_join and wmap_pointer_join_index make it; NULL when
+ * memory runs out. */
+static char *at_pointer(const at *a)
+{
+	if (!a->up)
+		return strdup(a->key);
+	char *base = at_pointer(a->up);
+	if (!base)
+		return NULL;
+	char *p = a->key ? wmap_pointer_join(base, a->key) : wmap_pointer_join_index(base, a->index);
+	free(base);
+	return p;
+}
+
+/* a as a path (wmap_pointer_to_path) into path[1024]; -1 when memory runs out. */
+static int at_path(char *path, size_t len, const at *a)
+{
+	char *p = at_pointer(a);
+	if (!p)
+		return -1;
+	wmap_pointer_to_path(path, len, p);
+	free(p);
+	return 0;
+}
+
 static int read_quantity(int64_t *out, wmap_quantity_family *family, const json_t *v, int milli,
-			 const char *ptr, wmap_error *err)
+			 const at *where, wmap_error *err)
 {
 	char buf[64];
 	const char *s;
@@ -82,7 +120,8 @@ static int read_quantity(int64_t *out, wmap_quantity_family *family, const json_
 		s = buf;
 	} else {
 		char path[1024];
-		wmap_pointer_to_path(path, sizeof(path), ptr);
+		if (at_path(path, sizeof(path), where))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return wmap_error_set(err, WMAP_EINVAL, "%s: a quantity must be a string or a number", path);
 	}
 	rc = wmap_quantity_parse_family(out, family, s, err);
@@ -92,25 +131,59 @@ static int read_quantity(int64_t *out, wmap_quantity_family *family, const json_
 		*out = *out / 1000 + (*out % 1000 != 0);
 	if (rc) {
 		char path[1024];
-		wmap_pointer_to_path(path, sizeof(path), ptr);
+		if (at_path(path, sizeof(path), where))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		wmap_error_prefix(err, "%s", path);
 	}
 	return rc;
 }
 
-/* A plain resource list (name -> quantity) at base: every counted name, 0 when absent. */
-static int resource_list(amounts *out, const json_t *list, const char *base, const counting *c,
-			 wmap_error *err)
+/* The values of the counted names in list (an object, else none), NULL where absent, and a
+ * bit per name present (null included, as json_object_get finds it). A short list (the
+ * usual two or three names) is read member by member rather than looked up once per
+ * counted name: comparing a few names costs less than hashing each. */
+static uint32_t list_values(const json_t **vals, const json_t *list, const counting *c)
 {
+	uint32_t present = 0;
+	for (size_t i = 0; i < c->n; i++)
+		vals[i] = NULL;
+	if (!json_is_object(list))
+		return 0;
+	if (json_object_size(list) > 8) {
+		for (size_t i = 0; i < c->n; i++)
+			if ((vals[i] = json_object_get(list, c->names[i])))
+				present |= (uint32_t)1 << i;
+		return present;
+	}
+	const char *k;
+	size_t kn;
+	json_t *v;
+	json_object_keylen_foreach((json_t *)list, k, kn, v) {
+		for (size_t i = 0; i < c->n; i++)
+			if (strlen(c->names[i]) == kn && memcmp(c->names[i], k, kn) == 0) {
+				vals[i] = v; /* every counted name that is this key (names may repeat) */
+				present |= (uint32_t)1 << i;
+			}
+	}
+	return present;
+}
+
+/* A plain resource list (name -> quantity) at base: every counted name, 0 when absent; the
+ * names present (list_values) into *present when not NULL. */
+static int resource_list(amounts *out, const json_t *list, const at *base, const counting *c,
+			 uint32_t *present, wmap_error *err)
+{
+	const json_t *vals[WMAP_POD_AMOUNTS_MAX];
+	uint32_t got = list_values(vals, list, c);
+	if (present)
+		*present = got;
 	amounts_zero(out, c);
 	for (size_t i = 0; i < c->n; i++) {
-		const json_t *v = json_object_get(list, c->names[i]);
+		const json_t *v = vals[i];
 		if (!v || json_is_null(v))
 			continue;
-		char *p = wmap_pointer_join(base, c->names[i]);
-		int rc = p ? read_quantity(&out->v[i], &out->fam[i], v, c->milli[i], p, err)
-			   : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		free(p);
+		at where = AT_KEY(base, c->names[i]);
+		int rc = read_quantity(&out->v[i], &out->fam[i], v, c->milli[i], &where, err);
 		if (rc)
 			return rc;
 	}
@@ -118,10 +191,11 @@ static int resource_list(amounts *out, const json_t *list, const char *base, con
 }
 
 /* A ResourceRequirements object at base: requests, each falling back to limits. */
-static int requirements(amounts *out, const json_t *req, const char *base, const counting *c,
+static int requirements(amounts *out, const json_t *req, const at *base, const counting *c,
 			wmap_error *err)
 {
 	amounts rq, lim;
+	uint32_t in_requests;
 	int rc;
 
 	amounts_zero(out, c);
@@ -129,34 +203,27 @@ static int requirements(amounts *out, const json_t *req, const char *base, const
 		return 0;
 	if (!json_is_object(req)) {
 		char path[1024];
-		wmap_pointer_to_path(path, sizeof(path), base);
+		if (at_path(path, sizeof(path), base))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return wmap_error_set(err, WMAP_EINVAL, "%s: resources must be an object", path);
 	}
-	char *rp = wmap_pointer_join(base, "requests"), *lp = wmap_pointer_join(base, "limits");
-	if (!rp || !lp) {
-		rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		goto out;
-	}
-	const json_t *reqs = json_object_get(req, "requests");
-	if ((rc = resource_list(&rq, reqs, rp, c, err)) ||
-	    (rc = resource_list(&lim, json_object_get(req, "limits"), lp, c, err)))
-		goto out;
+	at rp = AT_KEY(base, "requests"), lp = AT_KEY(base, "limits");
+	if ((rc = resource_list(&rq, json_object_get(req, "requests"), &rp, c, &in_requests, err)) ||
+	    (rc = resource_list(&lim, json_object_get(req, "limits"), &lp, c, NULL, err)))
+		return rc;
 	for (size_t i = 0; i < c->n; i++) {
-		const amounts *from = json_object_get(reqs, c->names[i]) ? &rq : &lim;
+		const amounts *from = (in_requests >> i & 1) ? &rq : &lim;
 		out->v[i] = from->v[i];
 		out->fam[i] = from->fam[i];
 	}
-out:
-	free(rp);
-	free(lp);
-	return rc;
+	return 0;
 }
 
 /* Sum of the containers of list (NULL or an array) at base; for init containers (init),
  * sidecars (restartPolicy Always) are summed, and each other init container costs its own
  * amount plus the sidecars started before it (they keep running while it runs), the
  * largest such cost going to init_max (the scheduler's PodRequests). */
-static int containers(amounts *sum, amounts *init_max, const json_t *list, const char *base,
+static int containers(amounts *sum, amounts *init_max, const json_t *list, const at *base,
 		      int init, const counting *cn, wmap_error *err)
 {
 	size_t i;
@@ -168,17 +235,15 @@ static int containers(amounts *sum, amounts *init_max, const json_t *list, const
 		return 0;
 	if (!json_is_array(list)) {
 		char path[1024];
-		wmap_pointer_to_path(path, sizeof(path), base);
+		if (at_path(path, sizeof(path), base))
+			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return wmap_error_set(err, WMAP_EINVAL, "%s: must be a list of containers", path);
 	}
 	json_array_foreach(list, i, c) {
 		amounts r;
-		char *cp = wmap_pointer_join_index(base, i), *rp = cp ? wmap_pointer_join(cp, "resources") : NULL;
-		int rc = rp ? (json_is_object(c) ? requirements(&r, json_object_get(c, "resources"), rp, cn, err)
-						 : wmap_error_set(err, WMAP_EINVAL, "container %zu is not an object", i))
-			    : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		free(cp);
-		free(rp);
+		at cp = AT_INDEX(base, i), rp = AT_KEY(&cp, "resources");
+		int rc = json_is_object(c) ? requirements(&r, json_object_get(c, "resources"), &rp, cn, err)
+					   : wmap_error_set(err, WMAP_EINVAL, "container %zu is not an object", i);
 		if (rc)
 			return rc;
 		const char *policy = json_string_value(json_object_get(c, "restartPolicy"));
@@ -199,7 +264,7 @@ static int pod_spec_amounts(amounts *out, const json_t *spec, const char *base, 
 {
 	amounts sum, init_max, pod, overhead;
 	int rc;
-	char *p = NULL;
+	at root = { NULL, base, 0 };
 
 	amounts_zero(out, c);
 	if (!spec || json_is_null(spec))
@@ -211,20 +276,14 @@ static int pod_spec_amounts(amounts *out, const json_t *spec, const char *base, 
 	}
 	amounts_zero(&sum, c);
 	amounts_zero(&init_max, c);
-#define SUB(key) (free(p), p = wmap_pointer_join(base, key))
-	if (!SUB("containers"))
-		goto oom;
-	if ((rc = containers(&sum, &init_max, json_object_get(spec, "containers"), p, 0, c, err)))
-		goto out;
-	if (!SUB("initContainers"))
-		goto oom;
-	if ((rc = containers(&sum, &init_max, json_object_get(spec, "initContainers"), p, 1, c, err)))
-		goto out;
+	at cs = AT_KEY(&root, "containers"), ics = AT_KEY(&root, "initContainers"),
+	   res = AT_KEY(&root, "resources"), ohp = AT_KEY(&root, "overhead");
+	if ((rc = containers(&sum, &init_max, json_object_get(spec, "containers"), &cs, 0, c, err)) ||
+	    (rc = containers(&sum, &init_max, json_object_get(spec, "initContainers"), &ics, 1, c, err)))
+		return rc;
 	max_into(&sum, &init_max, c);
-	if (!SUB("resources"))
-		goto oom;
-	if ((rc = requirements(&pod, json_object_get(spec, "resources"), p, c, err)))
-		goto out;
+	if ((rc = requirements(&pod, json_object_get(spec, "resources"), &res, c, err)))
+		return rc;
 	/* Pod-level resources (PodLevelResources) exist for cpu, memory and hugepages only. */
 	for (size_t i = 0; i < c->n; i++) {
 		const char *name = c->names[i];
@@ -236,21 +295,12 @@ static int pod_spec_amounts(amounts *out, const json_t *spec, const char *base, 
 	}
 	const json_t *oh = json_object_get(spec, "overhead");
 	if (oh && !json_is_null(oh)) {
-		if (!SUB("overhead"))
-			goto oom;
-		if ((rc = resource_list(&overhead, oh, p, c, err)))
-			goto out;
+		if ((rc = resource_list(&overhead, oh, &ohp, c, NULL, err)))
+			return rc;
 		add(&sum, &overhead, c);
 	}
-#undef SUB
 	*out = sum;
-	free(p);
 	return 0;
-oom:
-	rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-out:
-	free(p);
-	return rc;
 }
 
 /* A fragmented pod (reference 5.8): containers plus container, else resources. */
@@ -264,22 +314,20 @@ static int fragment_amounts(amounts *out, const wmap_pod *pod, const counting *c
 	amounts_zero(out, cn);
 	amounts_zero(&sum, cn);
 	amounts_zero(&none, cn);
-	if (cs->value && (rc = containers(&sum, &none, cs->value, cs->pointer ? cs->pointer : "", 0, cn, err)))
+	at cs_at = { NULL, cs->pointer ? cs->pointer : "", 0 }, c_at = { NULL, c->pointer ? c->pointer : "", 0 },
+	   r_at = { NULL, r->pointer ? r->pointer : "", 0 };
+	if (cs->value && (rc = containers(&sum, &none, cs->value, &cs_at, 0, cn, err)))
 		return rc;
 	if (c->value && json_is_object(c->value)) {
 		amounts one_c;
-		char *rp = wmap_pointer_join(c->pointer ? c->pointer : "", "resources");
-		if (!rp)
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		rc = requirements(&one_c, json_object_get(c->value, "resources"), rp, cn, err);
-		free(rp);
-		if (rc)
+		at rp = AT_KEY(&c_at, "resources");
+		if ((rc = requirements(&one_c, json_object_get(c->value, "resources"), &rp, cn, err)))
 			return rc;
 		add(&sum, &one_c, cn);
 	}
 	for (size_t i = 0; i < cn->n; i++)
 		any |= sum.v[i] != 0;
-	if (!any && r->value && (rc = requirements(&sum, r->value, r->pointer ? r->pointer : "", cn, err)))
+	if (!any && r->value && (rc = requirements(&sum, r->value, &r_at, cn, err)))
 		return rc;
 	*out = sum;
 	return 0;

@@ -49,6 +49,16 @@ void wmap_arena_set_limit(size_t bytes);
  * drops it (json_decref walks the whole tree to free it). */
 int wmap_arena_holds(const void *p);
 
+/* Bytes of wmap's own that a review makes and drops (a patch's paths), like its jansson
+ * values: from this thread's arena inside a scope, from malloc outside one (or past the
+ * cap). Each is given back with wmap_arena_release, in the scope it was made in, or, made
+ * outside any, outside any. NULL when memory runs out. */
+void *wmap_arena_alloc(size_t n);
+
+/* Gives p back: nothing for the current scope's arena memory, free() for anything else
+ * (so memory from malloc may be released here too). NULL does nothing. */
+void wmap_arena_release(void *p);
+
 /* Bytes this thread's arena handed out in the current scope (0 outside one). */
 size_t wmap_arena_used(void);
 

@@ -30,7 +30,9 @@ typedef struct wmap_pod_target {
  * set to a warning for the caller to show ("its pod template is not at a plain path; not
  * stamped"), or NULL. Locations whose parent the object lacks are dropped: writing there
  * would create a part of the workload (a fragmented spec's optional section). t owns its
- * pointers: free them with wmap_pod_target_clear, whatever the result. */
+ * pointers: free them with wmap_pod_target_clear, whatever the result. They are review
+ * memory (wmap_arena_alloc): in a review arena's scope, clear t in that scope, and give a
+ * pointer you replace back with wmap_arena_release. */
 int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_workload *w,
 			 size_t k, size_t i);
 

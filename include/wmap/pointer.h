@@ -13,6 +13,9 @@
 /* base + "/" + token escaped, a new string owned by the caller (NULL on ENOMEM). */
 char *wmap_pointer_join(const char *base, const char *token);
 
+/* wmap_pointer_join into memory from alloc (wmap_arena_alloc: review memory). */
+char *wmap_pointer_join_with(void *(*alloc)(size_t), const char *base, const char *token);
+
 /* Writes token escaped into buf (len bytes, NUL-terminated when len > 0) as snprintf does:
  * returns the length of the whole escaped token, so a result >= len means it was cut. */
 size_t wmap_pointer_escape(char *buf, size_t len, const char *token);

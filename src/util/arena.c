@@ -114,6 +114,30 @@ static int in_arena(const arena *a, const void *p)
 	return 0;
 }
 
+void *wmap_arena_alloc(size_t n)
+{
+	arena *a = current;
+	if (!a)
+		return malloc(n);
+	size_t need = (n + 15) & ~(size_t)15;
+	if (need < n)
+		return NULL;
+	if ((size_t)(a->end - a->pos) < need && grow(a, need))
+		return malloc(n);
+	void *p = a->pos;
+	a->pos += need;
+	a->used += need;
+	return p;
+}
+
+void wmap_arena_release(void *p)
+{
+	arena *a = current;
+	if (!p || (a && in_arena(a, p)))
+		return;
+	free(p);
+}
+
 static void arena_free(void *p)
 {
 	arena *a = current;

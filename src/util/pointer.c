@@ -31,12 +31,17 @@ size_t wmap_pointer_escape(char *buf, size_t len, const char *token)
 
 char *wmap_pointer_join(const char *base, const char *token)
 {
+	return wmap_pointer_join_with(malloc, base, token);
+}
+
+char *wmap_pointer_join_with(void *(*alloc)(size_t), const char *base, const char *token)
+{
 	/* Written out rather than through wmap_pointer_escape: every location the resolver
 	 * reports is built here. Most tokens need no escape: they are copied whole. */
 	size_t bl = strlen(base), tl = strlen(token), plain = strcspn(token, "~/"), extra = 0;
 	for (const char *s = token + plain; *s; s++)
 		extra += (*s == '~' || *s == '/');
-	char *out = malloc(bl + 1 + tl + extra + 1);
+	char *out = alloc(bl + 1 + tl + extra + 1);
 	if (!out)
 		return NULL;
 	memcpy(out, base, bl);

@@ -298,3 +298,40 @@ Test(arena, every_fixture_answers_as_on_the_heap, .timeout = 120)
 	t_free_list(files, n);
 	cr_expect_gt(compared, 200);
 }
+
+/* wmap's own bytes (a patch's paths): arena memory inside a scope, given back by the
+ * scope's end; malloc outside one or past the cap, freed by wmap_arena_release (LSan sees
+ * a leak otherwise). */
+Test(arena, own_bytes_come_from_the_arena_in_a_scope_and_the_heap_outside)
+{
+	char *out = wmap_arena_alloc(32);
+	cr_assert_not_null(out);
+	strcpy(out, "outside");
+	wmap_arena_begin();
+	char *in = wmap_arena_alloc(40);
+	cr_assert_not_null(in);
+	strcpy(in, "/spec/replicatedJobs/0/template");
+	cr_expect(wmap_arena_holds(in));
+	cr_expect_not(wmap_arena_holds(out));
+	size_t used = wmap_arena_used();
+	cr_expect_geq(used, 40);
+	char *m = malloc(8);
+	wmap_arena_release(m);   /* not the arena's: freed */
+	wmap_arena_release(in);  /* the arena's: kept until the scope ends */
+	wmap_arena_release(NULL);
+	cr_expect_str_eq(in, "/spec/replicatedJobs/0/template");
+	wmap_arena_end();
+	wmap_arena_release_thread();
+	wmap_arena_set_limit(1); /* at the cap: from the heap, freed by release */
+	wmap_arena_begin();
+	char *over = wmap_arena_alloc(4096);
+	cr_assert_not_null(over);
+	cr_expect_not(wmap_arena_holds(over));
+	memset(over, 1, 4096);
+	wmap_arena_release(over);
+	wmap_arena_end();
+	wmap_arena_set_limit(0);
+	wmap_arena_release_thread();
+	cr_expect_str_eq(out, "outside");
+	wmap_arena_release(out);
+}

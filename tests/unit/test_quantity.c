@@ -43,6 +43,13 @@ Test(quantity, refuses_what_does_not_fit)
 	wmap_error err = {0};
 	cr_expect_eq(wmap_quantity_parse_milli(&v, "100Ei", &err), WMAP_ELIMIT);
 	cr_expect_eq(wmap_quantity_parse_milli(&v, "1e400", &err), WMAP_ELIMIT);
+	/* a binary suffix is one shift: at the 128-bit limit and past it, and the largest fit */
+	cr_expect_eq(wmap_quantity_parse_milli(&v, "1329227995784915872903807060280344576Ei", &err),
+		     WMAP_ELIMIT);
+	cr_expect_str_eq(err.message, "quantity \"1329227995784915872903807060280344576Ei\" is too large");
+	cr_expect_eq(wmap_quantity_parse_milli(&v, "8Ei", &err), WMAP_ELIMIT);
+	cr_assert_eq(wmap_quantity_parse_milli(&v, "8191Ti", &err), 0, "%s", err.message);
+	cr_expect_eq(v, 8191LL * (1LL << 40) * 1000);
 }
 
 Test(quantity, whole_units_round_up)

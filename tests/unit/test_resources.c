@@ -116,3 +116,61 @@ Test(resources, any_resource_name_counted_exactly)
 	cr_expect_eq(milli[0], INT64_MAX);
 	json_decref(spec);
 }
+
+/* The whole message of each error, its path spelt out from the base pointer only when the
+ * error is found (the walk joins no pointer on the way): an escaped base, an escaped
+ * resource name, a list long enough to be looked up name by name, every place a value can
+ * be wrong. */
+Test(resources, every_error_names_its_whole_path)
+{
+	static const struct {
+		const char *spec, *message;
+	} bad[] = {
+		{ "{\"containers\":[{\"resources\":[1]}]}",
+		  ".spec[\"x/y\"].containers[0].resources: resources must be an object" },
+		{ "{\"containers\":{\"a\":1}}", ".spec[\"x/y\"].containers: must be a list of containers" },
+		{ "{\"containers\":[1]}", "container 0 is not an object" },
+		{ "{\"initContainers\":[{},{\"resources\":{\"requests\":{\"memory\":\"1x\"}}}]}",
+		  ".spec[\"x/y\"].initContainers[1].resources.requests.memory: quantity \"1x\" has an "
+		  "unknown suffix \"x\"" },
+		{ "{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":true}}}]}",
+		  ".spec[\"x/y\"].containers[0].resources.requests.cpu: a quantity must be a string or a "
+		  "number" },
+		{ "{\"resources\":{\"limits\":{\"cpu\":\"-1\"}}}",
+		  ".spec[\"x/y\"].resources.limits.cpu: quantity \"-1\" is negative" },
+		{ "{\"overhead\":{\"memory\":\"zz\"}}",
+		  ".spec[\"x/y\"].overhead.memory: quantity \"zz\" has no number" },
+		{ "{\"containers\":[{\"resources\":{\"requests\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,"
+		  "\"f\":6,\"g\":7,\"h\":8,\"cpu\":\"9e99999\"}}}]}",
+		  ".spec[\"x/y\"].containers[0].resources.requests.cpu: quantity \"9e99999\" is too large" },
+		{ "[1]", ".spec[\"x/y\"]: a pod spec must be an object" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *spec = json_loads(bad[i].spec, 0, NULL);
+		wmap_resources r;
+		wmap_error err = { 0 };
+		cr_assert_not_null(spec, "%s", bad[i].spec);
+		cr_expect_lt(wmap_pod_resources(&r, spec, "/spec/x~1y", &err), 0, "%s", bad[i].spec);
+		cr_expect_str_eq(err.message, bad[i].message, "%s", bad[i].spec);
+		json_decref(spec);
+	}
+	/* a counted name that needs escaping, and a name counted twice */
+	static const char *const names[] = { "cpu", "ex.com/a~b", "cpu" };
+	int64_t milli[3];
+	wmap_error err = { 0 };
+	json_t *spec = json_loads("{\"containers\":[{\"resources\":{\"requests\":{\"ex.com/a~b\":\"bad\"}}}]}",
+				  0, NULL);
+	cr_expect_lt(wmap_pod_spec_amounts(milli, NULL, spec, "/b", names, 3, &err), 0);
+	cr_expect_str_eq(err.message,
+			 ".b.containers[0].resources.requests[\"ex.com/a~b\"]: quantity \"bad\" has no number");
+	json_decref(spec);
+	spec = json_loads("{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":null},\"limits\":{\"cpu\":\"1\"}}}],"
+			  "\"overhead\":{\"cpu\":\"1m\",\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8}}",
+			  0, NULL);
+	cr_assert_eq(wmap_pod_spec_amounts(milli, NULL, spec, "/b", names, 3, &err), 0, "%s", err.message);
+	/* a null request counts as asked for: nothing from the limit; the overhead is added */
+	cr_expect_eq(milli[0], 1);
+	cr_expect_eq(milli[2], 1);
+	cr_expect_eq(milli[1], 0);
+	json_decref(spec);
+}
