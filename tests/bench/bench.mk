@@ -4,7 +4,7 @@
 #
 #   make bench                   everything (about 6-8 minutes on 2 busy cores)
 #   make bench BENCH_REPS=5      more repetitions of the webhook runs (median over them)
-#   make bench BENCH_ONLY=scale,plugin   some benchmarks (webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,workload-metrics)
+#   make bench BENCH_ONLY=scale,plugin   some benchmarks (webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,workload-metrics,gang)
 #   make bench BENCH_NICE=-10    every benchmark process ahead of other work (root; shared machines)
 #   make bench-profile           callgrind profiles of the in-process paths (top functions)
 #   make bench-smoke             every step once on small inputs with build/'s binaries, no goals (1-2 min)
@@ -13,7 +13,7 @@
 BENCH_BUILD ?= build-bench
 BENCH_OUT   ?= $(BUILD)/bench
 BENCH_REPS  ?= 3
-BENCH_ONLY  ?= webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,workload-metrics
+BENCH_ONLY  ?= webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,workload-metrics,gang
 BENCH_NICE  ?= 0
 # Debian 12 packages the benchmarks need besides the build's (make deps).
 BENCH_PKGS  := nghttp2-client hyperfine time python3 openssl curl valgrind
@@ -35,7 +35,7 @@ bench-deps:
 bench-build: bench-deps
 	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OPT=-O2 SANITIZE= \
 	  $(BENCH_BUILD)/libwmap.a $(BENCH_BUILD)/kubectl-wmap $(BENCH_BUILD)/wmap-webhook \
-	  $(BENCH_BUILD)/apiserver-sim $(BENCH_BUILD)/bench/wmap-bench
+	  $(BENCH_BUILD)/apiserver-sim $(BENCH_BUILD)/sim-testhook $(BENCH_BUILD)/bench/wmap-bench
 
 bench: bench-build
 	python3 tests/bench/run.py --bin $(BENCH_BUILD) --out $(BENCH_OUT) --reps $(BENCH_REPS) \
@@ -44,7 +44,7 @@ bench: bench-build
 # Every step of make bench once, on small inputs, with the binaries of $(BUILD) (no build of
 # its own, no goal judged): fails when a step breaks, so that no benchmark rots unseen. About
 # 1-2 minutes on 2 cores.
-bench-smoke: bench-deps all $(BUILD)/wmap-webhook $(BUILD)/apiserver-sim $(BUILD)/bench/wmap-bench
+bench-smoke: bench-deps all $(BUILD)/wmap-webhook $(BUILD)/apiserver-sim $(BUILD)/sim-testhook $(BUILD)/bench/wmap-bench
 	python3 tests/bench/run.py --smoke --bin $(BUILD) --out $(BUILD)/bench-smoke --only $(BENCH_ONLY)
 
 bench-profile: bench-build

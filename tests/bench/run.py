@@ -32,6 +32,7 @@ import audit_live  # noqa: E402  (tests/bench/audit_live.py)
 import wlmetrics_live  # noqa: E402  (tests/bench/wlmetrics_live.py)
 import audit_offline  # noqa: E402  (tests/bench/audit_offline.py)
 import fit  # noqa: E402  (tests/bench/fit.py)
+import gang  # noqa: E402  (tests/bench/gang.py)
 
 ROOT = os.getcwd()
 JOBSET_FIXTURE = "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml"
@@ -1096,7 +1097,7 @@ def main():
     ap.add_argument("--sat-seconds", type=int, default=3)
     ap.add_argument("--scale-samples", type=int, default=9)
     ap.add_argument("--only", default="webhook,startup,plugin,live,big,scale,admit,hostile,instructions,swap,wide,audit,audit-live,fit,"
-                    "workload-metrics")
+                    "workload-metrics,gang")
     ap.add_argument("--keep-logs", action="store_true")
     ap.add_argument("--smoke", action="store_true",
                     help="every step once on small inputs (a few minutes at most), no goal "
@@ -1143,7 +1144,8 @@ def main():
              ("audit", lambda: audit_offline.bench_audit(a, R, hyperfine, peak_rss, run, log)),
              ("fit", lambda: fit.bench_fit(a, R, hyperfine, peak_rss, run, log)),
              ("workload-metrics", lambda: wlmetrics_live.bench_wlmetrics(a, R, Webhook, https_get, proc_status, log, REPO,
-                                                                audit_live.pytorchjob_crd, JOBSET_CRD, crt, key))]
+                                                                audit_live.pytorchjob_crd, JOBSET_CRD, crt, key)),
+             ("gang", lambda: gang.bench_gang(a, R, run, log, REPO, SMOKE))]
 
     for name, fn in steps:
         if name not in only:
