@@ -17,15 +17,18 @@
  * - different: a merge patch of metadata.labels, ownerReferences and the spec fields wmap
  *   owns (never status, never an Update: Volcano's scheduler rewrites the whole object);
  *   KAI's spec.queue is kept as the live object has it (KAI and Grove inherit it);
- * - not asked for any more (the workload is gone, or no longer asks for a gang): deleted,
- *   only once every watch has listed (an unsynced collection deletes nothing).
+ * - not asked for any more (the workload is gone, or no longer asks for a gang): deleted
+ *   (precondition on its UID), only once every watch has listed and only when its owner's
+ *   kind is watched (owner_known: a kind whose Karta is not in force yet has no watch) or
+ *   it has no owner at all (orphaned).
  * A workload whose plan says its gang can never form (a minimum above its pods, members
  * started in order) gets a Warning Event, reason GangCannotForm, once per text.
  * Every Karta of the cluster keeps KAI's lookup labels (run.ai/karta-group, -version,
  * -kind equal to its root kind), as upstream's operator stamps them, so that KAI's
  * pod-grouper (v0.17+) finds it.
- * Nothing is done before the state in force is first synced. Watches run on every replica, so that a new leader acts at once on what it already holds;
- * failed writes are tried again a second later. */
+ * Nothing is done before the state in force is first synced. Watches run on every replica,
+ * so that a new leader acts at once on what it already holds; failed writes are tried again
+ * a second later. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -46,6 +49,7 @@ typedef struct watchw {
 	gangs *G;
 	char path[512]; /* collection, all namespaces */
 	char key[300];  /* "group/resource" */
+	char gk[300];   /* "group/Kind", as an ownerReference names it */
 	int is_group;   /* a group collection (else a workload kind) */
 	const wmap_gang_row *row;
 	wmap_kube_client *client;
@@ -157,6 +161,7 @@ static void watch_want(gangs *G, const wmap_api_resource *res, int is_group, con
 	snprintf(W->path, sizeof(W->path), "%s", path);
 	free(path);
 	snprintf(W->key, sizeof(W->key), "%s", key);
+	snprintf(W->gk, sizeof(W->gk), "%s/%s", res->group, res->kind);
 	W->is_group = is_group;
 	W->row = row;
 	W->keep = 1;
@@ -365,6 +370,22 @@ static int leading(gangs *G)
 /* Creates want; on 409 compares with what is there. 0, or -1 when it should be tried again. */
 static int create_group(gangs *G, const wmap_gang_row *row, const json_t *want);
 
+/* Deletes the group at path only if it is still the object live (a UID precondition): one
+ * made again under the same name since the watch saw live answers 409 and stays. */
+static int delete_group(gangs *G, const char *path, const json_t *live, long *status, wmap_error *err)
+{
+	const char *uid = json_string_value(json_object_get(json_object_get(live, "metadata"), "uid"));
+	json_t *opts = json_pack("{s:s, s:s, s:{s:s}}", "kind", "DeleteOptions", "apiVersion", "v1",
+				 "preconditions", "uid", uid ? uid : "");
+	char *body = opts ? wmap_json_text(opts, NULL) : NULL;
+	json_decref(opts);
+	if (!body)
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	int rc = wmap_kube_request(NULL, status, G->client, "DELETE", path, "application/json", body, err);
+	free(body);
+	return rc;
+}
+
 static int reconcile_one(gangs *G, const wmap_gang_row *row, const json_t *live, const json_t *want)
 {
 	wmap_error err;
@@ -384,14 +405,9 @@ static int reconcile_one(gangs *G, const wmap_gang_row *row, const json_t *live,
 			return 0; /* another workload's group of the same name */
 		}
 		/* A stale group: its owner was deleted and a workload of the same name made. */
-		const char *uid = json_string_value(json_object_get(json_object_get(live, "metadata"), "uid"));
-		char body[256];
-		snprintf(body, sizeof(body), "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\","
-					     "\"preconditions\":{\"uid\":\"%s\"}}",
-			 uid ? uid : "");
 		if (!leading(G))
 			return 0;
-		int rc = wmap_kube_request(NULL, &status, G->client, "DELETE", path, "application/json", body, &err);
+		int rc = delete_group(G, path, live, &status, &err);
 		if (rc != 0 && status != 404 && status != 409) {
 			atomic_fetch_add(&G->errors, 1);
 			wh_logf("warn", "gangs: delete stale %s: %s", path, err.message);
@@ -516,6 +532,31 @@ static void record_event(gangs *G, json_t *seen, const json_t *obj, const json_t
 			wh_logf("warn", "gangs: event on %s/%s: %s", ns, name, err.message);
 	}
 	free(body);
+}
+
+/* May the group be deleted as unwanted? Only when what would want it is known: it has no
+ * controller (wmap always sets one: an orphaned group), or its controller's kind is watched
+ * and listed. A kind whose definition is not in force yet (a cluster Karta still being
+ * built when the state in force is first synced) has no watch, and its groups stay. */
+static int owner_known(gangs *G, json_t *const *snaps, const json_t *group)
+{
+	const char *kind, *name;
+	const json_t *ref = NULL;
+	size_t i;
+	json_t *r;
+	if (!owner_uid(group, &kind, &name))
+		return 1;
+	json_array_foreach(json_object_get(json_object_get(group, "metadata"), "ownerReferences"), i, r)
+		if (json_is_true(json_object_get(r, "controller")))
+			ref = r;
+	const char *av = json_string_value(json_object_get(ref, "apiVersion"));
+	const char *slash = av ? strchr(av, '/') : NULL;
+	char gk[300];
+	snprintf(gk, sizeof(gk), "%.*s/%s", slash ? (int)(slash - av) : 0, slash ? av : "", kind ? kind : "");
+	for (i = 0; i < G->n_w; i++)
+		if (!G->w[i]->is_group && !strcmp(G->w[i]->gk, gk))
+			return snaps[i] != NULL;
+	return 0;
 }
 
 /* One round: every group asked for in place, every other group of wmap's deleted. 0, or -1
@@ -647,7 +688,7 @@ static int round_once(gangs *G)
 	}
 	if (synced) {
 		json_object_foreach(live, k, v) {
-			if (json_object_get(want, k) || !leading(G))
+			if (json_object_get(want, k) || !leading(G) || !owner_known(G, snaps, v))
 				continue;
 			const json_t *md = json_object_get(v, "metadata");
 			const wmap_gang_row *row = NULL;
@@ -660,10 +701,10 @@ static int round_once(gangs *G)
 				continue;
 			group_path(path, sizeof(path), row, json_string_value(json_object_get(md, "namespace")),
 				   json_string_value(json_object_get(md, "name")));
-			if (wmap_kube_request(NULL, &status, G->client, "DELETE", path, NULL, NULL, &err) == 0) {
+			if (delete_group(G, path, v, &status, &err) == 0) {
 				atomic_fetch_add(&G->deletes, 1);
 				wh_logf("info", "gangs: deleted %s (no workload asks for it)", path);
-			} else if (status != 404) {
+			} else if (status != 404 && status != 409) {
 				atomic_fetch_add(&G->errors, 1);
 				again = -1;
 			}

@@ -101,3 +101,18 @@ assert_eq "t1 t2 t3" "$(kc get $PG -n team-a -o json | jq -r '[.items[].metadata
 run_ok kubectl wmap describe trainer/t3 -n team-a
 assert_not_contains "$OUT" "missing"
 (($(wh_metric wmap_gang_replaced_total) >= 1)) || fail "replacement not counted"
+
+# A group of wmap's that no workload asks for (its Trainer gone while no leader ran, say) is
+# deleted; one of another manager, of the same kind and namespace, is left alone.
+for g in "nobody wmap-webhook" "theirs someone-else"; do
+    set -- $g
+    kc apply -f - <<Y >/dev/null
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: $1, namespace: team-a, labels: {app.kubernetes.io/managed-by: $2}}
+spec: {minMember: 1}
+Y
+done
+wait_until 10 group_gone $PG nobody || fail "wmap's unwanted group was not deleted"
+(($(wh_metric wmap_gang_deletes_total) >= 1)) || fail "the delete was not counted"
+[[ -n $(group_json $PG theirs) ]] || fail "a group wmap does not manage was deleted"
