@@ -77,7 +77,9 @@ wh_get() {
 }
 
 wh_metric() {
-    { wh_get /metrics || true; } | awk -v k="$1" '$1 == k {print $2; exit}'
+    # (awk reads to the end: leaving early would cut curl off mid-answer, and wh_get would
+    # take the write error for a webhook that does not answer)
+    { wh_get /metrics || true; } | awk -v k="$1" '$1 == k && !found {print $2; found = 1}'
 }
 
 metric_is() {
