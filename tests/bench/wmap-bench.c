@@ -31,6 +31,8 @@
  *                    ([1.5e3,...])
  *
  * --calls N runs exactly N calls without timing them (for callgrind --toggle-collect=run_*).
+ * admit --print writes the answer text of one review on stdout and nothing else: what a
+ * change that must keep the output byte for byte the same is compared with.
  * The timing modes print one JSON object: median/min/max microseconds per call over the
  * samples (median_cpu_us: process CPU time per call, the figure for hostile bodies), each sample being the mean of as many calls as fit in --sample-ms (at least 1).
  * The engine is prepared (every jq program compiled) and warmed up before timing. */
@@ -409,6 +411,7 @@ typedef struct timed {
 	char reason[96];
 	size_t patch_ops;
 	int ok;
+	int print;            /* admit --print: the answer text to stdout */
 } timed;
 
 static void run_resolve(timed *t)
@@ -446,6 +449,8 @@ static void run_admit(timed *t)
 	snprintf(t->reason, sizeof(t->reason), "%s", info.reason ? info.reason : "");
 	char *text = wmap_json_text(out, NULL);   /* as webhook/server.c writes it */
 	t->ok += text != NULL;
+	if (t->print && text)
+		printf("%s\n", text);
 	json_decref(out);
 	wmap_arena_end();
 	free(text);
@@ -462,7 +467,7 @@ int main(int argc, char **argv)
 	/* The allocator settings of wmap-webhook (webhook/main.c): freed memory is kept. */
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	mallopt(M_MMAP_THRESHOLD, 16 << 20);
-	int nodef = 0, null_mode = 0, samples = 15;
+	int nodef = 0, null_mode = 0, samples = 15, print = 0;
 	long fixed_calls = 0;
 	unsigned flags = 0;
 	double sample_ms = 20;
@@ -473,6 +478,8 @@ int main(int argc, char **argv)
 			null_mode = 1;
 		else if (!strcmp(argv[i], "--no-status"))
 			flags |= WMAP_RESOLVE_NO_STATUS;
+		else if (!strcmp(argv[i], "--print"))
+			print = 1;
 		else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
 			samples = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--calls") && i + 1 < argc)
@@ -533,6 +540,11 @@ int main(int argc, char **argv)
 	}
 	void (*fn)(timed *) = resolve ? run_resolve : run_admit;
 
+	if (print && !resolve) {
+		t.print = 1;
+		run_admit(&t);
+		return 0;
+	}
 	if (fixed_calls > 0) {
 		/* For profilers (callgrind --toggle-collect=run_*): exactly N calls, no timing. */
 		for (long i = 0; i < fixed_calls; i++)
