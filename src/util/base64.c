@@ -1,14 +1,23 @@
 /* wmap: standard base64 encoding (see wmap/base64.h).
  *
- * Every mutating review sends its patch in base64 (47 KB for a 64-job JobSet): two output
- * characters come from one lookup in a table of the 4,096 pairs, half the work of one
- * lookup per character. */
+ * Every mutating review sends its patch in base64 (47 KB for a 64-job JobSet). On x86-64
+ * with SSSE3 (every x86-64 CPU since 2008; checked at run time) twelve input bytes become
+ * sixteen characters in a dozen vector instructions: one shuffle puts each group's three
+ * bytes where its four 6-bit values go, two multiplies shift them into place, and a
+ * 16-entry table gives the offset from each value to its character (which of the five runs
+ * of the alphabet it falls in: A-Z, a-z, 0-9, '+', '/'). Elsewhere, and for the last bytes,
+ * two output characters come from one lookup in a table of the 4,096 pairs. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "wmap/base64.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <tmmintrin.h>
+#define HAVE_SSSE3_PATH 1
+#endif
 
 static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 static char pairs[4096][2];
@@ -22,13 +31,12 @@ static void make_pairs(void)
 	}
 }
 
-char *wmap_base64(const unsigned char *data, size_t len)
+/* The scalar encoder: all of data, padded. */
+static size_t encode_pairs(char *out, const unsigned char *data, size_t len)
 {
-	char *out = malloc(4 * ((len + 2) / 3) + 1), *o = out;
-	if (!out)
-		return NULL;
-	pthread_once(&pairs_once, make_pairs);
+	char *o = out;
 	size_t i = 0;
+	pthread_once(&pairs_once, make_pairs);
 	for (; i + 2 < len; i += 3) {
 		uint32_t v = (uint32_t)data[i] << 16 | (uint32_t)data[i + 1] << 8 | data[i + 2];
 		memcpy(o, pairs[v >> 12], 2);
@@ -42,6 +50,85 @@ char *wmap_base64(const unsigned char *data, size_t len)
 		*o++ = i + 1 < len ? tab[v >> 6 & 63] : '=';
 		*o++ = '=';
 	}
-	*o = '\0';
+	return (size_t)(o - out);
+}
+
+#ifdef HAVE_SSSE3_PATH
+/* Twelve bytes at in to sixteen characters at out (reads 16 bytes). */
+#define ENCODE_12(in, out)                                                                      \
+	do {                                                                                    \
+		__m128i v_ = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(in)), shuf);    \
+		__m128i i_ = _mm_or_si128(_mm_mulhi_epu16(_mm_and_si128(v_, mask_ac), mul_ac),  \
+					  _mm_mullo_epi16(_mm_and_si128(v_, mask_bd), mul_bd)); \
+		__m128i c_ = _mm_sub_epi8(_mm_subs_epu8(i_, v51), _mm_cmpgt_epi8(i_, v25));     \
+		_mm_storeu_si128((__m128i *)(out),                                              \
+				 _mm_add_epi8(_mm_shuffle_epi8(offsets, c_), i_));              \
+	} while (0)
+
+/* The vector encoder for the first whole groups of 12 bytes (it reads 16 at a time, so it
+ * stops at least 4 bytes short of the end); returns the input bytes it encoded, 4/3 as
+ * many characters written to out. */
+__attribute__((target("ssse3"))) static size_t encode_ssse3(char *out,
+							    const unsigned char *data,
+							    size_t len)
+{
+	/* Each group (a, b, c) of three bytes as the 32-bit lane b, a, c, b. */
+	const __m128i shuf = _mm_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
+	/* Per lane: the 1st value (a >> 2) and the 3rd (b & 15 | c >> 6) masked, then shifted
+	 * down by a high multiply; the 2nd and 4th masked, then shifted up by a low one. */
+	const __m128i mask_ac = _mm_set1_epi32(0x0fc0fc00), mul_ac = _mm_set1_epi32(0x04000040);
+	const __m128i mask_bd = _mm_set1_epi32(0x003f03f0), mul_bd = _mm_set1_epi32(0x01000010);
+	/* Value to character: the class is the value less 51 (saturated: 0 up to 51), plus 1
+	 * above 25: 0 for 0-25, 1 for 26-51, 2-11 for 52-61, 12 for 62, 13 for 63; then each
+	 * class's offset from value to character. */
+	const __m128i offsets = _mm_setr_epi8('A', 'a' - 26, '0' - 52, '0' - 52, '0' - 52,
+					      '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+					      '0' - 52, '0' - 52, '+' - 62, '/' - 63, 0, 0);
+	const __m128i v51 = _mm_set1_epi8(51), v25 = _mm_set1_epi8(25);
+	const unsigned char *p = data, *end = data + len;
+	for (; end - p >= 28; p += 24, out += 32) {
+		ENCODE_12(p, out);
+		ENCODE_12(p + 12, out + 16);
+	}
+	if (end - p >= 16) {
+		ENCODE_12(p, out);
+		p += 12;
+	}
+	return (size_t)(p - data);
+}
+#endif
+
+/* The last bytes (fewer than 16), one character at a time. */
+static size_t encode_tail(char *out, const unsigned char *data, size_t len)
+{
+	char *o = out;
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)data[i] << 16 | (i + 1 < len ? (uint32_t)data[i + 1] << 8 : 0) |
+			     (i + 2 < len ? data[i + 2] : 0);
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < len ? tab[v >> 6 & 63] : '=';
+		*o++ = i + 2 < len ? tab[v & 63] : '=';
+	}
+	return (size_t)(o - out);
+}
+
+size_t wmap_base64_encode(char *out, const unsigned char *data, size_t len)
+{
+#ifdef HAVE_SSSE3_PATH
+	if (__builtin_cpu_supports("ssse3")) {
+		size_t done = len >= 16 ? encode_ssse3(out, data, len) : 0;
+		return done / 3 * 4 + encode_tail(out + done / 3 * 4, data + done, len - done);
+	}
+#endif
+	return encode_pairs(out, data, len);
+}
+
+char *wmap_base64(const unsigned char *data, size_t len)
+{
+	char *out = malloc(WMAP_BASE64_LEN(len) + 1);
+	if (!out)
+		return NULL;
+	out[wmap_base64_encode(out, data, len)] = '\0';
 	return out;
 }

@@ -1,6 +1,7 @@
 /* base64 (src/util/base64.c): every length and every byte value against a plain
  * one-character-at-a-time encoder written here. */
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,4 +38,37 @@ Test(base64, every_length_and_byte_as_the_plain_encoder)
 	char *rfc = wmap_base64((const unsigned char *)"foobar", 6);
 	cr_expect_str_eq(rfc, "Zm9vYmFy"); /* RFC 4648, section 10 */
 	free(rfc);
+}
+
+/* The vector path (12 bytes at a time, reading 16) at every start alignment and length up
+ * to a few groups past it, over pseudo-random bytes; the encoder into a caller's buffer
+ * writes exactly WMAP_BASE64_LEN bytes and nothing past them. */
+Test(base64, every_alignment_random_bytes_and_exact_length)
+{
+	unsigned char data[4096 + 16];
+	char want[5600], got[5600];
+	uint32_t x = 2463534242u;
+	for (size_t i = 0; i < sizeof(data); i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		data[i] = (unsigned char)(x >> 11);
+	}
+	for (size_t off = 0; off < 16; off++) {
+		for (size_t n = 0; n <= 200; n++) {
+			memset(got, '#', sizeof(got));
+			size_t w = wmap_base64_encode(got, data + off, n);
+			reference(want, data + off, n);
+			cr_assert_eq(w, WMAP_BASE64_LEN(n), "length %zu", n);
+			cr_assert_eq(w, strlen(want), "length %zu", n);
+			cr_assert(memcmp(got, want, w) == 0 && got[w] == '#', "offset %zu length %zu",
+				  off, n);
+		}
+	}
+	size_t n = sizeof(data) - 16;
+	char *big = wmap_base64(data + 3, n);
+	cr_assert_not_null(big);
+	reference(want, data + 3, n);
+	cr_expect_str_eq(big, want);
+	free(big);
 }
