@@ -30,18 +30,41 @@
 
 /* ---- small helpers ----------------------------------------------------------------- */
 
+/* Appends n bytes of s at buf[*at] as far as they fit before buf's last byte. */
+static void append_cut(char *buf, size_t len, size_t *at, const char *s, size_t n)
+{
+	size_t room = len - 1 - *at;
+	if (n > room)
+		n = room;
+	memcpy(buf + *at, s, n);
+	*at += n;
+}
+
+/* Every review asks for its object's kind (and the mutation again): one pass over the
+ * object's few top-level members rather than two hashed look-ups, and the text put
+ * together by hand (as snprintf "%s.%.*s" would, cut at len - 1 bytes). */
 void wmap_admission_kind(char *buf, size_t len, const json_t *object)
 {
-	const char *api = json_string_value(json_object_get(object, "apiVersion"));
-	const char *kind = json_string_value(json_object_get(object, "kind"));
+	const char *api = NULL, *kind = NULL, *k;
+	size_t kn, at = 0;
+	json_t *v;
+	if (!len)
+		return;
+	json_object_keylen_foreach((json_t *)object, k, kn, v) {
+		if (kn == 4 && !memcmp(k, "kind", 4))
+			kind = json_string_value(v);
+		else if (kn == 10 && !memcmp(k, "apiVersion", 10))
+			api = json_string_value(v);
+	}
 	wmap_api_version av;
 	wmap_api_version_split(&av, api);
-	if (!kind)
-		kind = "";
-	if (av.group_len)
-		snprintf(buf, len, "%s.%.*s", kind, (int)av.group_len, av.group);
-	else
-		snprintf(buf, len, "%s", kind);
+	if (kind)
+		append_cut(buf, len, &at, kind, strlen(kind));
+	if (av.group_len) {
+		append_cut(buf, len, &at, ".", 1);
+		append_cut(buf, len, &at, av.group, av.group_len);
+	}
+	buf[at] = '\0';
 }
 
 /* wmap__admission_warn and _checked: -1 when memory runs out. */

@@ -236,19 +236,19 @@ static enum MHD_Result answer_review(struct MHD_Connection *c, request *r)
 
 	wmap_admission_info info;
 	wmap_error err;
-	json_t *out = NULL;
+	size_t body_len = 0;
+	char *body = NULL;
 	wmap_engine *eng = wh_state_engine(s->inforce, st);
 	wmap_admission_mode mode = s->opt.null_admission   ? WMAP_ADMISSION_ALLOW
 				   : r->ep == WH_EP_MUTATE ? WMAP_ADMISSION_MUTATE
 							   : WMAP_ADMISSION_VALIDATE;
-	int rc = eng ? wmap_admission_review(&out, eng, &cfg, mode, review, &info, &err)
+	/* The answer's text is written directly (malloc, outliving the arena). */
+	int rc = eng ? wmap_admission_review_text(&body, &body_len, eng, &cfg, mode, review,
+						  &info, &err)
 		     : wmap_error_set(&err, WMAP_ENOMEM, "no engine");
 	wh_inforce_release(st);
 	if (!wmap_arena_holds(review))
 		json_decref(review); /* else the arena's end drops the whole tree at once */
-	size_t body_len = 0;
-	char *body = rc ? NULL : wmap_json_text(out, &body_len);
-	json_decref(out);
 	wmap_arena_end();
 	if (rc == WMAP_EINVAL)
 		return refuse(c, r, MHD_HTTP_BAD_REQUEST, err.message, 1, NULL);

@@ -117,6 +117,14 @@ int wmap_admission_review(json_t **out, wmap_engine *eng, const wmap_admission_c
 			  wmap_admission_mode mode, json_t *review, wmap_admission_info *info,
 			  wmap_error *err);
 
+/* The same answer as compact JSON text, what wmap_json_text of *out would be, written
+ * directly (the webhook sends it; the base64 patch is never a string of its own): *text a
+ * NUL-terminated string owned by the caller (free()), its length in *len (may be NULL).
+ * The same returns; on 0, *text NULL means memory ran out writing the text. */
+int wmap_admission_review_text(char **text, size_t *len, wmap_engine *eng,
+			       const wmap_admission_config *cfg, wmap_admission_mode mode,
+			       json_t *review, wmap_admission_info *info, wmap_error *err);
+
 /* The mutation of object (borrowed) for operation ("CREATE", "UPDATE", ...) in namespace
  * ns (NULL = the object's): *patch gets a JSON Patch array (possibly empty), *warnings an
  * array of strings; both owned by the caller, also when failing. A negative return means

@@ -44,6 +44,9 @@ typedef struct wmap_json_writer {
 void wmap_json_write_raw(wmap_json_writer *w, const char *s, size_t n);    /* as it is */
 void wmap_json_write_string(wmap_json_writer *w, const char *s, size_t n); /* quoted */
 void wmap_json_write_value(wmap_json_writer *w, const json_t *v);
+/* The standard base64 of n bytes as a JSON string (quoted; it needs no escapes), encoded
+ * straight into the text. */
+void wmap_json_write_base64(wmap_json_writer *w, const void *data, size_t n);
 char *wmap_json_writer_finish(wmap_json_writer *w, size_t *len);
 
 /* In: parses one JSON text (an object or an array) of len bytes into a new value owned by

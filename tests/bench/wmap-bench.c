@@ -439,19 +439,17 @@ static void run_admit(timed *t)
 	cfg.cut = &cut;
 	wmap_admission_info info;
 	wmap_error err;
-	json_t *out = NULL;
-	if (wmap_admission_review(&out, t->eng, &cfg, t->mode, review, &info, &err))
+	char *text = NULL; /* as webhook/server.c writes it */
+	if (wmap_admission_review_text(&text, NULL, t->eng, &cfg, t->mode, review, &info, &err))
 		die("admission: %s%s", err.message, "");
 	if (!wmap_arena_holds(review))
 		json_decref(review); /* as the server: the arena's end drops it */
 	t->result = info.result;
 	t->patch_ops = info.patch_ops;
 	snprintf(t->reason, sizeof(t->reason), "%s", info.reason ? info.reason : "");
-	char *text = wmap_json_text(out, NULL);   /* as webhook/server.c writes it */
 	t->ok += text != NULL;
 	if (t->print && text)
 		printf("%s\n", text);
-	json_decref(out);
 	wmap_arena_end();
 	free(text);
 }
