@@ -24,19 +24,28 @@ static void copy_str(char *buf, size_t len, const char *s)
 	buf[n] = '\0';
 }
 
-/* The members of obj named in names (n of them, NULL-terminated strings) into vals, NULL
- * for those it lacks: one pass over its members, not a hashed look-up per name. */
-static void members(const json_t *obj, const char *const *names, json_t **vals, size_t n)
+typedef struct member_name {
+	const char *s;
+	size_t n;
+} member_name;
+
+#define NAME(lit)                    \
+	{                            \
+		lit, sizeof(lit) - 1 \
+	}
+
+/* The members of obj named in names (n of them) into vals, NULL for those it lacks: one
+ * pass over its members, not a hashed look-up per name. */
+static void members(const json_t *obj, const member_name *names, json_t **vals, size_t n)
 {
-	const char *k;
-	size_t kn;
-	json_t *v;
 	memset(vals, 0, n * sizeof(*vals));
-	json_object_keylen_foreach((json_t *)obj, k, kn, v) {
+	for (void *it = json_object_iter((json_t *)obj); it;
+	     it = json_object_iter_next((json_t *)obj, it)) {
+		const char *k = json_object_iter_key(it);
+		size_t kn = json_object_iter_key_len(it);
 		for (size_t i = 0; i < n; i++) {
-			if (names[i][0] == k[0] && strlen(names[i]) == kn &&
-			    !memcmp(names[i], k, kn)) {
-				vals[i] = v;
+			if (names[i].n == kn && names[i].s[0] == k[0] && !memcmp(names[i].s, k, kn)) {
+				vals[i] = json_object_iter_value(it);
 				break;
 			}
 		}
@@ -260,7 +269,8 @@ static int read_envelope(envelope *env, const wmap_admission_config *cfg, json_t
 	       R_KIND,
 	       R_REQUEST,
 	       R_N };
-	static const char *const rnames[R_N] = { "apiVersion", "kind", "request" };
+	static const member_name rnames[R_N] = { NAME("apiVersion"), NAME("kind"),
+						 NAME("request") };
 	enum { Q_UID,
 	       Q_OP,
 	       Q_OBJECT,
@@ -269,12 +279,13 @@ static int read_envelope(envelope *env, const wmap_admission_config *cfg, json_t
 	       Q_NAME,
 	       Q_KIND,
 	       Q_N };
-	static const char *const qnames[Q_N] = { "uid", "operation", "object", "dryRun",
-						 "namespace", "name", "kind" };
+	static const member_name qnames[Q_N] = { NAME("uid"), NAME("operation"), NAME("object"),
+						 NAME("dryRun"), NAME("namespace"), NAME("name"),
+						 NAME("kind") };
 	enum { O_KIND,
 	       O_META,
 	       O_N };
-	static const char *const onames[O_N] = { "kind", "metadata" };
+	static const member_name onames[O_N] = { NAME("kind"), NAME("metadata") };
 	json_t *rv[R_N], *qv[Q_N], *ov[O_N];
 	if (!json_is_object(review))
 		return bad(err, "the body is not a JSON object");
