@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "wmap/base64.h"
 #include "wmap/json_text.h"
 
 static void same_as_jansson(const json_t *v, const char *what)
@@ -110,6 +111,41 @@ static void parses_as_jansson(const char *text, size_t len, const char *what)
 	}
 	json_decref(want);
 	json_decref(got);
+}
+
+/* A base64 string written straight into the text: the same as jansson's dump of the string
+ * wmap_base64 makes, when the writer has room for it all, when it must grow (in chunks),
+ * after other text, and nothing when the cap is passed. */
+Test(json_text, base64_written_in_place_or_in_chunks)
+{
+	static unsigned char data[10000];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i * 131 + (i >> 5));
+	size_t sizes[] = { 0, 1, 2, 3, 16, 3071, 3072, 3073, 7000, sizeof(data) };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char *b64 = wmap_base64(data, sizes[i]);
+		json_t *v = json_pack("[s,s]", "x", b64);
+		char *want = json_dumps(v, JSON_COMPACT);
+		size_t firsts[] = { 0, 20000 }; /* grows from 256 bytes; room for it all */
+		for (size_t f = 0; f < 2; f++) {
+			wmap_json_writer w = { WMAP_BUF_INIT(WMAP_JSON_TEXT_MAX_BYTES, firsts[f]) };
+			size_t n = 0;
+			wmap_json_write_raw(&w, "[\"x\",", 5);
+			wmap_json_write_base64(&w, data, sizes[i]);
+			wmap_json_write_raw(&w, "]", 1);
+			char *got = wmap_json_writer_finish(&w, &n);
+			cr_assert_not_null(got, "%zu bytes", sizes[i]);
+			cr_expect_eq(n, strlen(want));
+			cr_expect_str_eq(got, want, "%zu bytes, first %zu", sizes[i], firsts[f]);
+			free(got);
+		}
+		free(want);
+		json_decref(v);
+		free(b64);
+	}
+	wmap_json_writer w = { WMAP_BUF_INIT(5000, 0) };
+	wmap_json_write_base64(&w, data, sizeof(data));
+	cr_expect_null(wmap_json_writer_finish(&w, NULL), "past the cap: nothing");
 }
 
 Test(json_parse, every_fixture_object_as_jansson_reads_it)
