@@ -506,7 +506,7 @@ static char *write_answer(size_t *len, const answer *a, const envelope *env)
 		json_array_foreach(a->warnings, i, s) {
 			if (i)
 				RAW(&w, ",");
-			put_str(&w, s);
+			wmap_json_write_value(&w, s); /* strings, written as any value */
 		}
 		RAW(&w, "]");
 	}
