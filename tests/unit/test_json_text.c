@@ -113,6 +113,36 @@ static void parses_as_jansson(const char *text, size_t len, const char *what)
 	json_decref(got);
 }
 
+/* Strings of every length to 40 with a byte to escape at every place (or none), among
+ * plain ASCII and UTF-8 (bytes >= 0x80, which need no escape): the scan of 16, 8 and the
+ * last 8 bytes at a time finds the first one exactly, as jansson does. */
+Test(json_text, every_escape_at_every_place_as_jansson)
+{
+	const char specials[] = { '"', '\\', '\n', '\x01', '\x1f', '\t', ' ', '~', '\x7f' };
+	char buf[64];
+	for (size_t n = 0; n <= 40; n++) {
+		for (size_t at = 0; at <= n; at++) {
+			for (size_t k = 0; k < sizeof(specials); k++) {
+				for (size_t i = 0; i < n; i++)
+					buf[i] = (char)('a' + i % 26);
+				/* a two-byte UTF-8 letter where it fits before the special */
+				if (at >= 2) {
+					buf[at - 2] = (char)0xc3;
+					buf[at - 1] = (char)0xa9;
+				}
+				if (at < n)
+					buf[at] = specials[k];
+				if (at + 3 < n)
+					buf[n - 1] = '"'; /* a second one past the first */
+				json_t *v = json_stringn(buf, n);
+				cr_assert_not_null(v, "%zu %zu", n, at);
+				same_as_jansson(v, "string with an escape");
+				json_decref(v);
+			}
+		}
+	}
+}
+
 /* A base64 string written straight into the text: the same as jansson's dump of the string
  * wmap_base64 makes, when the writer has room for it all, when it must grow (in chunks),
  * after other text, and nothing when the cap is passed. */
