@@ -112,10 +112,48 @@ static size_t plain_run(const char *s, size_t n)
 	return i;
 }
 
+/* n bytes from s to d, the short ones (most keys and values) without a call. */
+static inline void copy_bytes(char *d, const char *s, size_t n)
+{
+	uint64_t a, b;
+	if (n >= 8 && n <= 16) {
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else if (n >= 4 && n < 8) {
+		uint32_t x, y;
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy(d + n - 4, &y, 4);
+	} else if (n < 4) {
+		for (size_t i = 0; i < n; i++)
+			d[i] = s[i];
+	} else {
+		memcpy(d, s, n);
+	}
+}
+
 static void put_string(text *t, const char *s, size_t n)
 {
+	wmap_buf *b = &t->buf;
+	size_t i = plain_run(s, n);
+	if (i == n && b->data && n + 2 < b->alloc - b->len) {
+		/* Nothing to escape and room for it all: straight into the buffer. */
+		char *d = b->data + b->len;
+		d[0] = '"';
+		copy_bytes(d + 1, s, n);
+		d[n + 1] = '"';
+		b->len += n + 2;
+		return;
+	}
 	put_c(t, '"');
-	size_t i = 0;
+	put(t, s, i);
+	if (i == n) {
+		put_c(t, '"');
+		return;
+	}
 	while (i < n && !t->buf.error) {
 		size_t run = i + plain_run(s + i, n - i);
 		put(t, s + i, run - i);
