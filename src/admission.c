@@ -285,10 +285,19 @@ static int put(writer *wr, const target *t, const char *ptr, const char *key, js
 	return changed;
 }
 
+/* put with a string value: the builder keeps it as text (no jansson string per label). */
 static int put_str(writer *wr, const target *t, const char *ptr, const char *key,
 		   const char *value, wmap_patch_mode mode)
 {
-	return put(wr, t, ptr, key, json_string(value), mode);
+	int changed = 0;
+	if (!ptr)
+		return 0;
+	wmap_error e;
+	if (wmap_patch_set_str(wr->patch, ptr, key, value, mode, &changed, &e) != 0) {
+		write_failed(wr, t, &e);
+		return 0;
+	}
+	return changed;
 }
 
 static int put_field(writer *wr, const target *t, const char *field_ptr, const char *value,
@@ -313,21 +322,30 @@ typedef struct identity {
 	const char *component_of; /* the component name component[] was made from */
 } identity;
 
+/* The identity labels, set in one builder call (one walk to the template's labels, and
+ * one `add` holding them all when its metadata or labels are missing). */
 static void stamp_identity(writer *wr, const target *t, identity *id)
 {
 	char v[64];
-	put_str(wr, t, t->labels, KEY_KIND, id->kind, WMAP_PATCH_OVERRIDE);
+	wmap_patch_str m[4];
+	size_t n = 0;
+	if (!t->labels)
+		return;
+	m[n++] = (wmap_patch_str){ KEY_KIND, id->kind, WMAP_PATCH_OVERRIDE, 0 };
 	if (id->has_name)
-		put_str(wr, t, t->labels, KEY_NAME, id->name, WMAP_PATCH_OVERRIDE);
+		m[n++] = (wmap_patch_str){ KEY_NAME, id->name, WMAP_PATCH_OVERRIDE, 0 };
 	if (id->component_of != t->component) {
 		wmap_label_value(id->component, sizeof(id->component), t->component);
 		id->component_of = t->component;
 	}
-	put_str(wr, t, t->labels, KEY_COMPONENT, id->component, WMAP_PATCH_OVERRIDE);
+	m[n++] = (wmap_patch_str){ KEY_COMPONENT, id->component, WMAP_PATCH_OVERRIDE, 0 };
 	if (t->multi && t->instance[0]) {
 		wmap_label_value(v, sizeof(v), t->instance);
-		put_str(wr, t, t->labels, KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE);
+		m[n++] = (wmap_patch_str){ KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE, 0 };
 	}
+	wmap_error e;
+	if (wmap_patch_set_strs(wr->patch, t->labels, m, n, &e) != 0)
+		write_failed(wr, t, &e);
 }
 
 /* YuniKorn's task-groups annotation: every pod template of the workload as a task group. */

@@ -33,11 +33,32 @@ typedef struct walk {
 	uint64_t hash; /* found and !in_patch: path_hash of the pointer */
 } walk;
 
+/* A string member of a map the builder made (wmap_patch_set_str): key and value are copies
+ * in review memory, plain ASCII. */
+typedef struct str_pair {
+	char *key, *value;
+	size_t key_len, value_len;
+} str_pair;
+
+/* What an op's value is. The builder's own string values are kept as text until something
+ * reads them as JSON (a later walk through the op, wmap_patch_ops): a jansson string, or a
+ * map of them, per label was most of a 128-group review's patch. */
+enum { OP_JSON, OP_STR, OP_MAP };
+
 /* One `add` operation. */
 typedef struct patch_op {
 	char *path; /* escaped JSON pointer */
 	size_t path_len;
-	json_t *value; /* a reference; NULL once the op is dropped */
+	json_t *value; /* OP_JSON: a reference */
+	/* OP_STR: the string. OP_MAP: {t1: {t2: ... {pairs}}} with the escaped tokens "/t1/t2"
+	 * (no '~' in them) in str, "" for the map itself. */
+	char *str;
+	size_t str_len;
+	str_pair *pairs; /* OP_MAP, in the order they were set */
+	size_t n_pairs, cap_pairs;
+	unsigned char kind;
+	unsigned char live;  /* 0 once the op is dropped */
+	unsigned char plain; /* path, and str and pairs, need no JSON escape */
 } patch_op;
 
 #define NO_OP SIZE_MAX
@@ -86,14 +107,31 @@ int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err)
 	wmap_patch *p = calloc(1, sizeof(*p));
 	if (!p)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	p->doc = doc;
-	p->appends = json_object();
-	if (!p->appends) {
-		wmap_patch_free(p);
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	}
+	p->doc = doc; /* appends is made on the first append */
 	*out = p;
 	return 0;
+}
+
+/* The text of an op's value (OP_STR, OP_MAP) is given back. */
+static void lazy_release(patch_op *o)
+{
+	wmap_arena_release(o->str);
+	for (size_t i = 0; i < o->n_pairs; i++)
+		wmap_arena_release(o->pairs[i].key); /* the value is in the same block */
+	wmap_arena_release(o->pairs);
+	o->str = NULL;
+	o->str_len = 0;
+	o->pairs = NULL;
+	o->n_pairs = o->cap_pairs = 0;
+}
+
+/* The op's value goes (it is about to get another, or the op is dropped). */
+static void op_clear_value(patch_op *o)
+{
+	json_decref(o->value);
+	o->value = NULL;
+	lazy_release(o);
+	o->kind = OP_JSON;
 }
 
 void wmap_patch_free(wmap_patch *p)
@@ -102,10 +140,10 @@ void wmap_patch_free(wmap_patch *p)
 		return;
 	for (size_t i = 0; i < p->n_ops; i++) {
 		wmap_arena_release(p->ops[i].path);
-		json_decref(p->ops[i].value);
+		op_clear_value(&p->ops[i]);
 	}
-	free(p->ops);
-	free(p->slots);
+	wmap_arena_release(p->ops);
+	wmap_arena_release(p->slots);
 	json_decref(p->appends);
 	json_decref(p->ops_json);
 	wmap_arena_release(p->last_ptr);
@@ -155,7 +193,7 @@ static patch_op *owner_hashed(const wmap_patch *p, const char *path, size_t n, u
 		if (sl->op == NO_OP)
 			return NULL;
 		patch_op *o = &p->ops[sl->op];
-		if (sl->hash == h && o->value && o->path_len == n && memcmp(o->path, path, n) == 0)
+		if (sl->hash == h && o->live && o->path_len == n && memcmp(o->path, path, n) == 0)
 			return o;
 	}
 }
@@ -179,7 +217,7 @@ static int own(wmap_patch *p, size_t op_index, uint64_t h)
 {
 	if ((p->n_used + 1) * 2 > p->n_slots) {
 		size_t n = p->n_slots ? p->n_slots * 2 : 64;
-		slot *ns = malloc(n * sizeof(*ns));
+		slot *ns = wmap_arena_alloc(n * sizeof(*ns));
 		if (!ns)
 			return -1;
 		for (size_t i = 0; i < n; i++)
@@ -187,12 +225,12 @@ static int own(wmap_patch *p, size_t op_index, uint64_t h)
 		size_t used = 0;
 		for (size_t i = 0; i < p->n_slots; i++) {
 			const slot *sl = &p->slots[i];
-			if (sl->op != NO_OP && p->ops[sl->op].value) { /* dropped ops go */
+			if (sl->op != NO_OP && p->ops[sl->op].live) { /* dropped ops go */
 				slot_put(ns, n, sl->hash, sl->op);
 				used++;
 			}
 		}
-		free(p->slots);
+		wmap_arena_release(p->slots);
 		p->slots = ns;
 		p->n_slots = n;
 		p->n_used = used;
@@ -203,7 +241,7 @@ static int own(wmap_patch *p, size_t op_index, uint64_t h)
 	for (size_t i = h & mask; p->slots[i].op != NO_OP; i = (i + 1) & mask) {
 		slot *sl = &p->slots[i];
 		const patch_op *x = &p->ops[sl->op];
-		if (sl->hash == h && x->value && x->path_len == o->path_len &&
+		if (sl->hash == h && x->live && x->path_len == o->path_len &&
 		    memcmp(x->path, o->path, o->path_len) == 0) {
 			sl->op = op_index;
 			return 0;
@@ -221,12 +259,57 @@ static void ops_changed(wmap_patch *p)
 	p->ops_json = NULL;
 }
 
-static json_t *op_json(const patch_op *o)
+/* The value of o as jansson, made from its text on first use (then kept: o becomes OP_JSON);
+ * NULL when memory runs out (o is left as it was). */
+static json_t *op_value(patch_op *o)
 {
-	json_t *j = json_object();
-	if (!j || json_object_set_new_nocheck(j, "op", json_string_nocheck("add")) ||
+	if (o->kind == OP_JSON)
+		return o->value;
+	json_t *v;
+	if (o->kind == OP_STR) {
+		v = json_stringn_nocheck(o->str, o->str_len);
+	} else {
+		v = json_object();
+		for (size_t i = 0; v && i < o->n_pairs; i++) {
+			const str_pair *e = &o->pairs[i];
+			json_t *sv = json_stringn_nocheck(e->value, e->value_len);
+			if (!sv || json_object_setn_new_nocheck(v, e->key, e->key_len, sv) != 0) {
+				json_decref(v);
+				v = NULL;
+			}
+		}
+		/* Wrapped from the innermost token outwards (they hold no '~': as they are). */
+		for (size_t len = o->str_len; v && len > 0;) {
+			size_t start = len;
+			while (start > 0 && o->str[start - 1] != '/')
+				start--;
+			json_t *wrap = json_object();
+			if (!wrap) {
+				json_decref(v);
+				v = NULL;
+			} else if (json_object_setn_new_nocheck(wrap, o->str + start, len - start, v) != 0) {
+				json_decref(wrap); /* v went with the failed set */
+				v = NULL;
+			} else {
+				v = wrap;
+			}
+			len = start ? start - 1 : 0;
+		}
+	}
+	if (!v)
+		return NULL;
+	lazy_release(o);
+	o->kind = OP_JSON;
+	o->value = v;
+	return v;
+}
+
+static json_t *op_json(patch_op *o)
+{
+	json_t *j = json_object(), *v = op_value(o);
+	if (!j || !v || json_object_set_new_nocheck(j, "op", json_string_nocheck("add")) ||
 	    json_object_set_new_nocheck(j, "path", json_stringn_nocheck(o->path, o->path_len)) ||
-	    json_object_set_nocheck(j, "value", o->value)) {
+	    json_object_set_nocheck(j, "value", v)) {
 		json_decref(j);
 		return NULL;
 	}
@@ -239,7 +322,7 @@ const json_t *wmap_patch_ops(wmap_patch *p)
 		return p->ops_json;
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < p->n_ops; i++) {
-		if (p->ops[i].value && json_array_append_new(arr, op_json(&p->ops[i])) != 0) {
+		if (p->ops[i].live && json_array_append_new(arr, op_json(&p->ops[i])) != 0) {
 			json_decref(arr);
 			arr = NULL;
 		}
@@ -258,26 +341,92 @@ size_t wmap_patch_len(const wmap_patch *p)
 	return p->n_live;
 }
 
+/* A string of the builder's, quoted: as it is when known plain (no escape, no UTF-8 to
+ * check), else through the JSON writer. */
+static void dump_string(wmap_json_writer *w, const char *s, size_t n, int plain)
+{
+	if (!plain) {
+		wmap_json_write_string(w, s, n);
+		return;
+	}
+	wmap_buf *b = &w->buf;
+	if (n + 2 < b->alloc - b->len) {
+		char *d = b->data + b->len;
+		d[0] = '"';
+		memcpy(d + 1, s, n);
+		d[n + 1] = '"';
+		b->len += n + 2;
+		return;
+	}
+	wmap_buf_addc(b, '"');
+	wmap_buf_add(b, s, n);
+	wmap_buf_addc(b, '"');
+}
+
+/* The text of an OP_MAP value: {"t1":{"t2":{"k":"v",...}}} (every part plain). */
+static void dump_map(wmap_json_writer *w, const patch_op *o)
+{
+	wmap_buf *b = &w->buf;
+	size_t depth = 0;
+	for (size_t pos = 0; pos < o->str_len; depth++) {
+		const char *end = memchr(o->str + pos + 1, '/', o->str_len - pos - 1);
+		size_t stop = end ? (size_t)(end - o->str) : o->str_len;
+		wmap_buf_addc(b, '{');
+		dump_string(w, o->str + pos + 1, stop - pos - 1, 1);
+		wmap_buf_addc(b, ':');
+		pos = stop;
+	}
+	wmap_buf_addc(b, '{');
+	for (size_t i = 0; i < o->n_pairs; i++) {
+		if (i)
+			wmap_buf_addc(b, ',');
+		dump_string(w, o->pairs[i].key, o->pairs[i].key_len, 1);
+		wmap_buf_addc(b, ':');
+		dump_string(w, o->pairs[i].value, o->pairs[i].value_len, 1);
+	}
+	for (size_t i = 0; i <= depth; i++)
+		wmap_buf_addc(b, '}');
+}
+
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
 {
 	static const char head[] = "{\"op\":\"add\",\"path\":", mid[] = ",\"value\":";
 	wmap_json_writer w = WMAP_JSON_WRITER_INIT;
-	int first = 1;
-	wmap_json_write_raw(&w, "[", 1);
+	/* One allocation: the text's size, near enough (a JSON value is guessed at). */
+	size_t size = 3;
 	for (size_t i = 0; i < p->n_ops; i++) {
 		const patch_op *o = &p->ops[i];
-		if (!o->value)
+		size += sizeof(head) + sizeof(mid) + o->path_len + 8;
+		if (o->kind == OP_JSON)
+			size += 64;
+		else
+			size += 2 * o->str_len + 8;
+		for (size_t k = 0; k < o->n_pairs; k++)
+			size += o->pairs[k].key_len + o->pairs[k].value_len + 6;
+	}
+	if (size > w.buf.first)
+		w.buf.first = size;
+	int first = 1;
+	wmap_buf_addc(&w.buf, '[');
+	for (size_t i = 0; i < p->n_ops; i++) {
+		const patch_op *o = &p->ops[i];
+		if (!o->live)
 			continue;
 		if (!first)
-			wmap_json_write_raw(&w, ",", 1);
+			wmap_buf_addc(&w.buf, ',');
 		first = 0;
-		wmap_json_write_raw(&w, head, sizeof(head) - 1);
-		wmap_json_write_string(&w, o->path, o->path_len);
-		wmap_json_write_raw(&w, mid, sizeof(mid) - 1);
-		wmap_json_write_value(&w, o->value);
-		wmap_json_write_raw(&w, "}", 1);
+		wmap_buf_add(&w.buf, head, sizeof(head) - 1);
+		dump_string(&w, o->path, o->path_len, o->plain);
+		wmap_buf_add(&w.buf, mid, sizeof(mid) - 1);
+		if (o->kind == OP_STR)
+			dump_string(&w, o->str, o->str_len, 1);
+		else if (o->kind == OP_MAP)
+			dump_map(&w, o);
+		else
+			wmap_json_write_value(&w, o->value);
+		wmap_buf_addc(&w.buf, '}');
 	}
-	wmap_json_write_raw(&w, "]", 1);
+	wmap_buf_addc(&w.buf, ']');
 	*out = wmap_json_writer_finish(&w, out_len);
 	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }
@@ -296,9 +445,13 @@ static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
 		if (!w.in_patch) {
 			/* An op that owns the whole value at this prefix shadows the document. */
 			w.hash = hash_more(w.hash, ptr + pos, stop - pos);
-			const patch_op *o = owner_hashed(p, ptr, stop, w.hash);
+			patch_op *o = (patch_op *)owner_hashed(p, ptr, stop, w.hash);
 			if (o) {
-				next = o->value;
+				/* a value kept as text is made JSON here (the patch is the same) */
+				if (!(next = op_value(o))) {
+					w.rc = WMAP_ENOMEM;
+					return w;
+				}
 				from_op = 1;
 			}
 		}
@@ -416,40 +569,80 @@ static int set_key(json_t *obj, const char *key, json_t *value)
 	return json_object_set_new(obj, key, value);
 }
 
-/* Appends `add` path value; takes path (malloc'ed or wmap_arena_alloc'ed) and value, also on failure. With
- * own_path, the op owns the whole value at path (later walks go through it). */
-static int add_op_hashed(wmap_patch *p, char *path, size_t path_len, uint64_t hash,
-			 json_t *value, int own_path, wmap_error *err)
+#define ONES 0x0101010101010101u
+#define HIGH 0x8080808080808080u
+
+/* 1 when s[0..n) is ASCII with no byte JSON must escape (controls, '"', '\\'): written as
+ * it is. Eight bytes at a time. */
+static int plain_ascii(const char *s, size_t n)
 {
+	uint64_t w, bad = 0;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+		bad |= w | ((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b);
+	}
+	for (; n; s++, n--) {
+		unsigned char c = (unsigned char)*s;
+		bad |= (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) ? HIGH : 0;
+	}
+	return !(bad & HIGH);
+}
+
+/* Appends a live op at path (taken: malloc'ed or wmap_arena_alloc'ed, also on failure) with
+ * no value yet into *out; WMAP_EINVAL when path is not UTF-8, WMAP_ENOMEM. */
+static int push_op(wmap_patch *p, char *path, size_t path_len, patch_op **out, wmap_error *err)
+{
+	*out = NULL;
+	int plain = plain_ascii(path, path_len);
 	/* A path that is not plain ASCII may come from a command line: it must be UTF-8, or
 	 * the patch would not be JSON. */
-	if (!is_ascii(path, path_len)) {
+	if (!plain && !is_ascii(path, path_len)) {
 		json_t *check = json_string(path);
 		if (!check) {
-			int rc = wmap_error_set(err, WMAP_EINVAL, "JSON pointer is not valid UTF-8");
 			wmap_arena_release(path);
-			json_decref(value);
-			return rc;
+			return wmap_error_set(err, WMAP_EINVAL, "JSON pointer is not valid UTF-8");
 		}
 		json_decref(check);
 	}
 	if (p->n_ops == p->cap_ops) {
 		size_t cap = p->cap_ops ? p->cap_ops * 2 : 16;
-		patch_op *v = realloc(p->ops, cap * sizeof(*v));
+		patch_op *v = wmap_arena_alloc(cap * sizeof(*v));
 		if (!v) {
 			wmap_arena_release(path);
-			json_decref(value);
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		}
+		if (p->n_ops)
+			memcpy(v, p->ops, p->n_ops * sizeof(*v));
+		wmap_arena_release(p->ops);
 		p->ops = v;
 		p->cap_ops = cap;
 	}
 	patch_op *o = &p->ops[p->n_ops++];
+	memset(o, 0, sizeof(*o));
 	o->path = path;
 	o->path_len = path_len;
-	o->value = value;
+	o->kind = OP_JSON;
+	o->live = 1;
+	o->plain = (unsigned char)plain;
 	p->n_live++;
 	ops_changed(p);
+	*out = o;
+	return 0;
+}
+
+/* Appends `add` path value; takes path (malloc'ed or wmap_arena_alloc'ed) and value, also on failure. With
+ * own_path, the op owns the whole value at path (later walks go through it). */
+static int add_op_hashed(wmap_patch *p, char *path, size_t path_len, uint64_t hash,
+			 json_t *value, int own_path, wmap_error *err)
+{
+	patch_op *o;
+	int rc = push_op(p, path, path_len, &o, err);
+	if (rc) {
+		json_decref(value);
+		return rc;
+	}
+	o->value = value;
 	if (own_path && own(p, p->n_ops - 1, hash) != 0)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	return 0;
@@ -463,8 +656,8 @@ static int add_op(wmap_patch *p, char *path, json_t *value, int own_path, wmap_e
 
 static void drop_op(wmap_patch *p, patch_op *o)
 {
-	json_decref(o->value);
-	o->value = NULL;
+	op_clear_value(o);
+	o->live = 0;
 	p->n_live--;
 	ops_changed(p);
 }
@@ -534,8 +727,11 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 			/* The walk hashed parent: full is one token more. */
 			full_len = parent_len + strlen(full + parent_len);
 			full_hash = hash_more(w.hash, full + parent_len, full_len - parent_len);
-			if ((o = owner_hashed(p, full, full_len, full_hash)))
-				existing = o->value;
+			if ((o = (patch_op *)owner_hashed(p, full, full_len, full_hash)) &&
+			    !(existing = op_value(o))) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				goto done;
+			}
 		}
 		/* An equal value is already in force, null included: no operation. */
 		if (existing && (json_equal(existing, value) ||
@@ -554,7 +750,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 				 * no-op, so a second pass stays empty. */
 				drop_op(p, o);
 			} else {
-				json_decref(o->value);
+				op_clear_value(o);
 				o->value = value;
 				value = NULL;
 				ops_changed(p);
@@ -607,6 +803,253 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 done:
 	json_decref(value);
 	wmap_arena_release(full);
+	return rc;
+}
+
+/* ---- string members, kept as text --------------------------------------------------- */
+
+/* v is the string s[0..n). */
+static int str_equal(const json_t *v, const char *s, size_t n)
+{
+	return json_is_string(v) && json_string_length(v) == n &&
+	       memcmp(json_string_value(v), s, n) == 0;
+}
+
+/* parent + "/" + key escaped as a pointer token, in review memory; NULL out of memory. */
+static char *join_key(const char *parent, size_t pn, const char *key, size_t kn, size_t *len)
+{
+	char *d = wmap_arena_alloc(pn + 2 * kn + 2);
+	if (!d)
+		return NULL;
+	memcpy(d, parent, pn);
+	size_t j = pn;
+	d[j++] = '/';
+	for (size_t i = 0; i < kn; i++) {
+		char c = key[i];
+		if (c == '~' || c == '/') {
+			d[j++] = '~';
+			d[j++] = c == '~' ? '0' : '1';
+		} else {
+			d[j++] = c;
+		}
+	}
+	d[j] = '\0';
+	*len = j;
+	return d;
+}
+
+/* o's value becomes the string s[0..n) (copied); -1 out of memory (o unchanged). */
+static int op_set_str(patch_op *o, const char *s, size_t n)
+{
+	char *c = pdup(s, n);
+	if (!c)
+		return -1;
+	op_clear_value(o);
+	o->kind = OP_STR;
+	o->str = c;
+	o->str_len = n;
+	return 0;
+}
+
+/* Sets key of o's map (OP_MAP) to value under mode, as wmap_patch_set into the object it
+ * stands for would; 1 when it changed, 0 when not, -1 out of memory. */
+static int map_set(patch_op *o, const char *key, size_t kn, const char *value, size_t vn,
+		   wmap_patch_mode mode)
+{
+	str_pair *e = NULL;
+	for (size_t i = 0; i < o->n_pairs && !e; i++) {
+		if (o->pairs[i].key_len == kn && memcmp(o->pairs[i].key, key, kn) == 0)
+			e = &o->pairs[i];
+	}
+	if (e && (mode == WMAP_PATCH_DEFAULT ||
+		  (e->value_len == vn && memcmp(e->value, value, vn) == 0)))
+		return 0;
+	char *block = wmap_arena_alloc(kn + vn + 2);
+	if (!block)
+		return -1;
+	memcpy(block, key, kn);
+	block[kn] = '\0';
+	memcpy(block + kn + 1, value, vn);
+	block[kn + 1 + vn] = '\0';
+	if (e) { /* the key keeps its place, as in a jansson object */
+		wmap_arena_release(e->key);
+	} else {
+		if (o->n_pairs == o->cap_pairs) {
+			size_t cap = o->cap_pairs ? o->cap_pairs * 2 : 8;
+			str_pair *v = wmap_arena_alloc(cap * sizeof(*v));
+			if (!v) {
+				wmap_arena_release(block);
+				return -1;
+			}
+			if (o->n_pairs)
+				memcpy(v, o->pairs, o->n_pairs * sizeof(*v));
+			wmap_arena_release(o->pairs);
+			o->pairs = v;
+			o->cap_pairs = cap;
+		}
+		e = &o->pairs[o->n_pairs++];
+	}
+	*e = (str_pair){ block, block + kn + 1, kn, vn };
+	return 1;
+}
+
+/* One member by the general path (a jansson string): anything not plain ASCII. */
+static int set_str_json(wmap_patch *p, const char *parent, wmap_patch_str *e, wmap_error *err)
+{
+	return wmap_patch_set(p, parent, e->key, json_string(e->value), e->mode, &e->changed, err);
+}
+
+int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, size_t n,
+			wmap_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		m[i].changed = 0;
+	if (n == 0)
+		return 0;
+	size_t parent_len = strlen(parent);
+	int parent_plain = plain_ascii(parent, parent_len);
+	walk w = walk_cached(p, parent);
+	patch_op *made = NULL; /* the map this call created for a missing container */
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		wmap_patch_str *e = &m[i];
+		size_t kn = strlen(e->key), vn = strlen(e->value);
+		if (!parent_plain || !plain_ascii(e->key, kn) || !plain_ascii(e->value, vn)) {
+			if ((rc = set_str_json(p, parent, e, err)) == 0) {
+				made = NULL; /* a walk through it made it JSON */
+				w = walk_cached(p, parent);
+			}
+			continue;
+		}
+		if (made) {
+			int r = map_set(made, e->key, kn, e->value, vn, e->mode);
+			if (r < 0)
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			e->changed = r > 0;
+			if (r > 0)
+				ops_changed(p);
+			continue;
+		}
+		if (w.rc) {
+			rc = w.rc == WMAP_ENOMEM
+				     ? wmap_error_set(err, w.rc, "out of memory")
+				     : wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", parent);
+			continue;
+		}
+		if (w.found) {
+			if (!json_is_object(w.value)) {
+				rc = wmap_error_set(err, WMAP_EEVAL, "%s is not an object", parent);
+				continue;
+			}
+			json_t *orig = json_object_get(w.value, e->key);
+			if (w.in_patch) {
+				if (orig && (str_equal(orig, e->value, vn) ||
+					     (!json_is_null(orig) && e->mode == WMAP_PATCH_DEFAULT)))
+					continue;
+				e->changed = 1;
+				ops_changed(p); /* an op's value changes in place */
+				json_t *sv = json_stringn_nocheck(e->value, vn);
+				if (!sv || json_object_setn_new_nocheck(w.value, e->key, kn, sv) != 0)
+					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				continue;
+			}
+			size_t full_len;
+			char *full = join_key(parent, parent_len, e->key, kn, &full_len);
+			if (!full) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				continue;
+			}
+			/* The walk hashed parent: full is one token more. */
+			uint64_t h = hash_more(w.hash, full + parent_len, full_len - parent_len);
+			patch_op *o = (patch_op *)owner_hashed(p, full, full_len, h);
+			int has = o || orig, same = 0, null = 0;
+			if (o && o->kind == OP_STR) {
+				same = o->str_len == vn && memcmp(o->str, e->value, vn) == 0;
+			} else if (o) {
+				const json_t *x = op_value(o);
+				if (!x) {
+					wmap_arena_release(full);
+					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+					continue;
+				}
+				same = str_equal(x, e->value, vn);
+				null = json_is_null(x);
+			} else if (orig) {
+				same = str_equal(orig, e->value, vn);
+				null = json_is_null(orig);
+			}
+			/* An equal value is already in force, null included: no operation. */
+			if (has && (same || (!null && e->mode == WMAP_PATCH_DEFAULT))) {
+				wmap_arena_release(full);
+				continue;
+			}
+			e->changed = 1;
+			if (o) {
+				wmap_arena_release(full);
+				if (orig && str_equal(orig, e->value, vn))
+					drop_op(p, o); /* back to what the document holds */
+				else if (op_set_str(o, e->value, vn) != 0)
+					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				else
+					ops_changed(p);
+				continue;
+			}
+			/* `add` on an existing member replaces it; on a new one it creates it. */
+			if ((rc = push_op(p, full, full_len, &o, err)) == 0) {
+				if (op_set_str(o, e->value, vn) != 0 || own(p, p->n_ops - 1, h) != 0)
+					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			}
+			continue;
+		}
+		/* A container on the way is missing: create it whole at the first missing level. */
+		if (!json_is_object(w.value)) {
+			rc = wmap_error_set(err, WMAP_EEVAL, "%.*s is not an object", (int)w.miss,
+					    parent);
+			continue;
+		}
+		const char *tok_start = parent + w.miss + 1;
+		const char *rest = strchr(tok_start, '/');
+		if (!rest)
+			rest = parent + parent_len;
+		if (w.in_patch || memchr(rest, '~', (size_t)(parent + parent_len - rest))) {
+			/* inside an op's value, or tokens to unescape: the general path */
+			if ((rc = set_str_json(p, parent, e, err)) == 0)
+				w = walk_cached(p, parent);
+			continue;
+		}
+		e->changed = 1;
+		/* A container on the way to parent is created past the last token the walk
+		 * found: the walk's result is out of date, the steps before it are not. */
+		p->last_valid = 0;
+		size_t full_len = (size_t)(rest - parent);
+		char *full = pdup(parent, full_len), *text = NULL;
+		patch_op *o = NULL;
+		if (!full || (rc = push_op(p, full, full_len, &o, err)) != 0) {
+			if (!rc)
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			continue;
+		}
+		o->kind = OP_MAP;
+		/* the walk hashed the pointer up to the missing token: full's hash */
+		if (!(text = pdup(rest, (size_t)(parent + parent_len - rest))) ||
+		    (o->str = text, o->str_len = (size_t)(parent + parent_len - rest),
+		     map_set(o, e->key, kn, e->value, vn, e->mode) < 0) ||
+		    own(p, p->n_ops - 1, w.hash) != 0) {
+			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			continue;
+		}
+		made = o;
+	}
+	return rc;
+}
+
+int wmap_patch_set_str(wmap_patch *p, const char *parent, const char *key, const char *value,
+		       wmap_patch_mode mode, int *changed, wmap_error *err)
+{
+	wmap_patch_str e = { key, value, mode, 0 };
+	int rc = wmap_patch_set_strs(p, parent, &e, 1, err);
+	if (changed)
+		*changed = e.changed;
 	return rc;
 }
 
@@ -795,6 +1238,8 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	}
 	if (!pending) {
 		pending = json_array();
+		if (!p->appends && !(p->appends = json_object()))
+			json_decref(pending), pending = NULL;
 		if (!pending || json_object_set_new(p->appends, pointer, pending) != 0) {
 			json_decref(value);
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
