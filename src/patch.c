@@ -83,6 +83,7 @@ struct wmap_patch {
 	/* The last successful walk: callers set several keys of one map in a row (a
 	 * template's labels), and each walk is one lookup per token of an 8-token pointer. */
 	char *last_ptr;
+	size_t last_len;
 	walk last;
 	int last_valid; /* 0: only the steps below are (a container past them was created) */
 	/* The state after each token of that walk (up to WALK_STEPS): the next walk resumes
@@ -501,7 +502,9 @@ static void forget_walk(wmap_patch *p)
  * pointer that shares leading tokens with the remembered one resumes after them. */
 static walk walk_cached(wmap_patch *p, const char *pointer)
 {
-	if (p->last_ptr && p->last_valid && strcmp(p->last_ptr, pointer) == 0)
+	size_t len = strlen(pointer);
+	if (p->last_ptr && p->last_valid && p->last_len == len &&
+	    memcmp(p->last_ptr, pointer, len) == 0)
 		return p->last;
 	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
 	if (*pointer && *pointer != '/') {
@@ -513,7 +516,15 @@ static walk walk_cached(wmap_patch *p, const char *pointer)
 	size_t n_rec = 0, pos = 0;
 	if (p->last_ptr) {
 		size_t common = 0;
-		while (p->last_ptr[common] && p->last_ptr[common] == pointer[common])
+		size_t most = len < p->last_len ? len : p->last_len;
+		uint64_t a, b;
+		for (; common + 8 <= most; common += 8) { /* eight bytes at a time */
+			memcpy(&a, p->last_ptr + common, 8);
+			memcpy(&b, pointer + common, 8);
+			if (a != b)
+				break;
+		}
+		while (common < most && p->last_ptr[common] == pointer[common])
 			common++;
 		/* The deepest remembered token that ends where pointer's does too. */
 		for (size_t i = p->n_steps; i-- > 0;) {
@@ -531,7 +542,8 @@ static walk walk_cached(wmap_patch *p, const char *pointer)
 	}
 	forget_walk(p);
 	w = walk_from(p, pointer, pos, w, rec, &n_rec);
-	if (w.rc == 0 && (p->last_ptr = pdup(pointer, strlen(pointer))) != NULL) { /* no memory: no shortcut */
+	if (w.rc == 0 && (p->last_ptr = pdup(pointer, len)) != NULL) { /* no memory: no shortcut */
+		p->last_len = len;
 		p->last = w;
 		p->last_valid = 1;
 		memcpy(p->steps, rec, n_rec * sizeof(rec[0]));
@@ -914,7 +926,8 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		wmap_patch_str *e = &m[i];
 		size_t kn = strlen(e->key), vn = strlen(e->value);
-		if (!parent_plain || !plain_ascii(e->key, kn) || !plain_ascii(e->value, vn)) {
+		if (!parent_plain ||
+		    (!e->known_plain && (!plain_ascii(e->key, kn) || !plain_ascii(e->value, vn)))) {
 			if ((rc = set_str_json(p, parent, e, err)) == 0) {
 				made = NULL; /* a walk through it made it JSON */
 				w = walk_cached(p, parent);
@@ -1046,7 +1059,7 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 int wmap_patch_set_str(wmap_patch *p, const char *parent, const char *key, const char *value,
 		       wmap_patch_mode mode, int *changed, wmap_error *err)
 {
-	wmap_patch_str e = { key, value, mode, 0 };
+	wmap_patch_str e = { key, value, mode, 0, 0 };
 	int rc = wmap_patch_set_strs(p, parent, &e, 1, err);
 	if (changed)
 		*changed = e.changed;
@@ -1364,9 +1377,29 @@ int wmap_patch_apply(json_t **doc, const json_t *ops, wmap_error *err)
 
 /* ---- label values and keys ---------------------------------------------------------- */
 
+/* ASCII letters and digits (2), and '-', '_', '.' (1): a table, not the locale's isalnum. */
+static const unsigned char label_class[256] = {
+	['-'] = 1, ['_'] = 1, ['.'] = 1,
+	['0'] = 2, ['1'] = 2, ['2'] = 2, ['3'] = 2, ['4'] = 2, ['5'] = 2, ['6'] = 2, ['7'] = 2,
+	['8'] = 2, ['9'] = 2,
+	['A'] = 2, ['B'] = 2, ['C'] = 2, ['D'] = 2, ['E'] = 2, ['F'] = 2, ['G'] = 2, ['H'] = 2,
+	['I'] = 2, ['J'] = 2, ['K'] = 2, ['L'] = 2, ['M'] = 2, ['N'] = 2, ['O'] = 2, ['P'] = 2,
+	['Q'] = 2, ['R'] = 2, ['S'] = 2, ['T'] = 2, ['U'] = 2, ['V'] = 2, ['W'] = 2, ['X'] = 2,
+	['Y'] = 2, ['Z'] = 2,
+	['a'] = 2, ['b'] = 2, ['c'] = 2, ['d'] = 2, ['e'] = 2, ['f'] = 2, ['g'] = 2, ['h'] = 2,
+	['i'] = 2, ['j'] = 2, ['k'] = 2, ['l'] = 2, ['m'] = 2, ['n'] = 2, ['o'] = 2, ['p'] = 2,
+	['q'] = 2, ['r'] = 2, ['s'] = 2, ['t'] = 2, ['u'] = 2, ['v'] = 2, ['w'] = 2, ['x'] = 2,
+	['y'] = 2, ['z'] = 2,
+};
+
 static int is_label_char(int c)
 {
-	return isalnum(c) || c == '-' || c == '_' || c == '.';
+	return label_class[(unsigned char)c] != 0;
+}
+
+static int is_alnum(int c)
+{
+	return label_class[(unsigned char)c] == 2;
 }
 
 int wmap_label_value_valid(const char *v)
@@ -1374,10 +1407,10 @@ int wmap_label_value_valid(const char *v)
 	size_t n = strlen(v);
 	if (n == 0)
 		return 1;
-	if (n > 63 || !isalnum((unsigned char)v[0]) || !isalnum((unsigned char)v[n - 1]))
+	if (n > 63 || !is_alnum(v[0]) || !is_alnum(v[n - 1]))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!is_label_char((unsigned char)v[i]) || (unsigned char)v[i] > 127)
+		if (!label_class[(unsigned char)v[i]])
 			return 0;
 	}
 	return 1;
@@ -1402,12 +1435,12 @@ void wmap_label_value(char *buf, size_t len, const char *value)
 	char clean[64];
 	size_t n = 0;
 	for (const unsigned char *s = (const unsigned char *)value; *s && n < 54; s++) {
-		int c = (*s < 128 && is_label_char(*s)) ? *s : '-';
-		if (n == 0 && !isalnum(c))
+		int c = is_label_char(*s) ? *s : '-';
+		if (n == 0 && !is_alnum(c))
 			continue;
 		clean[n++] = (char)c;
 	}
-	while (n > 0 && !isalnum((unsigned char)clean[n - 1]))
+	while (n > 0 && !is_alnum(clean[n - 1]))
 		n--;
 	clean[n] = '\0';
 	if (n)

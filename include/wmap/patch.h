@@ -52,6 +52,9 @@ typedef struct wmap_patch_str {
 	const char *key, *value;
 	wmap_patch_mode mode;
 	int changed; /* set by the call: 1 when this member grew or changed the patch */
+	/* 1 when the caller knows key and value to be ASCII letters, digits and "-_./" only
+	 * (a constant key, a value from wmap_label_value): not scanned again */
+	int known_plain;
 } wmap_patch_str;
 
 /* Sets the n string members m of the map at parent, in order: the patch of n
