@@ -31,6 +31,7 @@ typedef struct walk {
 	json_t *value; /* found: the value; else the deepest existing ancestor */
 	size_t miss;   /* !found: offset in the pointer of the first missing token's '/' */
 	uint64_t hash; /* found and !in_patch: path_hash of the pointer */
+	size_t depth;  /* the tokens hashed (found: the pointer's; else up to the missing one) */
 } walk;
 
 /* A string member of a map the builder made (wmap_patch_set_str): key and value are copies
@@ -78,6 +79,9 @@ struct wmap_patch {
 	size_t n_ops, cap_ops, n_live;
 	slot *slots; /* path -> the op that owns the whole value at that path */
 	size_t n_slots, n_used;
+	/* Bit d (63: 63 or more) when an owning op's path has d tokens: a walk looks up only
+	 * the prefixes that may have one (a template's labels are 8 tokens, its ops 9). */
+	uint64_t owned_depths;
 	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
 	json_t *ops_json; /* wmap_patch_ops' array, built on demand, dropped on change */
 	/* The last successful walk: callers set several keys of one map in a row (a
@@ -213,9 +217,24 @@ static void slot_put(slot *slots, size_t n_slots, uint64_t h, size_t op_index)
 	slots[i].op = op_index;
 }
 
-/* Makes ops[op_index] the owner of its path; -1 on ENOMEM. */
-static int own(wmap_patch *p, size_t op_index, uint64_t h)
+static uint64_t depth_bit(size_t depth)
 {
+	return (uint64_t)1 << (depth < 63 ? depth : 63);
+}
+
+/* The tokens of a pointer. */
+static size_t depth_of(const char *path, size_t n)
+{
+	size_t d = 0;
+	for (const char *s = path; (s = memchr(s, '/', n - (size_t)(s - path))) != NULL; s++)
+		d++;
+	return d;
+}
+
+/* Makes ops[op_index] (depth tokens) the owner of its path; -1 on ENOMEM. */
+static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
+{
+	p->owned_depths |= depth_bit(depth);
 	if ((p->n_used + 1) * 2 > p->n_slots) {
 		size_t n = p->n_slots ? p->n_slots * 2 : 64;
 		slot *ns = wmap_arena_alloc(n * sizeof(*ns));
@@ -438,15 +457,20 @@ static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
 		      struct step *rec, size_t *n_rec)
 {
 	size_t len = pos + strlen(ptr + pos);
+	/* the recorded steps are the walk's tokens from the root on */
+	w.depth = rec ? *n_rec : 0;
 	while (pos < len) {
 		const char *end = memchr(ptr + pos + 1, '/', len - pos - 1);
 		size_t stop = end ? (size_t)(end - ptr) : len;
 		json_t *next = NULL;
 		int from_op = 0;
+		w.depth++;
 		if (!w.in_patch) {
 			/* An op that owns the whole value at this prefix shadows the document. */
 			w.hash = hash_more(w.hash, ptr + pos, stop - pos);
-			patch_op *o = (patch_op *)owner_hashed(p, ptr, stop, w.hash);
+			patch_op *o = (p->owned_depths & depth_bit(w.depth))
+					      ? (patch_op *)owner_hashed(p, ptr, stop, w.hash)
+					      : NULL;
 			if (o) {
 				/* a value kept as text is made JSON here (the patch is the same) */
 				if (!(next = op_value(o))) {
@@ -481,7 +505,7 @@ static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
 
 static walk walk_pointer(const wmap_patch *p, const char *pointer)
 {
-	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START, 0 };
 	if (*pointer && *pointer != '/') {
 		w.rc = WMAP_EINVAL;
 		return w;
@@ -506,7 +530,7 @@ static walk walk_cached(wmap_patch *p, const char *pointer)
 	if (p->last_ptr && p->last_valid && p->last_len == len &&
 	    memcmp(p->last_ptr, pointer, len) == 0)
 		return p->last;
-	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START, 0 };
 	if (*pointer && *pointer != '/') {
 		w.rc = WMAP_EINVAL;
 		forget_walk(p);
@@ -603,10 +627,10 @@ static int plain_ascii(const char *s, size_t n)
 
 /* Appends a live op at path (taken: malloc'ed or wmap_arena_alloc'ed, also on failure) with
  * no value yet into *out; WMAP_EINVAL when path is not UTF-8, WMAP_ENOMEM. */
-static int push_op(wmap_patch *p, char *path, size_t path_len, patch_op **out, wmap_error *err)
+static int push_op_known(wmap_patch *p, char *path, size_t path_len, int plain,
+			 patch_op **out, wmap_error *err)
 {
 	*out = NULL;
-	int plain = plain_ascii(path, path_len);
 	/* A path that is not plain ASCII may come from a command line: it must be UTF-8, or
 	 * the patch would not be JSON. */
 	if (!plain && !is_ascii(path, path_len)) {
@@ -643,6 +667,11 @@ static int push_op(wmap_patch *p, char *path, size_t path_len, patch_op **out, w
 	return 0;
 }
 
+static int push_op(wmap_patch *p, char *path, size_t path_len, patch_op **out, wmap_error *err)
+{
+	return push_op_known(p, path, path_len, plain_ascii(path, path_len), out, err);
+}
+
 /* Appends `add` path value; takes path (malloc'ed or wmap_arena_alloc'ed) and value, also on failure. With
  * own_path, the op owns the whole value at path (later walks go through it). */
 static int add_op_hashed(wmap_patch *p, char *path, size_t path_len, uint64_t hash,
@@ -655,7 +684,7 @@ static int add_op_hashed(wmap_patch *p, char *path, size_t path_len, uint64_t ha
 		return rc;
 	}
 	o->value = value;
-	if (own_path && own(p, p->n_ops - 1, hash) != 0)
+	if (own_path && own(p, p->n_ops - 1, hash, depth_of(path, path_len)) != 0)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	return 0;
 }
@@ -739,7 +768,8 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 			/* The walk hashed parent: full is one token more. */
 			full_len = parent_len + strlen(full + parent_len);
 			full_hash = hash_more(w.hash, full + parent_len, full_len - parent_len);
-			if ((o = (patch_op *)owner_hashed(p, full, full_len, full_hash)) &&
+			if ((p->owned_depths & depth_bit(w.depth + 1)) &&
+			    (o = (patch_op *)owner_hashed(p, full, full_len, full_hash)) &&
 			    !(existing = op_value(o))) {
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				goto done;
@@ -856,7 +886,8 @@ static int op_set_str(patch_op *o, const char *s, size_t n)
 	char *c = pdup(s, n);
 	if (!c)
 		return -1;
-	op_clear_value(o);
+	if (o->value || o->str || o->pairs)
+		op_clear_value(o);
 	o->kind = OP_STR;
 	o->str = c;
 	o->str_len = n;
@@ -954,7 +985,7 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 				rc = wmap_error_set(err, WMAP_EEVAL, "%s is not an object", parent);
 				continue;
 			}
-			json_t *orig = json_object_get(w.value, e->key);
+			json_t *orig = json_object_getn(w.value, e->key, kn);
 			if (w.in_patch) {
 				if (orig && (str_equal(orig, e->value, vn) ||
 					     (!json_is_null(orig) && e->mode == WMAP_PATCH_DEFAULT)))
@@ -974,7 +1005,9 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 			}
 			/* The walk hashed parent: full is one token more. */
 			uint64_t h = hash_more(w.hash, full + parent_len, full_len - parent_len);
-			patch_op *o = (patch_op *)owner_hashed(p, full, full_len, h);
+			patch_op *o = (p->owned_depths & depth_bit(w.depth + 1))
+					      ? (patch_op *)owner_hashed(p, full, full_len, h)
+					      : NULL;
 			int has = o || orig, same = 0, null = 0;
 			if (o && o->kind == OP_STR) {
 				same = o->str_len == vn && memcmp(o->str, e->value, vn) == 0;
@@ -1008,8 +1041,10 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 				continue;
 			}
 			/* `add` on an existing member replaces it; on a new one it creates it. */
-			if ((rc = push_op(p, full, full_len, &o, err)) == 0) {
-				if (op_set_str(o, e->value, vn) != 0 || own(p, p->n_ops - 1, h) != 0)
+			/* parent, key and value are plain here: so is full */
+			if ((rc = push_op_known(p, full, full_len, 1, &o, err)) == 0) {
+				if (op_set_str(o, e->value, vn) != 0 ||
+				    own(p, p->n_ops - 1, h, w.depth + 1) != 0)
 					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			}
 			continue;
@@ -1037,7 +1072,7 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 		size_t full_len = (size_t)(rest - parent);
 		char *full = pdup(parent, full_len), *text = NULL;
 		patch_op *o = NULL;
-		if (!full || (rc = push_op(p, full, full_len, &o, err)) != 0) {
+		if (!full || (rc = push_op_known(p, full, full_len, 1, &o, err)) != 0) {
 			if (!rc)
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			continue;
@@ -1047,7 +1082,7 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 		if (!(text = pdup(rest, (size_t)(parent + parent_len - rest))) ||
 		    (o->str = text, o->str_len = (size_t)(parent + parent_len - rest),
 		     map_set(o, e->key, kn, e->value, vn, e->mode) < 0) ||
-		    own(p, p->n_ops - 1, w.hash) != 0) {
+		    own(p, p->n_ops - 1, w.hash, w.depth) != 0) {
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			continue;
 		}
