@@ -577,6 +577,13 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 {
 	target *v = NULL;
 	size_t n = 0, cap = 0;
+	/* one allocation, for every instance with a pod template */
+	for (size_t k = 0; k < w->n_nodes; k++) {
+		for (size_t i = 0; i < w->nodes[k].n_instances; i++)
+			cap += w->nodes[k].instances[i].has_pod != 0;
+	}
+	if (cap && !(v = malloc(cap * sizeof(*v))))
+		return WMAP_ENOMEM;
 	for (size_t k = 0; k < w->n_nodes; k++) {
 		for (size_t i = 0; i < w->nodes[k].n_instances; i++) {
 			target t;
@@ -587,19 +594,13 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 				wmap_pod_target_clear(&t);
 				continue;
 			}
-			target *nv = v;
-			if (ok > 0 && n == cap) { /* doubled, not grown by one */
-				cap = cap ? 2 * cap : 16;
-				nv = realloc(v, cap * sizeof(*nv));
-			}
-			if (ok < 0 || !nv) {
+			if (ok < 0) {
 				wmap_pod_target_clear(&t);
 				for (size_t j = 0; j < n; j++)
 					wmap_pod_target_clear(&v[j]);
 				free(v);
 				return WMAP_ENOMEM;
 			}
-			v = nv;
 			v[n++] = t;
 		}
 	}
@@ -630,12 +631,16 @@ static uint64_t loc_hash(const char *s, size_t n)
 }
 
 typedef struct located {
-	const char *loc; /* NULL: a free slot */
-	size_t len;
 	uint64_t hash;
-	size_t pick; /* the template that writes there so far */
+	size_t pick; /* 1 + the template that writes there so far, 0: a free slot */
 	int live;    /* pick has replicas */
 } located;
+
+/* Where template t writes its identity (NULL: nowhere shared). */
+static const char *location_of(const target *t)
+{
+	return t->labels ? t->labels : t->annotations;
+}
 
 /* Some definitions describe alternatives at one location (NIMService's single-node
  * Deployment and multi-node leader both read .spec.labels). The identity written there
@@ -647,30 +652,31 @@ static int mark_owners(const wmap_workload *w, target *v, size_t n)
 	size_t cap = 16;
 	while (cap < 2 * n)
 		cap *= 2;
-	located *l = n ? calloc(cap, sizeof(*l)) : NULL;
+	located *l = n ? wmap_arena_alloc(cap * sizeof(*l)) : NULL; /* review memory */
 	if (n && !l)
 		return WMAP_ENOMEM;
+	if (n)
+		memset(l, 0, cap * sizeof(*l));
 	for (size_t j = 0; j < n; j++) {
-		const char *loc = v[j].labels ? v[j].labels : v[j].annotations;
+		const char *loc = location_of(&v[j]);
 		v[j].mark = loc == NULL;
 		if (!loc)
 			continue;
-		size_t len = strlen(loc);
-		uint64_t h = loc_hash(loc, len);
+		uint64_t h = loc_hash(loc, strlen(loc));
 		located *e = &l[h & (cap - 1)];
-		while (e->loc && !(e->hash == h && e->len == len && memcmp(e->loc, loc, len) == 0))
+		while (e->pick && !(e->hash == h && strcmp(location_of(&v[e->pick - 1]), loc) == 0))
 			e = e + 1 == l + cap ? l : e + 1;
 		int live = w->nodes[v[j].node].instances[v[j].instance_index].desired > 0;
-		if (!e->loc)
-			*e = (located){ loc, len, h, j, live };
+		if (!e->pick)
+			*e = (located){ h, j + 1, live };
 		else if (!e->live && live)
-			e->pick = j, e->live = 1;
+			e->pick = j + 1, e->live = 1;
 	}
 	for (size_t i = 0; i < cap && n; i++) {
-		if (l[i].loc)
-			v[l[i].pick].mark = 1;
+		if (l[i].pick)
+			v[l[i].pick - 1].mark = 1;
 	}
-	free(l);
+	wmap_arena_release(l);
 	return 0;
 }
 

@@ -86,8 +86,9 @@ struct wmap_patch {
 	json_t *ops_json; /* wmap_patch_ops' array, built on demand, dropped on change */
 	/* The last successful walk: callers set several keys of one map in a row (a
 	 * template's labels), and each walk is one lookup per token of an 8-token pointer. */
-	char *last_ptr;
-	size_t last_len;
+	char *last_ptr; /* the remembered walk's pointer when have_last (the buffer is kept) */
+	size_t last_len, last_cap;
+	int have_last;
 	walk last;
 	int last_valid; /* 0: only the steps below are (a container past them was created) */
 	/* The state after each token of that walk (up to WALK_STEPS): the next walk resumes
@@ -515,8 +516,7 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 
 static void forget_walk(wmap_patch *p)
 {
-	wmap_arena_release(p->last_ptr);
-	p->last_ptr = NULL;
+	p->have_last = 0;
 	p->n_steps = 0;
 }
 
@@ -527,7 +527,7 @@ static void forget_walk(wmap_patch *p)
 static walk walk_cached(wmap_patch *p, const char *pointer)
 {
 	size_t len = strlen(pointer);
-	if (p->last_ptr && p->last_valid && p->last_len == len &&
+	if (p->have_last && p->last_valid && p->last_len == len &&
 	    memcmp(p->last_ptr, pointer, len) == 0)
 		return p->last;
 	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START, 0 };
@@ -536,9 +536,8 @@ static walk walk_cached(wmap_patch *p, const char *pointer)
 		forget_walk(p);
 		return w;
 	}
-	struct step rec[WALK_STEPS];
 	size_t n_rec = 0, pos = 0;
-	if (p->last_ptr) {
+	if (p->have_last) {
 		size_t common = 0;
 		size_t most = len < p->last_len ? len : p->last_len;
 		uint64_t a, b;
@@ -554,23 +553,32 @@ static walk walk_cached(wmap_patch *p, const char *pointer)
 		for (size_t i = p->n_steps; i-- > 0;) {
 			size_t stop = p->steps[i].stop;
 			if (stop <= common && (pointer[stop] == '/' || pointer[stop] == '\0')) {
-				memcpy(rec, p->steps, (i + 1) * sizeof(rec[0]));
-				n_rec = i + 1;
+				n_rec = i + 1; /* steps[0..i] stay where they are */
 				pos = stop;
-				w.value = rec[i].value;
-				w.in_patch = rec[i].in_patch;
-				w.hash = rec[i].hash;
+				w.value = p->steps[i].value;
+				w.in_patch = p->steps[i].in_patch;
+				w.hash = p->steps[i].hash;
 				break;
 			}
 		}
 	}
 	forget_walk(p);
-	w = walk_from(p, pointer, pos, w, rec, &n_rec);
-	if (w.rc == 0 && (p->last_ptr = pdup(pointer, len)) != NULL) { /* no memory: no shortcut */
+	/* the walk records its steps after the ones it resumes from */
+	w = walk_from(p, pointer, pos, w, p->steps, &n_rec);
+	if (w.rc == 0 && len + 1 > p->last_cap) {
+		char *buf = wmap_arena_alloc(len + 1 > 128 ? len + 1 : 128);
+		if (buf) {
+			wmap_arena_release(p->last_ptr);
+			p->last_ptr = buf;
+			p->last_cap = len + 1 > 128 ? len + 1 : 128;
+		}
+	}
+	if (w.rc == 0 && len + 1 <= p->last_cap) { /* no memory: no shortcut */
+		memcpy(p->last_ptr, pointer, len + 1);
 		p->last_len = len;
 		p->last = w;
 		p->last_valid = 1;
-		memcpy(p->steps, rec, n_rec * sizeof(rec[0]));
+		p->have_last = 1;
 		p->n_steps = n_rec;
 	}
 	return w;
