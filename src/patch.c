@@ -37,7 +37,7 @@ typedef struct walk {
 /* A string member of a map the builder made (wmap_patch_set_str): key and value are copies
  * in review memory, plain ASCII. */
 typedef struct str_pair {
-	char *key, *value;
+	size_t key, value; /* offsets into the op's text */
 	size_t key_len, value_len;
 } str_pair;
 
@@ -59,6 +59,8 @@ typedef struct patch_op {
 	size_t str_len;
 	str_pair *pairs; /* OP_MAP, in the order they were set */
 	size_t n_pairs, cap_pairs;
+	char *text; /* OP_MAP: the pairs' keys and values, each NUL-terminated */
+	size_t text_len, text_cap;
 	unsigned char kind;
 	unsigned char live;  /* 0 once the op is dropped */
 	unsigned char plain; /* path, and str and pairs, need no JSON escape */
@@ -124,9 +126,10 @@ int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err)
 static void lazy_release(patch_op *o)
 {
 	wmap_arena_release(o->str);
-	for (size_t i = 0; i < o->n_pairs; i++)
-		wmap_arena_release(o->pairs[i].key); /* the value is in the same block */
+	wmap_arena_release(o->text);
 	wmap_arena_release(o->pairs);
+	o->text = NULL;
+	o->text_len = o->text_cap = 0;
 	o->str = NULL;
 	o->str_len = 0;
 	o->pairs = NULL;
@@ -295,8 +298,9 @@ static json_t *op_value(patch_op *o)
 		v = json_object();
 		for (size_t i = 0; v && i < o->n_pairs; i++) {
 			const str_pair *e = &o->pairs[i];
-			json_t *sv = json_stringn_nocheck(e->value, e->value_len);
-			if (!sv || json_object_setn_new_nocheck(v, e->key, e->key_len, sv) != 0) {
+			json_t *sv = json_stringn_nocheck(o->text + e->value, e->value_len);
+			if (!sv ||
+			    json_object_setn_new_nocheck(v, o->text + e->key, e->key_len, sv) != 0) {
 				json_decref(v);
 				v = NULL;
 			}
@@ -403,9 +407,9 @@ static void dump_map(wmap_json_writer *w, const patch_op *o)
 	for (size_t i = 0; i < o->n_pairs; i++) {
 		if (i)
 			wmap_buf_addc(b, ',');
-		dump_string(w, o->pairs[i].key, o->pairs[i].key_len, 1);
+		dump_string(w, o->text + o->pairs[i].key, o->pairs[i].key_len, 1);
 		wmap_buf_addc(b, ':');
-		dump_string(w, o->pairs[i].value, o->pairs[i].value_len, 1);
+		dump_string(w, o->text + o->pairs[i].value, o->pairs[i].value_len, 1);
 	}
 	for (size_t i = 0; i <= depth; i++)
 		wmap_buf_addc(b, '}');
@@ -424,8 +428,7 @@ int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error
 			size += 64;
 		else
 			size += 2 * o->str_len + 8;
-		for (size_t k = 0; k < o->n_pairs; k++)
-			size += o->pairs[k].key_len + o->pairs[k].value_len + 6;
+		size += o->text_len + 6 * o->n_pairs; /* the pairs' text and quotes */
 	}
 	if (size > w.buf.first)
 		w.buf.first = size;
@@ -896,7 +899,7 @@ static int op_set_str(patch_op *o, const char *s, size_t n)
 	char *c = pdup(s, n);
 	if (!c)
 		return -1;
-	if (o->value || o->str || o->pairs)
+	if (o->value || o->str || o->pairs || o->text)
 		op_clear_value(o);
 	o->kind = OP_STR;
 	o->str = c;
@@ -911,38 +914,47 @@ static int map_set(patch_op *o, const char *key, size_t kn, const char *value, s
 {
 	str_pair *e = NULL;
 	for (size_t i = 0; i < o->n_pairs && !e; i++) {
-		if (o->pairs[i].key_len == kn && memcmp(o->pairs[i].key, key, kn) == 0)
+		if (o->pairs[i].key_len == kn && memcmp(o->text + o->pairs[i].key, key, kn) == 0)
 			e = &o->pairs[i];
 	}
 	if (e && (mode == WMAP_PATCH_DEFAULT ||
-		  (e->value_len == vn && memcmp(e->value, value, vn) == 0)))
+		  (e->value_len == vn && memcmp(o->text + e->value, value, vn) == 0)))
 		return 0;
-	char *block = wmap_arena_alloc(kn + vn + 2);
-	if (!block)
-		return -1;
-	memcpy(block, key, kn);
-	block[kn] = '\0';
-	memcpy(block + kn + 1, value, vn);
-	block[kn + 1 + vn] = '\0';
-	if (e) { /* the key keeps its place, as in a jansson object */
-		wmap_arena_release(e->key);
-	} else {
-		if (o->n_pairs == o->cap_pairs) {
-			size_t cap = o->cap_pairs ? o->cap_pairs * 2 : 8;
-			str_pair *v = wmap_arena_alloc(cap * sizeof(*v));
-			if (!v) {
-				wmap_arena_release(block);
-				return -1;
-			}
-			if (o->n_pairs)
-				memcpy(v, o->pairs, o->n_pairs * sizeof(*v));
-			wmap_arena_release(o->pairs);
-			o->pairs = v;
-			o->cap_pairs = cap;
-		}
-		e = &o->pairs[o->n_pairs++];
+	if (!e && o->n_pairs == o->cap_pairs) {
+		size_t cap = o->cap_pairs ? o->cap_pairs * 2 : 8;
+		str_pair *v = wmap_arena_alloc(cap * sizeof(*v));
+		if (!v)
+			return -1;
+		if (o->n_pairs)
+			memcpy(v, o->pairs, o->n_pairs * sizeof(*v));
+		wmap_arena_release(o->pairs);
+		o->pairs = v;
+		o->cap_pairs = cap;
 	}
-	*e = (str_pair){ block, block + kn + 1, kn, vn };
+	/* the text grows in one block (a value set again is appended, the old one stays) */
+	size_t need = kn + vn + 2;
+	if (o->text_cap - o->text_len < need) {
+		size_t cap = o->text_cap ? o->text_cap * 2 : 256;
+		while (cap - o->text_len < need)
+			cap *= 2;
+		char *t = wmap_arena_alloc(cap);
+		if (!t)
+			return -1;
+		if (o->text_len)
+			memcpy(t, o->text, o->text_len);
+		wmap_arena_release(o->text);
+		o->text = t;
+		o->text_cap = cap;
+	}
+	char *d = o->text + o->text_len;
+	memcpy(d, key, kn);
+	d[kn] = '\0';
+	memcpy(d + kn + 1, value, vn);
+	d[kn + 1 + vn] = '\0';
+	if (!e) /* a new key goes last; a key set again keeps its place, as in jansson */
+		e = &o->pairs[o->n_pairs++];
+	*e = (str_pair){ o->text_len, o->text_len + kn + 1, kn, vn };
+	o->text_len += need;
 	return 1;
 }
 
