@@ -23,6 +23,8 @@ static char *pdup(const char *s, size_t n)
 	return d;
 }
 
+#define KEY_TOKENS 8
+
 /* Where a pointer leads through the overlay (patch over document). */
 typedef struct walk {
 	int rc;        /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
@@ -86,6 +88,13 @@ struct wmap_patch {
 	/* Bit d (63: 63 or more) when an owning op's path has d tokens: a walk looks up only
 	 * the prefixes that may have one (a template's labels are 8 tokens, its ops 9). */
 	uint64_t owned_depths;
+	/* Keys escaped as pointer tokens lately (every template gets the same few keys): the
+	 * raw key, NUL, then the token. */
+	struct key_token {
+		char *text;
+		size_t key_len, token_len;
+	} tokens[KEY_TOKENS];
+	size_t next_token;
 	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
 	json_t *ops_json; /* wmap_patch_ops' array, built on demand, dropped on change */
 	/* The last successful walk: callers set several keys of one map in a row (a
@@ -158,6 +167,8 @@ void wmap_patch_free(wmap_patch *p)
 	json_decref(p->appends);
 	json_decref(p->ops_json);
 	wmap_arena_release(p->last_ptr);
+	for (size_t i = 0; i < KEY_TOKENS; i++)
+		wmap_arena_release(p->tokens[i].text);
 	free(p);
 }
 
@@ -870,15 +881,10 @@ static int str_equal(const json_t *v, const char *s, size_t n)
 	       memcmp(json_string_value(v), s, n) == 0;
 }
 
-/* parent + "/" + key escaped as a pointer token, in review memory; NULL out of memory. */
-static char *join_key(const char *parent, size_t pn, const char *key, size_t kn, size_t *len)
+/* key escaped as a pointer token ('~' as "~0", '/' as "~1") into d; its length. */
+static size_t escape_key(char *d, const char *key, size_t kn)
 {
-	char *d = wmap_arena_alloc(pn + 2 * kn + 2);
-	if (!d)
-		return NULL;
-	memcpy(d, parent, pn);
-	size_t j = pn;
-	d[j++] = '/';
+	size_t j = 0;
 	for (size_t i = 0; i < kn; i++) {
 		char c = key[i];
 		if (c == '~' || c == '/') {
@@ -888,8 +894,44 @@ static char *join_key(const char *parent, size_t pn, const char *key, size_t kn,
 			d[j++] = c;
 		}
 	}
-	d[j] = '\0';
-	*len = j;
+	return j;
+}
+
+/* parent + "/" + key escaped as a pointer token, in review memory; NULL out of memory. The
+ * token comes from the patch's recent keys when it is one of them. */
+static char *join_key(wmap_patch *p, const char *parent, size_t pn, const char *key, size_t kn,
+		      size_t *len)
+{
+	const struct key_token *t = NULL;
+	for (size_t i = 0; i < KEY_TOKENS && !t; i++) {
+		const struct key_token *c = &p->tokens[i];
+		if (c->text && c->key_len == kn && memcmp(c->text, key, kn) == 0)
+			t = c;
+	}
+	if (!t) { /* remembered when there is memory for it */
+		struct key_token *c = &p->tokens[p->next_token];
+		char *text = wmap_arena_alloc(3 * kn + 2);
+		if (text) {
+			memcpy(text, key, kn);
+			text[kn] = '\0';
+			wmap_arena_release(c->text);
+			*c = (struct key_token){ text, kn, escape_key(text + kn + 1, key, kn) };
+			p->next_token = (p->next_token + 1) % KEY_TOKENS;
+			t = c;
+		}
+	}
+	size_t tn = t ? t->token_len : 2 * kn;
+	char *d = wmap_arena_alloc(pn + tn + 2);
+	if (!d)
+		return NULL;
+	memcpy(d, parent, pn);
+	d[pn] = '/';
+	if (t)
+		memcpy(d + pn + 1, t->text + kn + 1, tn);
+	else
+		tn = escape_key(d + pn + 1, key, kn);
+	d[pn + 1 + tn] = '\0';
+	*len = pn + 1 + tn;
 	return d;
 }
 
@@ -1020,7 +1062,7 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 				continue;
 			}
 			size_t full_len;
-			char *full = join_key(parent, parent_len, e->key, kn, &full_len);
+			char *full = join_key(p, parent, parent_len, e->key, kn, &full_len);
 			if (!full) {
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				continue;
