@@ -34,6 +34,7 @@ typedef struct walk {
 	size_t miss;   /* !found: offset in the pointer of the first missing token's '/' */
 	uint64_t hash; /* found and !in_patch: path_hash of the pointer */
 	size_t depth;  /* the tokens hashed (found: the pointer's; else up to the missing one) */
+	int plain;     /* walk_cached: the pointer is plain ASCII (plain_ascii) */
 } walk;
 
 /* A string member of a map the builder made (wmap_patch_set_str): key and value are copies
@@ -123,9 +124,10 @@ struct wmap_patch {
 int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err)
 {
 	*out = NULL;
-	wmap_patch *p = calloc(1, sizeof(*p));
+	wmap_patch *p = wmap_arena_alloc(sizeof(*p)); /* review memory, as its ops */
 	if (!p)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+	memset(p, 0, sizeof(*p));
 	p->doc = doc; /* appends is made on the first append */
 	*out = p;
 	return 0;
@@ -169,7 +171,7 @@ void wmap_patch_free(wmap_patch *p)
 	wmap_arena_release(p->last_ptr);
 	for (size_t i = 0; i < KEY_TOKENS; i++)
 		wmap_arena_release(p->tokens[i].text);
-	free(p);
+	wmap_arena_release(p);
 }
 
 /* The hash of an escaped pointer, folded one token at a time ("/a", "/b~1c", each with its
@@ -468,6 +470,26 @@ int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error
 	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 }
 
+#define ONES 0x0101010101010101u
+#define HIGH 0x8080808080808080u
+
+/* 1 when s[0..n) is ASCII with no byte JSON must escape (controls, '"', '\\'): written as
+ * it is. Eight bytes at a time. */
+static int plain_ascii(const char *s, size_t n)
+{
+	uint64_t w, bad = 0;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+		bad |= w | ((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b);
+	}
+	for (; n; s++, n--) {
+		unsigned char c = (unsigned char)*s;
+		bad |= (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) ? HIGH : 0;
+	}
+	return !(bad & HIGH);
+}
+
 /* Walks pointer from offset pos in state w (the document's root at 0); with rec, the state
  * after each token is recorded there (*n_rec of at most WALK_STEPS). */
 static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
@@ -522,7 +544,7 @@ static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
 
 static walk walk_pointer(const wmap_patch *p, const char *pointer)
 {
-	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START, 0 };
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START, 0, 0 };
 	if (*pointer && *pointer != '/') {
 		w.rc = WMAP_EINVAL;
 		return w;
@@ -546,15 +568,14 @@ static walk walk_cached(wmap_patch *p, const char *pointer)
 	if (p->have_last && p->last_valid && p->last_len == len &&
 	    memcmp(p->last_ptr, pointer, len) == 0)
 		return p->last;
-	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START, 0 };
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START, 0, 0 };
 	if (*pointer && *pointer != '/') {
 		w.rc = WMAP_EINVAL;
 		forget_walk(p);
 		return w;
 	}
-	size_t n_rec = 0, pos = 0;
+	size_t n_rec = 0, pos = 0, common = 0;
 	if (p->have_last) {
-		size_t common = 0;
 		size_t most = len < p->last_len ? len : p->last_len;
 		uint64_t a, b;
 		for (; common + 8 <= most; common += 8) { /* eight bytes at a time */
@@ -581,6 +602,10 @@ static walk walk_cached(wmap_patch *p, const char *pointer)
 	forget_walk(p);
 	/* the walk records its steps after the ones it resumes from */
 	w = walk_from(p, pointer, pos, w, p->steps, &n_rec);
+	/* a prefix of a plain pointer is plain: only the rest is looked at */
+	if (!(p->last.plain && common))
+		common = 0;
+	w.plain = plain_ascii(pointer + common, len - common);
 	if (w.rc == 0 && len + 1 > p->last_cap) {
 		char *buf = wmap_arena_alloc(len + 1 > 128 ? len + 1 : 128);
 		if (buf) {
@@ -627,26 +652,6 @@ static int set_key(json_t *obj, const char *key, json_t *value)
 	if (key && is_ascii(key, n))
 		return json_object_setn_new_nocheck(obj, key, n, value);
 	return json_object_set_new(obj, key, value);
-}
-
-#define ONES 0x0101010101010101u
-#define HIGH 0x8080808080808080u
-
-/* 1 when s[0..n) is ASCII with no byte JSON must escape (controls, '"', '\\'): written as
- * it is. Eight bytes at a time. */
-static int plain_ascii(const char *s, size_t n)
-{
-	uint64_t w, bad = 0;
-	for (; n >= 8; s += 8, n -= 8) {
-		memcpy(&w, s, 8);
-		uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
-		bad |= w | ((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b);
-	}
-	for (; n; s++, n--) {
-		unsigned char c = (unsigned char)*s;
-		bad |= (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) ? HIGH : 0;
-	}
-	return !(bad & HIGH);
 }
 
 /* Appends a live op at path (taken: malloc'ed or wmap_arena_alloc'ed, also on failure) with
@@ -1014,8 +1019,8 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 	if (n == 0)
 		return 0;
 	size_t parent_len = strlen(parent);
-	int parent_plain = plain_ascii(parent, parent_len);
 	walk w = walk_cached(p, parent);
+	int parent_plain = w.plain;
 	patch_op *made = NULL; /* the map this call created for a missing container */
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
