@@ -307,7 +307,7 @@ static int put_field(writer *wr, const target *t, const char *field_ptr, const c
 	if (!field_ptr)
 		return 0;
 	wmap_error e;
-	if (wmap_patch_set_at(wr->patch, field_ptr, json_string(value), mode, &changed, &e) != 0) {
+	if (wmap_patch_set_str_at(wr->patch, field_ptr, value, mode, &changed, &e) != 0) {
 		write_failed(wr, t, &e);
 		return 0;
 	}

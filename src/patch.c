@@ -1207,6 +1207,23 @@ int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_pa
 	return rc;
 }
 
+int wmap_patch_set_str_at(wmap_patch *p, const char *pointer, const char *value,
+			  wmap_patch_mode mode, int *changed, wmap_error *err)
+{
+	char *parent, *last;
+	int rc = split_last(pointer, &parent, &last);
+	if (changed)
+		*changed = 0;
+	if (rc == WMAP_ENOMEM)
+		return wmap_error_set(err, rc, "out of memory");
+	else if (rc)
+		return wmap_error_set(err, rc, "malformed JSON pointer \"%s\"", pointer);
+	rc = wmap_patch_set_str(p, parent, last, value, mode, changed, err);
+	free(parent);
+	free(last);
+	return rc;
+}
+
 /* Does entry hold every string member of keys, with the same value? */
 static int has_keys(const json_t *entry, const json_t *keys)
 {

@@ -47,6 +47,10 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 int wmap_patch_set_str(wmap_patch *p, const char *parent, const char *key, const char *value,
 		       wmap_patch_mode mode, int *changed, wmap_error *err);
 
+/* wmap_patch_set_at with a string value, as wmap_patch_set_str is to wmap_patch_set. */
+int wmap_patch_set_str_at(wmap_patch *p, const char *pointer, const char *value,
+			  wmap_patch_mode mode, int *changed, wmap_error *err);
+
 /* One member for wmap_patch_set_strs. */
 typedef struct wmap_patch_str {
 	const char *key, *value;
