@@ -136,9 +136,12 @@ int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err)
 /* The text of an op's value (OP_STR, OP_MAP) is given back. */
 static void lazy_release(patch_op *o)
 {
-	wmap_arena_release(o->str);
-	wmap_arena_release(o->text);
-	wmap_arena_release(o->pairs);
+	if (o->str)
+		wmap_arena_release(o->str);
+	if (o->pairs) { /* an OP_MAP: its text too */
+		wmap_arena_release(o->text);
+		wmap_arena_release(o->pairs);
+	}
 	o->text = NULL;
 	o->text_len = o->text_cap = 0;
 	o->str = NULL;
@@ -161,8 +164,10 @@ void wmap_patch_free(wmap_patch *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->n_ops; i++) {
-		wmap_arena_release(p->ops[i].path);
-		op_clear_value(&p->ops[i]);
+		patch_op *o = &p->ops[i];
+		wmap_arena_release(o->path);
+		if (o->value || o->str || o->pairs || o->text) /* a dropped op has none */
+			op_clear_value(o);
 	}
 	wmap_arena_release(p->ops);
 	wmap_arena_release(p->slots);
