@@ -608,6 +608,7 @@ wmap_jn *wmap__jn_parse(const char *text)
 		node_free(root);
 		goto cleanup;
 	}
+	wmap__jn_mark_single(root);
 	p = calloc(1, sizeof(*p));
 	if (p)
 		p->root = root;
