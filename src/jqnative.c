@@ -616,19 +616,16 @@ static int obj_step(ectx *c, obj_ud *o)
 
 static int plain_path(const node *x, json_t *in, json_t **out, int *levels)
 {
-	const char *keys[PLAIN_MAX_KEYS];
+	const node *keys[PLAIN_MAX_KEYS];
 	int n = 0;
-	for (; x->k == N_INDEX; x = x->a) {
-		if (n == PLAIN_MAX_KEYS || x->b->k != N_LITERAL || !json_is_string(x->b->lit))
-			return 0;
-		keys[n++] = json_string_value(x->b->lit);
-	}
-	if (x->k != N_IDENTITY)
+	if (!x->plain) /* marked when parsed (wmap__jn_mark_single) */
 		return 0;
+	for (; x->k == N_INDEX; x = x->a)
+		keys[n++] = x;
 	json_t *v = in;
 	for (int i = n - 1; i >= 0; i--) {
 		if (json_is_object(v)) {
-			v = json_object_get(v, keys[i]);
+			v = json_object_getn(v, keys[i]->key, keys[i]->key_len);
 			if (!v)
 				v = json_null();
 		} else if (!json_is_null(v)) {
@@ -655,6 +652,15 @@ static const char *const single_builtins[] = { "not", "length", "min", "max", "t
 					       "ceil", "round", "sqrt", "fabs", "tojson", "tostring",
 					       NULL };
 
+/* Whether body (`[body]`) is a comma list of single nodes. */
+static int single_list(const node *body)
+{
+	for (; body->k == N_COMMA; body = body->b)
+		if (!single_list(body->a))
+			return 0;
+	return body->single;
+}
+
 void wmap__jn_mark_single(node *x)
 {
 	if (!x)
@@ -668,6 +674,20 @@ void wmap__jn_mark_single(node *x)
 		wmap__jn_mark_single(x->args[i]);
 		args_single &= x->args[i]->single;
 	}
+	if (x->k == N_IDENTITY)
+		x->plain = 1; /* `.`: the empty path */
+	if (x->k == N_INDEX && x->b->k == N_LITERAL && json_is_string(x->b->lit)) {
+		x->key = json_string_value(x->b->lit);
+		x->key_len = strlen(x->key); /* as json_object_get reads it */
+		int depth = 1;
+		const node *below = x->a;
+		for (; below->k == N_INDEX && below->plain; below = below->a)
+			depth++;
+		x->plain = depth <= PLAIN_MAX_KEYS && below->k == N_IDENTITY;
+	}
+	if (x->k == N_PIPE && x->a->k == N_ARRAY && x->b->k == N_CALL && x->b->n == 0 &&
+	    (strcmp(x->b->name, "min") == 0 || strcmp(x->b->name, "max") == 0) && single_list(x->a->a))
+		x->best = x->b->name[1] == 'a' ? 2 : 1;
 	switch (x->k) {
 	case N_IDENTITY:
 	case N_LITERAL:
@@ -711,6 +731,26 @@ void wmap__jn_mark_single(node *x)
 	} while (0)
 
 static int single(ectx *c, const node *x, json_t *in, const env *e, json_t **out);
+
+/* a + b, a - b or a * b of two integers whose result wmap__jn_arith would compute exactly
+ * in doubles and give as an integer (|a|, |b| and the result below 9e15 < 2^53): the same
+ * value without the doubles. 0 when it does not apply (or out of memory: the general
+ * arithmetic then says so). */
+static int int_arith(tok_kind op, const json_t *a, const json_t *b, json_t **out)
+{
+	const json_int_t lim = 9000000000000000LL;
+	if (!json_is_integer(a) || !json_is_integer(b) || (op != T_PLUS && op != T_MINUS && op != T_STAR))
+		return 0;
+	long long x = json_integer_value(a), y = json_integer_value(b), r;
+	if (x <= -lim || x >= lim || y <= -lim || y >= lim)
+		return 0;
+	if (op == T_STAR ? __builtin_mul_overflow(x, y, &r) : op == T_PLUS ? __builtin_add_overflow(x, y, &r)
+									   : __builtin_sub_overflow(x, y, &r))
+		return 0;
+	if (r <= -lim || r >= lim)
+		return 0;
+	return (*out = json_integer(r)) != NULL;
+}
 
 static int one_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 {
@@ -762,15 +802,6 @@ static int best_of(ectx *c, const node *body, int want_max, json_t *in, const en
 	return 0;
 }
 
-/* Whether body (`[body]`) is a comma list of single nodes. */
-static int single_list(const node *body)
-{
-	for (; body->k == N_COMMA; body = body->b)
-		if (!single_list(body->a))
-			return 0;
-	return body->single;
-}
-
 static int single(ectx *c, const node *x, json_t *in, const env *e, json_t **out)
 {
 	json_t *a = NULL, *b = NULL;
@@ -809,12 +840,11 @@ static int single(ectx *c, const node *x, json_t *in, const env *e, json_t **out
 		break;
 	}
 	case N_PIPE:
-		if (x->a->k == N_ARRAY && x->b->k == N_CALL && x->b->n == 0 &&
-		    (strcmp(x->b->name, "min") == 0 || strcmp(x->b->name, "max") == 0) && single_list(x->a->a)) {
+		if (x->best) {
 			/* the pipe's, the array's and the call's steps, then the body's */
 			STEP(c);
 			c->steps++;
-			if ((rc = best_of(c, x->a->a, x->b->name[1] == 'a', in, e, out)))
+			if ((rc = best_of(c, x->a->a, x->best == 2, in, e, out)))
 				return rc;
 			if (!*out)
 				*out = json_null();
@@ -877,7 +907,9 @@ static int single(ectx *c, const node *x, json_t *in, const env *e, json_t **out
 		case T_LE: *out = json_boolean(wmap__jn_compare(a, b) <= 0); break;
 		case T_GT: *out = json_boolean(wmap__jn_compare(a, b) > 0); break;
 		case T_GE: *out = json_boolean(wmap__jn_compare(a, b) >= 0); break;
-		default: rc = wmap__jn_arith(c, x->op, a, b, out);
+		default:
+			if (!int_arith(x->op, a, b, out))
+				rc = wmap__jn_arith(c, x->op, a, b, out);
 		}
 		break;
 	case N_NEG:

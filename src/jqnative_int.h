@@ -75,6 +75,13 @@ struct node {
 	 * parsed: such a node is evaluated straight to its value (wmap__jn_single), with no
 	 * continuation per operand. */
 	unsigned char single;
+	/* Marked with single: N_INDEX of a string literal key (its text and length), and
+	 * whether the chain below is keys all the way down to `.` (a plain path); N_PIPE of
+	 * `[a, b, ...] | min` (1) or `| max` (2) over single elements. */
+	unsigned char plain;
+	unsigned char best;
+	const char *key;
+	size_t key_len;
 };
 
 struct wmap_jn {

@@ -110,6 +110,8 @@ Test(jqnative, agrees_with_libjq_on_edge_cases)
 		".z or (.n < 0)", "([.n, .n] | max) as $m | $m * 2", "[.n, .o] | max | length", ".s | length + .n",
 		"[.arr[] | [., 2] | max]", ".n - (.s | length)", "[.n, (.arr | length)] | min | tostring",
 		"{a: (.n | type), b: (.arr | tojson)} | .b", ".t and .s.x", "[.n, .n] | .[0] + .[1]",
+		".n * 3 - 20", "[.n * 1000000000, 3000000000 * 3000000, 2999999999 * 3000000, -3000000000 * 3000000] | map(. + 0)",
+		"[1 + 4503599627370496 * 2, .n - 9000000000000001, .n + 8999999999999995]", "[.n, 1.5] | .[0] * .[1]",
 	};
 	json_t *input = t_yaml("arr: [1, 2, 3]\ns: Abc\nn: 5\no: {a: 1, b: 2}\nt: true\nz: null\n");
 	size_t n = sizeof(exprs) / sizeof(exprs[0]), native = 0, checked = 0;
