@@ -655,11 +655,13 @@ static const char *const single_builtins[] = { "not", "length", "min", "max", "t
 /* Whether body (`[body]`) is a comma list of single nodes. */
 static int single_list(const node *body)
 {
-	for (; body->k == N_COMMA; body = body->b)
-		if (!single_list(body->a))
+	for (; body && body->k == N_COMMA; body = body->b)
+		if (!body->a || !single_list(body->a))
 			return 0;
-	return body->single;
+	return body && body->single;
 }
+
+#define IS_SINGLE(n) ((n) && (n)->single) /* a missing operand (never in a parsed tree) is not */
 
 void wmap__jn_mark_single(node *x)
 {
@@ -672,11 +674,11 @@ void wmap__jn_mark_single(node *x)
 	int args_single = 1;
 	for (size_t i = 0; i < nargs; i++) {
 		wmap__jn_mark_single(x->args[i]);
-		args_single &= x->args[i]->single;
+		args_single &= IS_SINGLE(x->args[i]);
 	}
 	if (x->k == N_IDENTITY)
 		x->plain = 1; /* `.`: the empty path */
-	if (x->k == N_INDEX && x->b->k == N_LITERAL && json_is_string(x->b->lit)) {
+	if (x->k == N_INDEX && x->a && x->b && x->b->k == N_LITERAL && json_is_string(x->b->lit)) {
 		x->key = json_string_value(x->b->lit);
 		x->key_len = strlen(x->key); /* as json_object_get reads it */
 		int depth = 1;
@@ -685,15 +687,16 @@ void wmap__jn_mark_single(node *x)
 			depth++;
 		x->plain = depth <= PLAIN_MAX_KEYS && below->k == N_IDENTITY;
 	}
-	if (x->k == N_PIPE && x->a->k == N_ARRAY && x->b->k == N_CALL && x->b->n == 0 &&
-	    (strcmp(x->b->name, "min") == 0 || strcmp(x->b->name, "max") == 0) && single_list(x->a->a))
+	if (x->k == N_PIPE && x->a && x->b && x->a->k == N_ARRAY && x->a->a && x->b->k == N_CALL &&
+	    x->b->n == 0 && (strcmp(x->b->name, "min") == 0 || strcmp(x->b->name, "max") == 0) &&
+	    single_list(x->a->a))
 		x->best = x->b->name[1] == 'a' ? 2 : 1;
 	switch (x->k) {
 	case N_IDENTITY:
 	case N_LITERAL:
 	case N_VAR:
 	case N_ARRAY:
-		x->single = 1;
+		x->single = x->k != N_ARRAY || x->a;
 		break;
 	case N_INDEX:
 	case N_PIPE:
@@ -702,13 +705,13 @@ void wmap__jn_mark_single(node *x)
 	case N_OR:
 	case N_BINOP:
 	case N_BIND:
-		x->single = x->a->single && x->b->single;
+		x->single = IS_SINGLE(x->a) && IS_SINGLE(x->b);
 		break;
 	case N_NEG:
-		x->single = x->a->single;
+		x->single = IS_SINGLE(x->a);
 		break;
 	case N_IF:
-		x->single = x->a->single && x->b->single && x->c && x->c->single;
+		x->single = IS_SINGLE(x->a) && IS_SINGLE(x->b) && IS_SINGLE(x->c);
 		break;
 	case N_OBJECT:
 		x->single = (unsigned char)args_single;

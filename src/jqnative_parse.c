@@ -249,6 +249,8 @@ static node *literal(json_t *v)
 
 static node *field(node *target, const char *key)
 {
+	if (!target) /* out of memory making it: no index of nothing */
+		return NULL;
 	node *k = literal(json_string(key));
 	if (!k)
 		return fail(&(parser){ 0 }, target);
