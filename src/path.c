@@ -697,8 +697,10 @@ void wmap__results_clear(wmap_results *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->v[i].value);
-		wmap_arena_release(r->v[i].pointer);
-		wmap_arena_release(r->v[i].create_at);
+		if (r->v[i].pointer) /* most are taken (resolve.c) or never made (values only) */
+			wmap_arena_release(r->v[i].pointer);
+		if (r->v[i].create_at)
+			wmap_arena_release(r->v[i].create_at);
 		json_decref(r->v[i].create);
 	}
 	free(r->v);
