@@ -614,12 +614,24 @@ static int obj_step(ectx *c, obj_ud *o)
  * (which raises jq's error) must run. No continuation, reference or pointer per key. */
 #define PLAIN_MAX_KEYS 16
 
-static int plain_path(const node *x, json_t *in, json_t **out, int *levels)
+static inline int plain_path(const node *x, json_t *in, json_t **out, int *levels)
 {
 	const node *keys[PLAIN_MAX_KEYS];
 	int n = 0;
 	if (!x->plain) /* marked when parsed (wmap__jn_mark_single) */
 		return 0;
+	if (x->k == N_INDEX && x->a->k == N_IDENTITY) { /* `.key`, the usual operand */
+		json_t *v = in;
+		if (json_is_object(in)) {
+			if (!(v = json_object_getn(in, x->key, x->key_len)))
+				v = json_null();
+		} else if (!json_is_null(in)) {
+			return 0;
+		}
+		*out = v;
+		*levels = 1;
+		return 1;
+	}
 	for (; x->k == N_INDEX; x = x->a)
 		keys[n++] = x;
 	json_t *v = in;
