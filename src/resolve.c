@@ -97,18 +97,6 @@ static char *dup_n(const char *s, size_t n)
 	return d;
 }
 
-/* base + "/" + key, base bl bytes long, for a key with nothing to escape. */
-static char *join_plain_n(const char *base, size_t bl, const char *key, size_t kl)
-{
-	char *out = wmap_arena_alloc(bl + kl + 2);
-	if (out) {
-		memcpy(out, base, bl);
-		out[bl] = '/';
-		memcpy(out + bl + 1, key, kl + 1);
-	}
-	return out;
-}
-
 /* The locations below a template: its "/spec" and "/metadata". A template is an object of
  * two members as a rule: read member by member, in one pass, rather than hashed twice. */
 static int template_parts(rctx *c, wmap_pod *pod)
@@ -134,10 +122,18 @@ static int template_parts(rctx *c, wmap_pod *pod)
 	pod->spec.value = spec && !json_is_null(spec) ? json_incref(spec) : NULL;
 	pod->metadata.value = md && !json_is_null(md) ? json_incref(md) : NULL;
 	if (t->pointer) {
+		/* Both in one block, spec's: wmap_workload_free gives back the spec pointer only. */
 		size_t bl = strlen(t->pointer);
-		if (!(pod->spec.pointer = join_plain_n(t->pointer, bl, "spec", 4)) ||
-		    !(pod->metadata.pointer = join_plain_n(t->pointer, bl, "metadata", 8)))
+		char *b = wmap_arena_alloc(2 * bl + sizeof("/spec") + sizeof("/metadata"));
+		if (!b)
 			return oom(c);
+		memcpy(b, t->pointer, bl);
+		memcpy(b + bl, "/spec", sizeof("/spec"));
+		pod->spec.pointer = b;
+		b += bl + sizeof("/spec");
+		memcpy(b, t->pointer, bl);
+		memcpy(b + bl, "/metadata", sizeof("/metadata"));
+		pod->metadata.pointer = b;
 	}
 	return 0;
 }
@@ -522,6 +518,8 @@ void wmap_workload_free(wmap_workload *w)
 		for (size_t k = 0; k < n->n_instances; k++) {
 			wmap_instance *in = &n->instances[k];
 			wmap_arena_release(in->id); /* review memory, or malloc'ed (a number's text) */
+			if (n->def->shape == WMAP_SPEC_TEMPLATE)
+				in->pod.metadata.pointer = NULL; /* in the spec pointer's block (template_parts) */
 			location_free(&in->pod.template_);
 			location_free(&in->pod.spec);
 			location_free(&in->pod.metadata);
