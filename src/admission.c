@@ -308,10 +308,19 @@ static int put(writer *wr, const target *t, const char *ptr, const char *key, js
 	return changed;
 }
 
+/* put with a string value: the builder keeps it as text (no jansson string per label). */
 static int put_str(writer *wr, const target *t, const char *ptr, const char *key,
 		   const char *value, wmap_patch_mode mode)
 {
-	return put(wr, t, ptr, key, json_string(value), mode);
+	int changed = 0;
+	if (!ptr)
+		return 0;
+	wmap_error e;
+	if (wmap_patch_set_str(wr->patch, ptr, key, value, mode, &changed, &e) != 0) {
+		write_failed(wr, t, &e);
+		return 0;
+	}
+	return changed;
 }
 
 static int put_field(writer *wr, const target *t, const char *field_ptr, const char *value,
@@ -321,7 +330,7 @@ static int put_field(writer *wr, const target *t, const char *field_ptr, const c
 	if (!field_ptr)
 		return 0;
 	wmap_error e;
-	if (wmap_patch_set_at(wr->patch, field_ptr, json_string(value), mode, &changed, &e) != 0) {
+	if (wmap_patch_set_str_at(wr->patch, field_ptr, value, mode, &changed, &e) != 0) {
 		write_failed(wr, t, &e);
 		return 0;
 	}
@@ -336,21 +345,30 @@ typedef struct identity {
 	const char *component_of; /* the component name component[] was made from */
 } identity;
 
+/* The identity labels, set in one builder call (one walk to the template's labels, and
+ * one `add` holding them all when its metadata or labels are missing). */
 static void stamp_identity(writer *wr, const target *t, identity *id)
 {
 	char v[64];
-	put_str(wr, t, t->labels, KEY_KIND, id->kind, WMAP_PATCH_OVERRIDE);
+	wmap_patch_str m[4];
+	size_t n = 0;
+	if (!t->labels)
+		return;
+	m[n++] = (wmap_patch_str){ KEY_KIND, id->kind, WMAP_PATCH_OVERRIDE, 0, 1 };
 	if (id->has_name)
-		put_str(wr, t, t->labels, KEY_NAME, id->name, WMAP_PATCH_OVERRIDE);
+		m[n++] = (wmap_patch_str){ KEY_NAME, id->name, WMAP_PATCH_OVERRIDE, 0, 1 };
 	if (id->component_of != t->component) {
 		wmap_label_value(id->component, sizeof(id->component), t->component);
 		id->component_of = t->component;
 	}
-	put_str(wr, t, t->labels, KEY_COMPONENT, id->component, WMAP_PATCH_OVERRIDE);
+	m[n++] = (wmap_patch_str){ KEY_COMPONENT, id->component, WMAP_PATCH_OVERRIDE, 0, 1 };
 	if (t->multi && t->instance[0]) {
 		wmap_label_value(v, sizeof(v), t->instance);
-		put_str(wr, t, t->labels, KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE);
+		m[n++] = (wmap_patch_str){ KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE, 0, 1 };
 	}
+	wmap_error e;
+	if (wmap_patch_set_strs(wr->patch, t->labels, m, n, &e) != 0)
+		write_failed(wr, t, &e);
 }
 
 /* YuniKorn's task-groups annotation: every pod template of the workload as a task group. */
@@ -581,7 +599,14 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 			   json_t *warnings)
 {
 	target *v = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
+	/* one allocation, for every instance with a pod template */
+	for (size_t k = 0; k < w->n_nodes; k++) {
+		for (size_t i = 0; i < w->nodes[k].n_instances; i++)
+			cap += w->nodes[k].instances[i].has_pod != 0;
+	}
+	if (cap && !(v = malloc(cap * sizeof(*v))))
+		return WMAP_ENOMEM;
 	for (size_t k = 0; k < w->n_nodes; k++) {
 		for (size_t i = 0; i < w->nodes[k].n_instances; i++) {
 			target t;
@@ -592,15 +617,13 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 				wmap_pod_target_clear(&t);
 				continue;
 			}
-			target *nv = ok > 0 ? realloc(v, (n + 1) * sizeof(*nv)) : NULL;
-			if (!nv) {
+			if (ok < 0) {
 				wmap_pod_target_clear(&t);
 				for (size_t j = 0; j < n; j++)
 					wmap_pod_target_clear(&v[j]);
 				free(v);
 				return WMAP_ENOMEM;
 			}
-			v = nv;
 			v[n++] = t;
 		}
 	}
@@ -616,50 +639,67 @@ static void targets_free(target *v, size_t n)
 	free(v);
 }
 
+/* A location's hash (FNV-1a, eight bytes at a time) for mark_owners. */
+static uint64_t loc_hash(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037u, w;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x100000001b3u;
+		h ^= h >> 32;
+	}
+	for (; n; s++, n--)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+	return h ^ (h >> 29);
+}
+
 typedef struct located {
-	const char *loc;
-	size_t index;
+	uint64_t hash;
+	size_t pick; /* 1 + the template that writes there so far, 0: a free slot */
+	int live;    /* pick has replicas */
 } located;
 
-static int by_location(const void *a, const void *b)
+/* Where template t writes its identity (NULL: nowhere shared). */
+static const char *location_of(const target *t)
 {
-	const located *x = a, *y = b;
-	int c = strcmp(x->loc, y->loc);
-	return c ? c : (x->index > y->index) - (x->index < y->index);
+	return t->labels ? t->labels : t->annotations;
 }
 
 /* Some definitions describe alternatives at one location (NIMService's single-node
  * Deployment and multi-node leader both read .spec.labels). The identity written there
  * is the first such template with replicas, else the first: never one per template, which
- * would flip on every pass. Sorted by location, so a 1000-group workload costs n log n
- * comparisons, not n squared. */
+ * would flip on every pass. One pass in workload order over a table of the locations, so a
+ * 1000-group workload costs n lookups, not n squared comparisons (nor a sort). */
 static int mark_owners(const wmap_workload *w, target *v, size_t n)
 {
-	located *l = n ? malloc(n * sizeof(*l)) : NULL;
-	size_t m = 0;
+	size_t cap = 16;
+	while (cap < 2 * n)
+		cap *= 2;
+	located *l = n ? wmap_arena_alloc(cap * sizeof(*l)) : NULL; /* review memory */
 	if (n && !l)
 		return WMAP_ENOMEM;
+	if (n)
+		memset(l, 0, cap * sizeof(*l));
 	for (size_t j = 0; j < n; j++) {
-		const char *loc = v[j].labels ? v[j].labels : v[j].annotations;
+		const char *loc = location_of(&v[j]);
 		v[j].mark = loc == NULL;
-		if (loc)
-			l[m++] = (located){ loc, j };
+		if (!loc)
+			continue;
+		uint64_t h = loc_hash(loc, strlen(loc));
+		located *e = &l[h & (cap - 1)];
+		while (e->pick && !(e->hash == h && strcmp(location_of(&v[e->pick - 1]), loc) == 0))
+			e = e + 1 == l + cap ? l : e + 1;
+		int live = w->nodes[v[j].node].instances[v[j].instance_index].desired > 0;
+		if (!e->pick)
+			*e = (located){ h, j + 1, live };
+		else if (!e->live && live)
+			e->pick = j + 1, e->live = 1;
 	}
-	if (m)
-		qsort(l, m, sizeof(*l), by_location);
-	for (size_t a = 0, b; a < m; a = b) {
-		size_t pick = l[a].index;
-		int live = 0;
-		for (b = a; b < m && strcmp(l[b].loc, l[a].loc) == 0; b++) {
-			const target *t = &v[l[b].index];
-			if (!live && w->nodes[t->node].instances[t->instance_index].desired > 0) {
-				pick = l[b].index;
-				live = 1;
-			}
-		}
-		v[pick].mark = 1;
+	for (size_t i = 0; i < cap && n; i++) {
+		if (l[i].pick)
+			v[l[i].pick - 1].mark = 1;
 	}
-	free(l);
+	wmap_arena_release(l);
 	return 0;
 }
 

@@ -155,7 +155,7 @@ int wmap__eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 
 	if (e->path)
 		rc = want_pointers ? wmap__path_locate(e->path, in->object, out, err)
-				   : wmap__path_eval(e->path, in->object, out, err);
+				   : wmap__path_values(e->path, in->object, out, err);
 	else if (e->jn)
 		rc = want_pointers ? wmap__jn_eval(e->jn, in->object, out, err)
 				   : wmap__jn_eval_values(e->jn, in->object, out, err);

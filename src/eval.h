@@ -47,6 +47,8 @@ size_t wmap__path_n_steps(const wmap_path *p);
 wmap_path_step_kind wmap__path_step(const wmap_path *p, size_t i, const char **key);
 /* Appends every result of p on root (pointer prefix base, "" for the document). */
 int wmap__path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err);
+/* The same values, every pointer NULL: no pointer is built (scale, instance ids, status). */
+int wmap__path_values(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err);
 /* The same, for a location to write to: a path whose every iteration picks a keyed entry
  * (`.a[]? | select(.name == "x") | .b`) and finds none yields one result anyway, with the
  * pointer the entry would have and what to add to create it (create_at, create). */

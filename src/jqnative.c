@@ -614,21 +614,30 @@ static int obj_step(ectx *c, obj_ud *o)
  * (which raises jq's error) must run. No continuation, reference or pointer per key. */
 #define PLAIN_MAX_KEYS 16
 
-static int plain_path(const node *x, json_t *in, json_t **out, int *levels)
+static inline int plain_path(const node *x, json_t *in, json_t **out, int *levels)
 {
-	const char *keys[PLAIN_MAX_KEYS];
+	const node *keys[PLAIN_MAX_KEYS];
 	int n = 0;
-	for (; x->k == N_INDEX; x = x->a) {
-		if (n == PLAIN_MAX_KEYS || x->b->k != N_LITERAL || !json_is_string(x->b->lit))
-			return 0;
-		keys[n++] = json_string_value(x->b->lit);
-	}
-	if (x->k != N_IDENTITY)
+	if (!x->plain) /* marked when parsed (wmap__jn_mark_single) */
 		return 0;
+	if (x->k == N_INDEX && x->a->k == N_IDENTITY) { /* `.key`, the usual operand */
+		json_t *v = in;
+		if (json_is_object(in)) {
+			if (!(v = json_object_getn(in, x->key, x->key_len)))
+				v = json_null();
+		} else if (!json_is_null(in)) {
+			return 0;
+		}
+		*out = v;
+		*levels = 1;
+		return 1;
+	}
+	for (; x->k == N_INDEX; x = x->a)
+		keys[n++] = x;
 	json_t *v = in;
 	for (int i = n - 1; i >= 0; i--) {
 		if (json_is_object(v)) {
-			v = json_object_get(v, keys[i]);
+			v = json_object_getn(v, keys[i]->key, keys[i]->key_len);
 			if (!v)
 				v = json_null();
 		} else if (!json_is_null(v)) {
@@ -640,8 +649,352 @@ static int plain_path(const node *x, json_t *in, json_t **out, int *levels)
 	return 1;
 }
 
+/* ---- single nodes: one output, evaluated straight to it ----
+ *
+ * A node with exactly one output on every input (a literal, a plain path, `a // b`, a
+ * comparison or sum of such, `[...]`, `if` over such, min, length, ...) needs no generator:
+ * its value is computed bottom-up and handed to the continuation once. The operands run in
+ * the order the generator runs them, every node counts its step as wmap__jn_ev counts it,
+ * and errors are raised by the same functions, so the outputs, errors and step budget are
+ * those of the general evaluation; only the continuations and the pointer plumbing go
+ * (values only: a single node is evaluated this way when no pointer is asked for). */
+
+/* Builtins of arity 0 that emit exactly one value on every input, or raise an error. */
+static const char *const single_builtins[] = { "not", "length", "min", "max", "type", "floor",
+					       "ceil", "round", "sqrt", "fabs", "tojson", "tostring",
+					       NULL };
+
+/* Whether body (`[body]`) is a comma list of single nodes. */
+static int single_list(const node *body)
+{
+	for (; body && body->k == N_COMMA; body = body->b)
+		if (!body->a || !single_list(body->a))
+			return 0;
+	return body && body->single;
+}
+
+#define IS_SINGLE(n) ((n) && (n)->single) /* a missing operand (never in a parsed tree) is not */
+
+void wmap__jn_mark_single(node *x)
+{
+	if (!x)
+		return;
+	wmap__jn_mark_single(x->a);
+	wmap__jn_mark_single(x->b);
+	wmap__jn_mark_single(x->c);
+	size_t nargs = x->k == N_OBJECT ? 2 * x->n : x->n;
+	int args_single = 1;
+	for (size_t i = 0; i < nargs; i++) {
+		wmap__jn_mark_single(x->args[i]);
+		args_single &= IS_SINGLE(x->args[i]);
+	}
+	if (x->k == N_IDENTITY)
+		x->plain = 1; /* `.`: the empty path */
+	if (x->k == N_INDEX && x->a && x->b && x->b->k == N_LITERAL && json_is_string(x->b->lit)) {
+		x->key = json_string_value(x->b->lit);
+		x->key_len = strlen(x->key); /* as json_object_get reads it */
+		int depth = 1;
+		const node *below = x->a;
+		for (; below->k == N_INDEX && below->plain; below = below->a)
+			depth++;
+		x->plain = depth <= PLAIN_MAX_KEYS && below->k == N_IDENTITY;
+	}
+	if (x->k == N_PIPE && x->a && x->b && x->a->k == N_ARRAY && x->a->a && x->b->k == N_CALL &&
+	    x->b->n == 0 && (strcmp(x->b->name, "min") == 0 || strcmp(x->b->name, "max") == 0) &&
+	    single_list(x->a->a))
+		x->best = x->b->name[1] == 'a' ? 2 : 1;
+	switch (x->k) {
+	case N_IDENTITY:
+	case N_LITERAL:
+	case N_VAR:
+	case N_ARRAY:
+		x->single = x->k != N_ARRAY || x->a;
+		break;
+	case N_INDEX:
+	case N_PIPE:
+	case N_ALT:
+	case N_AND:
+	case N_OR:
+	case N_BINOP:
+	case N_BIND:
+		x->single = IS_SINGLE(x->a) && IS_SINGLE(x->b);
+		break;
+	case N_NEG:
+		x->single = IS_SINGLE(x->a);
+		break;
+	case N_IF:
+		x->single = IS_SINGLE(x->a) && IS_SINGLE(x->b) && IS_SINGLE(x->c);
+		break;
+	case N_OBJECT:
+		x->single = (unsigned char)args_single;
+		break;
+	case N_CALL:
+		x->single = 0;
+		for (const char *const *b = single_builtins; x->n == 0 && *b; b++)
+			if (strcmp(*b, x->name) == 0)
+				x->single = 1;
+		break;
+	default:
+		x->single = 0;
+	}
+}
+
+#define STEP(c)                                                                                            \
+	do {                                                                                               \
+		if (++(c)->steps > JN_MAX_STEPS)                                                           \
+			return wmap__jn_err((c), "the expression took more than %lu steps", JN_MAX_STEPS); \
+	} while (0)
+
+static int single(ectx *c, const node *x, json_t *in, const env *e, json_t **out);
+
+/* a + b, a - b or a * b of two integers whose result wmap__jn_arith would compute exactly
+ * in doubles and give as an integer (|a|, |b| and the result below 9e15 < 2^53): the same
+ * value without the doubles. 0 when it does not apply (or out of memory: the general
+ * arithmetic then says so). */
+static int int_arith(tok_kind op, const json_t *a, const json_t *b, json_t **out)
+{
+	const json_int_t lim = 9000000000000000LL;
+	if (!json_is_integer(a) || !json_is_integer(b) || (op != T_PLUS && op != T_MINUS && op != T_STAR))
+		return 0;
+	long long x = json_integer_value(a), y = json_integer_value(b), r;
+	if (x <= -lim || x >= lim || y <= -lim || y >= lim)
+		return 0;
+	if (op == T_STAR ? __builtin_mul_overflow(x, y, &r) : op == T_PLUS ? __builtin_add_overflow(x, y, &r)
+									   : __builtin_sub_overflow(x, y, &r))
+		return 0;
+	if (r <= -lim || r >= lim)
+		return 0;
+	return (*out = json_integer(r)) != NULL;
+}
+
+static int one_emit(ectx *c, void *ud, json_t *v, const char *ptr)
+{
+	(void)c;
+	(void)ptr;
+	*(json_t **)ud = json_incref(v);
+	return 0;
+}
+
+/* Appends every output of x on in to arr: `[a, b]`'s body, straight where it is single. */
+static int list(ectx *c, const node *x, json_t *in, const env *e, json_t *arr)
+{
+	if (x->k == N_COMMA) {
+		STEP(c);
+		int rc = list(c, x->a, in, e, arr);
+		return rc ? rc : list(c, x->b, in, e, arr);
+	}
+	if (!x->single) {
+		collect col = { arr };
+		return wmap__jn_ev(c, x, in, NULL, e, collect_emit, &col);
+	}
+	json_t *v;
+	int rc = single(c, x, in, e, &v);
+	if (rc)
+		return rc;
+	rc = json_array_append_new(arr, v) ? wmap__jn_oom(c) : 0;
+	return rc;
+}
+
+/* `[body] | min` and `| max`: the best of body's outputs, with no array between. */
+static int best_of(ectx *c, const node *body, int want_max, json_t *in, const env *e, json_t **best)
+{
+	if (body->k == N_COMMA) {
+		STEP(c);
+		int rc = best_of(c, body->a, want_max, in, e, best);
+		return rc ? rc : best_of(c, body->b, want_max, in, e, best);
+	}
+	json_t *v;
+	int rc = single(c, body, in, e, &v);
+	if (rc)
+		return rc;
+	int r = *best ? wmap__jn_compare(v, *best) : 0;
+	if (!*best || (want_max ? r >= 0 : r < 0)) {
+		json_decref(*best);
+		*best = v;
+	} else {
+		json_decref(v);
+	}
+	return 0;
+}
+
+static int single(ectx *c, const node *x, json_t *in, const env *e, json_t **out)
+{
+	json_t *a = NULL, *b = NULL;
+	int rc;
+
+	*out = NULL;
+	STEP(c);
+	switch (x->k) {
+	case N_IDENTITY:
+		*out = json_incref(in);
+		return 0;
+	case N_LITERAL:
+		*out = json_incref(x->lit);
+		return 0;
+	case N_VAR:
+		for (const env *v = e; v; v = v->next)
+			if (strcmp(v->name, x->name) == 0) {
+				*out = json_incref(v->v);
+				return 0;
+			}
+		return wmap__jn_err(c, "$%s is not defined", x->name);
+	case N_INDEX: {
+		json_t *v;
+		int levels;
+		char *p;
+		if (plain_path(x, in, &v, &levels)) {
+			c->steps += 2 * (unsigned long)levels;
+			if (c->steps > JN_MAX_STEPS)
+				return wmap__jn_err(c, "the expression took more than %lu steps", JN_MAX_STEPS);
+			*out = json_incref(v);
+			return 0;
+		}
+		if ((rc = single(c, x->a, in, e, &a)) || (rc = single(c, x->b, in, e, &b)))
+			break;
+		rc = wmap__jn_index_value(c, a, NULL, b, out, &p);
+		break;
+	}
+	case N_PIPE:
+		if (x->best) {
+			/* the pipe's, the array's and the call's steps, then the body's */
+			STEP(c);
+			c->steps++;
+			if ((rc = best_of(c, x->a->a, x->best == 2, in, e, out)))
+				return rc;
+			if (!*out)
+				*out = json_null();
+			return 0;
+		}
+		if ((rc = single(c, x->a, in, e, &a)))
+			break;
+		rc = single(c, x->b, a, e, out);
+		break;
+	case N_ALT: {
+		json_t *v;
+		int levels;
+		if (plain_path(x->a, in, &v, &levels)) {
+			c->steps += 1 + 2 * (unsigned long)levels;
+			if (c->steps > JN_MAX_STEPS)
+				return wmap__jn_err(c, "the expression took more than %lu steps", JN_MAX_STEPS);
+			if (wmap__jn_truthy(v)) {
+				*out = json_incref(v);
+				return 0;
+			}
+			return single(c, x->b, in, e, out);
+		}
+		if ((rc = single(c, x->a, in, e, &a)))
+			break;
+		if (wmap__jn_truthy(a)) {
+			*out = a;
+			return 0;
+		}
+		json_decref(a);
+		return single(c, x->b, in, e, out);
+	}
+	case N_AND:
+	case N_OR: {
+		if ((rc = single(c, x->a, in, e, &a)))
+			break;
+		int t = wmap__jn_truthy(a);
+		json_decref(a);
+		a = NULL;
+		if (x->k == N_AND && !t) {
+			*out = json_false();
+			return 0;
+		}
+		if (x->k == N_OR && t) {
+			*out = json_true();
+			return 0;
+		}
+		if ((rc = single(c, x->b, in, e, &b)))
+			break;
+		*out = json_boolean(wmap__jn_truthy(b));
+		break;
+	}
+	case N_BINOP:
+		/* jq runs the right operand first */
+		if ((rc = single(c, x->b, in, e, &b)) || (rc = single(c, x->a, in, e, &a)))
+			break;
+		switch (x->op) {
+		case T_EQ: *out = json_boolean(wmap__jn_compare(a, b) == 0); break;
+		case T_NE: *out = json_boolean(wmap__jn_compare(a, b) != 0); break;
+		case T_LT: *out = json_boolean(wmap__jn_compare(a, b) < 0); break;
+		case T_LE: *out = json_boolean(wmap__jn_compare(a, b) <= 0); break;
+		case T_GT: *out = json_boolean(wmap__jn_compare(a, b) > 0); break;
+		case T_GE: *out = json_boolean(wmap__jn_compare(a, b) >= 0); break;
+		default:
+			if (!int_arith(x->op, a, b, out))
+				rc = wmap__jn_arith(c, x->op, a, b, out);
+		}
+		break;
+	case N_NEG:
+		if ((rc = single(c, x->a, in, e, &a)))
+			break;
+		if (!json_is_number(a))
+			rc = wmap__jn_err(c, "%s cannot be negated", wmap__jn_type_name(a));
+		else if (!(*out = wmap__jn_mknum(-wmap__jn_num(a))))
+			rc = wmap__jn_oom(c);
+		break;
+	case N_ARRAY:
+		if (!(*out = json_array()))
+			return wmap__jn_oom(c);
+		rc = list(c, x->a, in, e, *out);
+		break;
+	case N_OBJECT:
+		if (!(*out = json_object()))
+			return wmap__jn_oom(c);
+		rc = 0;
+		for (size_t i = 0; !rc && i < x->n; i++) {
+			json_t *v = NULL;
+			if ((rc = single(c, x->args[2 * i], in, e, &a)))
+				break;
+			if (!json_is_string(a))
+				rc = wmap__jn_err(c, "Object keys must be strings");
+			else if (!(rc = single(c, x->args[2 * i + 1], in, e, &v)) &&
+				 json_object_set_new(*out, json_string_value(a), v))
+				rc = wmap__jn_oom(c);
+			json_decref(a);
+			a = NULL;
+		}
+		break;
+	case N_BIND: {
+		if ((rc = single(c, x->a, in, e, &a)))
+			break;
+		env ne = { x->name, a, e };
+		rc = single(c, x->b, in, &ne, out);
+		break;
+	}
+	case N_IF:
+		if ((rc = single(c, x->a, in, e, &a)))
+			break;
+		rc = single(c, wmap__jn_truthy(a) ? x->b : x->c, in, e, out);
+		break;
+	case N_CALL:
+		rc = wmap__jn_call(c, x, in, NULL, e, one_emit, out);
+		break;
+	default:
+		rc = wmap__jn_err(c, "unknown node");
+	}
+	json_decref(a);
+	json_decref(b);
+	if (rc) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
 {
+	if (x->single && !ptr) {
+		json_t *v;
+		int rc = single(c, x, in, e, &v);
+		if (rc)
+			return rc;
+		rc = k(c, ud, v, NULL);
+		json_decref(v);
+		return rc;
+	}
 	if (++c->steps > JN_MAX_STEPS)
 		return wmap__jn_err(c, "the expression took more than %lu steps", JN_MAX_STEPS);
 	switch (x->k) {

@@ -71,6 +71,17 @@ struct node {
 	json_t *lit;          /* N_LITERAL */
 	size_t n;             /* N_CALL args, N_OBJECT entries */
 	node **args;          /* N_CALL: args; N_OBJECT: key, value pairs (2n) */
+	/* 1 when x has exactly one output on every input (or raises an error), marked when
+	 * parsed: such a node is evaluated straight to its value (wmap__jn_single), with no
+	 * continuation per operand. */
+	unsigned char single;
+	/* Marked with single: N_INDEX of a string literal key (its text and length), and
+	 * whether the chain below is keys all the way down to `.` (a plain path); N_PIPE of
+	 * `[a, b, ...] | min` (1) or `| max` (2) over single elements. */
+	unsigned char plain;
+	unsigned char best;
+	const char *key;
+	size_t key_len;
 };
 
 struct wmap_jn {
@@ -103,6 +114,8 @@ typedef struct cont {
 } cont;
 
 int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud);
+/* Marks every node of x's tree that is single (above); the parser calls it on each root. */
+void wmap__jn_mark_single(node *x);
 /* The builtin the native evaluator implements for name/arity, or NULL (libjq then evaluates
  * the expression). Borrowed from a static table. */
 const jn_builtin *wmap__jn_builtin(const char *name, size_t arity);

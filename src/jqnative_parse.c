@@ -249,6 +249,8 @@ static node *literal(json_t *v)
 
 static node *field(node *target, const char *key)
 {
+	if (!target) /* out of memory making it: no index of nothing */
+		return NULL;
 	node *k = literal(json_string(key));
 	if (!k)
 		return fail(&(parser){ 0 }, target);
@@ -608,6 +610,7 @@ wmap_jn *wmap__jn_parse(const char *text)
 		node_free(root);
 		goto cleanup;
 	}
+	wmap__jn_mark_single(root);
 	p = calloc(1, sizeof(*p));
 	if (p)
 		p->root = root;

@@ -23,6 +23,8 @@ static char *pdup(const char *s, size_t n)
 	return d;
 }
 
+#define KEY_TOKENS 8
+
 /* Where a pointer leads through the overlay (patch over document). */
 typedef struct walk {
 	int rc;        /* 0, or WMAP_EINVAL for a malformed pointer, WMAP_ENOMEM */
@@ -31,13 +33,40 @@ typedef struct walk {
 	json_t *value; /* found: the value; else the deepest existing ancestor */
 	size_t miss;   /* !found: offset in the pointer of the first missing token's '/' */
 	uint64_t hash; /* found and !in_patch: path_hash of the pointer */
+	size_t depth;  /* the tokens hashed (found: the pointer's; else up to the missing one) */
+	int plain;     /* walk_cached: the pointer is plain ASCII (plain_ascii) */
 } walk;
+
+/* A string member of a map the builder made (wmap_patch_set_str): key and value are copies
+ * in review memory, plain ASCII. */
+typedef struct str_pair {
+	size_t key, value; /* offsets into the op's text */
+	size_t key_len, value_len;
+} str_pair;
+
+/* What an op's value is. The builder's own string values are kept as text until something
+ * reads them as JSON (a later walk through the op, wmap_patch_ops): a jansson string, or a
+ * map of them, per label was most of a 128-group review's patch. */
+enum { OP_JSON,
+       OP_STR,
+       OP_MAP };
 
 /* One `add` operation. */
 typedef struct patch_op {
 	char *path; /* escaped JSON pointer */
 	size_t path_len;
-	json_t *value; /* a reference; NULL once the op is dropped */
+	json_t *value; /* OP_JSON: a reference */
+	/* OP_STR: the string. OP_MAP: {t1: {t2: ... {pairs}}} with the escaped tokens "/t1/t2"
+	 * (no '~' in them) in str, "" for the map itself. */
+	char *str;
+	size_t str_len;
+	str_pair *pairs; /* OP_MAP, in the order they were set */
+	size_t n_pairs, cap_pairs;
+	char *text; /* OP_MAP: the pairs' keys and values, each NUL-terminated */
+	size_t text_len, text_cap;
+	unsigned char kind;
+	unsigned char live;  /* 0 once the op is dropped */
+	unsigned char plain; /* path, and str and pairs, need no JSON escape */
 } patch_op;
 
 #define NO_OP SIZE_MAX
@@ -57,11 +86,23 @@ struct wmap_patch {
 	size_t n_ops, cap_ops, n_live;
 	slot *slots; /* path -> the op that owns the whole value at that path */
 	size_t n_slots, n_used;
+	/* Bit d (63: 63 or more) when an owning op's path has d tokens: a walk looks up only
+	 * the prefixes that may have one (a template's labels are 8 tokens, its ops 9). */
+	uint64_t owned_depths;
+	/* Keys escaped as pointer tokens lately (every template gets the same few keys): the
+	 * raw key, NUL, then the token. */
+	struct key_token {
+		char *text;
+		size_t key_len, token_len;
+	} tokens[KEY_TOKENS];
+	size_t next_token;
 	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
 	json_t *ops_json; /* wmap_patch_ops' array, built on demand, dropped on change */
 	/* The last successful walk: callers set several keys of one map in a row (a
 	 * template's labels), and each walk is one lookup per token of an 8-token pointer. */
-	char *last_ptr;
+	char *last_ptr; /* the remembered walk's pointer when have_last (the buffer is kept) */
+	size_t last_len, last_cap;
+	int have_last;
 	walk last;
 	int last_valid; /* 0: only the steps below are (a container past them was created) */
 	/* The state after each token of that walk (up to WALK_STEPS): the next walk resumes
@@ -83,17 +124,39 @@ struct wmap_patch {
 int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err)
 {
 	*out = NULL;
-	wmap_patch *p = calloc(1, sizeof(*p));
+	wmap_patch *p = wmap_arena_alloc(sizeof(*p)); /* review memory, as its ops */
 	if (!p)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	p->doc = doc;
-	p->appends = json_object();
-	if (!p->appends) {
-		wmap_patch_free(p);
-		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-	}
+	memset(p, 0, sizeof(*p));
+	p->doc = doc; /* appends is made on the first append */
 	*out = p;
 	return 0;
+}
+
+/* The text of an op's value (OP_STR, OP_MAP) is given back. */
+static void lazy_release(patch_op *o)
+{
+	if (o->str)
+		wmap_arena_release(o->str);
+	if (o->pairs) { /* an OP_MAP: its text too */
+		wmap_arena_release(o->text);
+		wmap_arena_release(o->pairs);
+	}
+	o->text = NULL;
+	o->text_len = o->text_cap = 0;
+	o->str = NULL;
+	o->str_len = 0;
+	o->pairs = NULL;
+	o->n_pairs = o->cap_pairs = 0;
+}
+
+/* The op's value goes (it is about to get another, or the op is dropped). */
+static void op_clear_value(patch_op *o)
+{
+	json_decref(o->value);
+	o->value = NULL;
+	lazy_release(o);
+	o->kind = OP_JSON;
 }
 
 void wmap_patch_free(wmap_patch *p)
@@ -101,15 +164,19 @@ void wmap_patch_free(wmap_patch *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->n_ops; i++) {
-		wmap_arena_release(p->ops[i].path);
-		json_decref(p->ops[i].value);
+		patch_op *o = &p->ops[i];
+		wmap_arena_release(o->path);
+		if (o->value || o->str || o->pairs || o->text) /* a dropped op has none */
+			op_clear_value(o);
 	}
-	free(p->ops);
-	free(p->slots);
+	wmap_arena_release(p->ops);
+	wmap_arena_release(p->slots);
 	json_decref(p->appends);
 	json_decref(p->ops_json);
 	wmap_arena_release(p->last_ptr);
-	free(p);
+	for (size_t i = 0; i < KEY_TOKENS; i++)
+		wmap_arena_release(p->tokens[i].text);
+	wmap_arena_release(p);
 }
 
 /* The hash of an escaped pointer, folded one token at a time ("/a", "/b~1c", each with its
@@ -155,7 +222,7 @@ static patch_op *owner_hashed(const wmap_patch *p, const char *path, size_t n, u
 		if (sl->op == NO_OP)
 			return NULL;
 		patch_op *o = &p->ops[sl->op];
-		if (sl->hash == h && o->value && o->path_len == n && memcmp(o->path, path, n) == 0)
+		if (sl->hash == h && o->live && o->path_len == n && memcmp(o->path, path, n) == 0)
 			return o;
 	}
 }
@@ -174,12 +241,27 @@ static void slot_put(slot *slots, size_t n_slots, uint64_t h, size_t op_index)
 	slots[i].op = op_index;
 }
 
-/* Makes ops[op_index] the owner of its path; -1 on ENOMEM. */
-static int own(wmap_patch *p, size_t op_index, uint64_t h)
+static uint64_t depth_bit(size_t depth)
 {
+	return (uint64_t)1 << (depth < 63 ? depth : 63);
+}
+
+/* The tokens of a pointer. */
+static size_t depth_of(const char *path, size_t n)
+{
+	size_t d = 0;
+	for (const char *s = path; (s = memchr(s, '/', n - (size_t)(s - path))) != NULL; s++)
+		d++;
+	return d;
+}
+
+/* Makes ops[op_index] (depth tokens) the owner of its path; -1 on ENOMEM. */
+static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
+{
+	p->owned_depths |= depth_bit(depth);
 	if ((p->n_used + 1) * 2 > p->n_slots) {
 		size_t n = p->n_slots ? p->n_slots * 2 : 64;
-		slot *ns = malloc(n * sizeof(*ns));
+		slot *ns = wmap_arena_alloc(n * sizeof(*ns));
 		if (!ns)
 			return -1;
 		for (size_t i = 0; i < n; i++)
@@ -187,12 +269,12 @@ static int own(wmap_patch *p, size_t op_index, uint64_t h)
 		size_t used = 0;
 		for (size_t i = 0; i < p->n_slots; i++) {
 			const slot *sl = &p->slots[i];
-			if (sl->op != NO_OP && p->ops[sl->op].value) { /* dropped ops go */
+			if (sl->op != NO_OP && p->ops[sl->op].live) { /* dropped ops go */
 				slot_put(ns, n, sl->hash, sl->op);
 				used++;
 			}
 		}
-		free(p->slots);
+		wmap_arena_release(p->slots);
 		p->slots = ns;
 		p->n_slots = n;
 		p->n_used = used;
@@ -203,7 +285,7 @@ static int own(wmap_patch *p, size_t op_index, uint64_t h)
 	for (size_t i = h & mask; p->slots[i].op != NO_OP; i = (i + 1) & mask) {
 		slot *sl = &p->slots[i];
 		const patch_op *x = &p->ops[sl->op];
-		if (sl->hash == h && x->value && x->path_len == o->path_len &&
+		if (sl->hash == h && x->live && x->path_len == o->path_len &&
 		    memcmp(x->path, o->path, o->path_len) == 0) {
 			sl->op = op_index;
 			return 0;
@@ -221,12 +303,58 @@ static void ops_changed(wmap_patch *p)
 	p->ops_json = NULL;
 }
 
-static json_t *op_json(const patch_op *o)
+/* The value of o as jansson, made from its text on first use (then kept: o becomes OP_JSON);
+ * NULL when memory runs out (o is left as it was). */
+static json_t *op_value(patch_op *o)
 {
-	json_t *j = json_object();
-	if (!j || json_object_set_new_nocheck(j, "op", json_string_nocheck("add")) ||
+	if (o->kind == OP_JSON)
+		return o->value;
+	json_t *v;
+	if (o->kind == OP_STR) {
+		v = json_stringn_nocheck(o->str, o->str_len);
+	} else {
+		v = json_object();
+		for (size_t i = 0; v && i < o->n_pairs; i++) {
+			const str_pair *e = &o->pairs[i];
+			json_t *sv = json_stringn_nocheck(o->text + e->value, e->value_len);
+			if (!sv ||
+			    json_object_setn_new_nocheck(v, o->text + e->key, e->key_len, sv) != 0) {
+				json_decref(v);
+				v = NULL;
+			}
+		}
+		/* Wrapped from the innermost token outwards (they hold no '~': as they are). */
+		for (size_t len = o->str_len; v && len > 0;) {
+			size_t start = len;
+			while (start > 0 && o->str[start - 1] != '/')
+				start--;
+			json_t *wrap = json_object();
+			if (!wrap) {
+				json_decref(v);
+				v = NULL;
+			} else if (json_object_setn_new_nocheck(wrap, o->str + start, len - start, v) != 0) {
+				json_decref(wrap); /* v went with the failed set */
+				v = NULL;
+			} else {
+				v = wrap;
+			}
+			len = start ? start - 1 : 0;
+		}
+	}
+	if (!v)
+		return NULL;
+	lazy_release(o);
+	o->kind = OP_JSON;
+	o->value = v;
+	return v;
+}
+
+static json_t *op_json(patch_op *o)
+{
+	json_t *j = json_object(), *v = op_value(o);
+	if (!j || !v || json_object_set_new_nocheck(j, "op", json_string_nocheck("add")) ||
 	    json_object_set_new_nocheck(j, "path", json_stringn_nocheck(o->path, o->path_len)) ||
-	    json_object_set_nocheck(j, "value", o->value)) {
+	    json_object_set_nocheck(j, "value", v)) {
 		json_decref(j);
 		return NULL;
 	}
@@ -239,7 +367,7 @@ const json_t *wmap_patch_ops(wmap_patch *p)
 		return p->ops_json;
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < p->n_ops; i++) {
-		if (p->ops[i].value && json_array_append_new(arr, op_json(&p->ops[i])) != 0) {
+		if (p->ops[i].live && json_array_append_new(arr, op_json(&p->ops[i])) != 0) {
 			json_decref(arr);
 			arr = NULL;
 		}
@@ -258,28 +386,113 @@ size_t wmap_patch_len(const wmap_patch *p)
 	return p->n_live;
 }
 
+/* A string of the builder's, quoted: as it is when known plain (no escape, no UTF-8 to
+ * check), else through the JSON writer. */
+static void dump_string(wmap_json_writer *w, const char *s, size_t n, int plain)
+{
+	if (!plain) {
+		wmap_json_write_string(w, s, n);
+		return;
+	}
+	wmap_buf *b = &w->buf;
+	if (n + 2 < b->alloc - b->len) {
+		char *d = b->data + b->len;
+		d[0] = '"';
+		memcpy(d + 1, s, n);
+		d[n + 1] = '"';
+		b->len += n + 2;
+		return;
+	}
+	wmap_buf_addc(b, '"');
+	wmap_buf_add(b, s, n);
+	wmap_buf_addc(b, '"');
+}
+
+/* The text of an OP_MAP value: {"t1":{"t2":{"k":"v",...}}} (every part plain). */
+static void dump_map(wmap_json_writer *w, const patch_op *o)
+{
+	wmap_buf *b = &w->buf;
+	size_t depth = 0;
+	for (size_t pos = 0; pos < o->str_len; depth++) {
+		const char *end = memchr(o->str + pos + 1, '/', o->str_len - pos - 1);
+		size_t stop = end ? (size_t)(end - o->str) : o->str_len;
+		wmap_buf_addc(b, '{');
+		dump_string(w, o->str + pos + 1, stop - pos - 1, 1);
+		wmap_buf_addc(b, ':');
+		pos = stop;
+	}
+	wmap_buf_addc(b, '{');
+	for (size_t i = 0; i < o->n_pairs; i++) {
+		if (i)
+			wmap_buf_addc(b, ',');
+		dump_string(w, o->text + o->pairs[i].key, o->pairs[i].key_len, 1);
+		wmap_buf_addc(b, ':');
+		dump_string(w, o->text + o->pairs[i].value, o->pairs[i].value_len, 1);
+	}
+	for (size_t i = 0; i <= depth; i++)
+		wmap_buf_addc(b, '}');
+}
+
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
 {
 	static const char head[] = "{\"op\":\"add\",\"path\":", mid[] = ",\"value\":";
 	wmap_json_writer w = WMAP_JSON_WRITER_INIT;
-	int first = 1;
-	wmap_json_write_raw(&w, "[", 1);
+	/* One allocation: the text's size, near enough (a JSON value is guessed at). */
+	size_t size = 3;
 	for (size_t i = 0; i < p->n_ops; i++) {
 		const patch_op *o = &p->ops[i];
-		if (!o->value)
+		size += sizeof(head) + sizeof(mid) + o->path_len + 8;
+		if (o->kind == OP_JSON)
+			size += 64;
+		else
+			size += 2 * o->str_len + 8;
+		size += o->text_len + 6 * o->n_pairs; /* the pairs' text and quotes */
+	}
+	if (size > w.buf.first)
+		w.buf.first = size;
+	int first = 1;
+	wmap_buf_addc(&w.buf, '[');
+	for (size_t i = 0; i < p->n_ops; i++) {
+		const patch_op *o = &p->ops[i];
+		if (!o->live)
 			continue;
 		if (!first)
-			wmap_json_write_raw(&w, ",", 1);
+			wmap_buf_addc(&w.buf, ',');
 		first = 0;
-		wmap_json_write_raw(&w, head, sizeof(head) - 1);
-		wmap_json_write_string(&w, o->path, o->path_len);
-		wmap_json_write_raw(&w, mid, sizeof(mid) - 1);
-		wmap_json_write_value(&w, o->value);
-		wmap_json_write_raw(&w, "}", 1);
+		wmap_buf_add(&w.buf, head, sizeof(head) - 1);
+		dump_string(&w, o->path, o->path_len, o->plain);
+		wmap_buf_add(&w.buf, mid, sizeof(mid) - 1);
+		if (o->kind == OP_STR)
+			dump_string(&w, o->str, o->str_len, 1);
+		else if (o->kind == OP_MAP)
+			dump_map(&w, o);
+		else
+			wmap_json_write_value(&w, o->value);
+		wmap_buf_addc(&w.buf, '}');
 	}
-	wmap_json_write_raw(&w, "]", 1);
+	wmap_buf_addc(&w.buf, ']');
 	*out = wmap_json_writer_finish(&w, out_len);
 	return *out ? 0 : wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+}
+
+#define ONES 0x0101010101010101u
+#define HIGH 0x8080808080808080u
+
+/* 1 when s[0..n) is ASCII with no byte JSON must escape (controls, '"', '\\'): written as
+ * it is. Eight bytes at a time. */
+static int plain_ascii(const char *s, size_t n)
+{
+	uint64_t w, bad = 0;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+		bad |= w | ((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b);
+	}
+	for (; n; s++, n--) {
+		unsigned char c = (unsigned char)*s;
+		bad |= (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) ? HIGH : 0;
+	}
+	return !(bad & HIGH);
 }
 
 /* Walks pointer from offset pos in state w (the document's root at 0); with rec, the state
@@ -288,17 +501,26 @@ static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
 		      struct step *rec, size_t *n_rec)
 {
 	size_t len = pos + strlen(ptr + pos);
+	/* the recorded steps are the walk's tokens from the root on */
+	w.depth = rec ? *n_rec : 0;
 	while (pos < len) {
 		const char *end = memchr(ptr + pos + 1, '/', len - pos - 1);
 		size_t stop = end ? (size_t)(end - ptr) : len;
 		json_t *next = NULL;
 		int from_op = 0;
+		w.depth++;
 		if (!w.in_patch) {
 			/* An op that owns the whole value at this prefix shadows the document. */
 			w.hash = hash_more(w.hash, ptr + pos, stop - pos);
-			const patch_op *o = owner_hashed(p, ptr, stop, w.hash);
+			patch_op *o = (p->owned_depths & depth_bit(w.depth))
+					      ? (patch_op *)owner_hashed(p, ptr, stop, w.hash)
+					      : NULL;
 			if (o) {
-				next = o->value;
+				/* a value kept as text is made JSON here (the patch is the same) */
+				if (!(next = op_value(o))) {
+					w.rc = WMAP_ENOMEM;
+					return w;
+				}
 				from_op = 1;
 			}
 		}
@@ -327,7 +549,7 @@ static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
 
 static walk walk_pointer(const wmap_patch *p, const char *pointer)
 {
-	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START, 0, 0 };
 	if (*pointer && *pointer != '/') {
 		w.rc = WMAP_EINVAL;
 		return w;
@@ -337,8 +559,7 @@ static walk walk_pointer(const wmap_patch *p, const char *pointer)
 
 static void forget_walk(wmap_patch *p)
 {
-	wmap_arena_release(p->last_ptr);
-	p->last_ptr = NULL;
+	p->have_last = 0;
 	p->n_steps = 0;
 }
 
@@ -348,40 +569,62 @@ static void forget_walk(wmap_patch *p)
  * pointer that shares leading tokens with the remembered one resumes after them. */
 static walk walk_cached(wmap_patch *p, const char *pointer)
 {
-	if (p->last_ptr && p->last_valid && strcmp(p->last_ptr, pointer) == 0)
+	size_t len = strlen(pointer);
+	if (p->have_last && p->last_valid && p->last_len == len &&
+	    memcmp(p->last_ptr, pointer, len) == 0)
 		return p->last;
-	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START };
+	walk w = { 0, 0, 0, (json_t *)p->doc, 0, HASH_START, 0, 0 };
 	if (*pointer && *pointer != '/') {
 		w.rc = WMAP_EINVAL;
 		forget_walk(p);
 		return w;
 	}
-	struct step rec[WALK_STEPS];
-	size_t n_rec = 0, pos = 0;
-	if (p->last_ptr) {
-		size_t common = 0;
-		while (p->last_ptr[common] && p->last_ptr[common] == pointer[common])
+	size_t n_rec = 0, pos = 0, common = 0;
+	if (p->have_last) {
+		size_t most = len < p->last_len ? len : p->last_len;
+		uint64_t a, b;
+		for (; common + 8 <= most; common += 8) { /* eight bytes at a time */
+			memcpy(&a, p->last_ptr + common, 8);
+			memcpy(&b, pointer + common, 8);
+			if (a != b)
+				break;
+		}
+		while (common < most && p->last_ptr[common] == pointer[common])
 			common++;
 		/* The deepest remembered token that ends where pointer's does too. */
 		for (size_t i = p->n_steps; i-- > 0;) {
 			size_t stop = p->steps[i].stop;
 			if (stop <= common && (pointer[stop] == '/' || pointer[stop] == '\0')) {
-				memcpy(rec, p->steps, (i + 1) * sizeof(rec[0]));
-				n_rec = i + 1;
+				n_rec = i + 1; /* steps[0..i] stay where they are */
 				pos = stop;
-				w.value = rec[i].value;
-				w.in_patch = rec[i].in_patch;
-				w.hash = rec[i].hash;
+				w.value = p->steps[i].value;
+				w.in_patch = p->steps[i].in_patch;
+				w.hash = p->steps[i].hash;
 				break;
 			}
 		}
 	}
 	forget_walk(p);
-	w = walk_from(p, pointer, pos, w, rec, &n_rec);
-	if (w.rc == 0 && (p->last_ptr = pdup(pointer, strlen(pointer))) != NULL) { /* no memory: no shortcut */
+	/* the walk records its steps after the ones it resumes from */
+	w = walk_from(p, pointer, pos, w, p->steps, &n_rec);
+	/* a prefix of a plain pointer is plain: only the rest is looked at */
+	if (!(p->last.plain && common))
+		common = 0;
+	w.plain = plain_ascii(pointer + common, len - common);
+	if (w.rc == 0 && len + 1 > p->last_cap) {
+		char *buf = wmap_arena_alloc(len + 1 > 128 ? len + 1 : 128);
+		if (buf) {
+			wmap_arena_release(p->last_ptr);
+			p->last_ptr = buf;
+			p->last_cap = len + 1 > 128 ? len + 1 : 128;
+		}
+	}
+	if (w.rc == 0 && len + 1 <= p->last_cap) { /* no memory: no shortcut */
+		memcpy(p->last_ptr, pointer, len + 1);
+		p->last_len = len;
 		p->last = w;
 		p->last_valid = 1;
-		memcpy(p->steps, rec, n_rec * sizeof(rec[0]));
+		p->have_last = 1;
 		p->n_steps = n_rec;
 	}
 	return w;
@@ -416,41 +659,66 @@ static int set_key(json_t *obj, const char *key, json_t *value)
 	return json_object_set_new(obj, key, value);
 }
 
-/* Appends `add` path value; takes path (malloc'ed or wmap_arena_alloc'ed) and value, also on failure. With
- * own_path, the op owns the whole value at path (later walks go through it). */
-static int add_op_hashed(wmap_patch *p, char *path, size_t path_len, uint64_t hash,
-			 json_t *value, int own_path, wmap_error *err)
+/* Appends a live op at path (taken: malloc'ed or wmap_arena_alloc'ed, also on failure) with
+ * no value yet into *out; WMAP_EINVAL when path is not UTF-8, WMAP_ENOMEM. */
+static int push_op_known(wmap_patch *p, char *path, size_t path_len, int plain,
+			 patch_op **out, wmap_error *err)
 {
+	*out = NULL;
 	/* A path that is not plain ASCII may come from a command line: it must be UTF-8, or
 	 * the patch would not be JSON. */
-	if (!is_ascii(path, path_len)) {
+	if (!plain && !is_ascii(path, path_len)) {
 		json_t *check = json_string(path);
 		if (!check) {
-			int rc = wmap_error_set(err, WMAP_EINVAL, "JSON pointer is not valid UTF-8");
 			wmap_arena_release(path);
-			json_decref(value);
-			return rc;
+			return wmap_error_set(err, WMAP_EINVAL, "JSON pointer is not valid UTF-8");
 		}
 		json_decref(check);
 	}
 	if (p->n_ops == p->cap_ops) {
 		size_t cap = p->cap_ops ? p->cap_ops * 2 : 16;
-		patch_op *v = realloc(p->ops, cap * sizeof(*v));
+		patch_op *v = wmap_arena_alloc(cap * sizeof(*v));
 		if (!v) {
 			wmap_arena_release(path);
-			json_decref(value);
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		}
+		if (p->n_ops)
+			memcpy(v, p->ops, p->n_ops * sizeof(*v));
+		wmap_arena_release(p->ops);
 		p->ops = v;
 		p->cap_ops = cap;
 	}
 	patch_op *o = &p->ops[p->n_ops++];
+	memset(o, 0, sizeof(*o));
 	o->path = path;
 	o->path_len = path_len;
-	o->value = value;
+	o->kind = OP_JSON;
+	o->live = 1;
+	o->plain = (unsigned char)plain;
 	p->n_live++;
 	ops_changed(p);
-	if (own_path && own(p, p->n_ops - 1, hash) != 0)
+	*out = o;
+	return 0;
+}
+
+static int push_op(wmap_patch *p, char *path, size_t path_len, patch_op **out, wmap_error *err)
+{
+	return push_op_known(p, path, path_len, plain_ascii(path, path_len), out, err);
+}
+
+/* Appends `add` path value; takes path (malloc'ed or wmap_arena_alloc'ed) and value, also on failure. With
+ * own_path, the op owns the whole value at path (later walks go through it). */
+static int add_op_hashed(wmap_patch *p, char *path, size_t path_len, uint64_t hash,
+			 json_t *value, int own_path, wmap_error *err)
+{
+	patch_op *o;
+	int rc = push_op(p, path, path_len, &o, err);
+	if (rc) {
+		json_decref(value);
+		return rc;
+	}
+	o->value = value;
+	if (own_path && own(p, p->n_ops - 1, hash, depth_of(path, path_len)) != 0)
 		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	return 0;
 }
@@ -463,8 +731,8 @@ static int add_op(wmap_patch *p, char *path, json_t *value, int own_path, wmap_e
 
 static void drop_op(wmap_patch *p, patch_op *o)
 {
-	json_decref(o->value);
-	o->value = NULL;
+	op_clear_value(o);
+	o->live = 0;
 	p->n_live--;
 	ops_changed(p);
 }
@@ -534,8 +802,12 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 			/* The walk hashed parent: full is one token more. */
 			full_len = parent_len + strlen(full + parent_len);
 			full_hash = hash_more(w.hash, full + parent_len, full_len - parent_len);
-			if ((o = owner_hashed(p, full, full_len, full_hash)))
-				existing = o->value;
+			if ((p->owned_depths & depth_bit(w.depth + 1)) &&
+			    (o = (patch_op *)owner_hashed(p, full, full_len, full_hash)) &&
+			    !(existing = op_value(o))) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				goto done;
+			}
 		}
 		/* An equal value is already in force, null included: no operation. */
 		if (existing && (json_equal(existing, value) ||
@@ -554,7 +826,7 @@ int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *v
 				 * no-op, so a second pass stays empty. */
 				drop_op(p, o);
 			} else {
-				json_decref(o->value);
+				op_clear_value(o);
 				o->value = value;
 				value = NULL;
 				ops_changed(p);
@@ -610,6 +882,299 @@ done:
 	return rc;
 }
 
+/* ---- string members, kept as text --------------------------------------------------- */
+
+/* v is the string s[0..n). */
+static int str_equal(const json_t *v, const char *s, size_t n)
+{
+	return json_is_string(v) && json_string_length(v) == n &&
+	       memcmp(json_string_value(v), s, n) == 0;
+}
+
+/* key escaped as a pointer token ('~' as "~0", '/' as "~1") into d; its length. */
+static size_t escape_key(char *d, const char *key, size_t kn)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < kn; i++) {
+		char c = key[i];
+		if (c == '~' || c == '/') {
+			d[j++] = '~';
+			d[j++] = c == '~' ? '0' : '1';
+		} else {
+			d[j++] = c;
+		}
+	}
+	return j;
+}
+
+/* parent + "/" + key escaped as a pointer token, in review memory; NULL out of memory. The
+ * token comes from the patch's recent keys when it is one of them. */
+static char *join_key(wmap_patch *p, const char *parent, size_t pn, const char *key, size_t kn,
+		      size_t *len)
+{
+	const struct key_token *t = NULL;
+	for (size_t i = 0; i < KEY_TOKENS && !t; i++) {
+		const struct key_token *c = &p->tokens[i];
+		if (c->text && c->key_len == kn && memcmp(c->text, key, kn) == 0)
+			t = c;
+	}
+	if (!t) { /* remembered when there is memory for it */
+		struct key_token *c = &p->tokens[p->next_token];
+		char *text = wmap_arena_alloc(3 * kn + 2);
+		if (text) {
+			memcpy(text, key, kn);
+			text[kn] = '\0';
+			wmap_arena_release(c->text);
+			*c = (struct key_token){ text, kn, escape_key(text + kn + 1, key, kn) };
+			p->next_token = (p->next_token + 1) % KEY_TOKENS;
+			t = c;
+		}
+	}
+	size_t tn = t ? t->token_len : 2 * kn;
+	char *d = wmap_arena_alloc(pn + tn + 2);
+	if (!d)
+		return NULL;
+	memcpy(d, parent, pn);
+	d[pn] = '/';
+	if (t)
+		memcpy(d + pn + 1, t->text + kn + 1, tn);
+	else
+		tn = escape_key(d + pn + 1, key, kn);
+	d[pn + 1 + tn] = '\0';
+	*len = pn + 1 + tn;
+	return d;
+}
+
+/* o's value becomes the string s[0..n) (copied); -1 out of memory (o unchanged). */
+static int op_set_str(patch_op *o, const char *s, size_t n)
+{
+	char *c = pdup(s, n);
+	if (!c)
+		return -1;
+	if (o->value || o->str || o->pairs || o->text)
+		op_clear_value(o);
+	o->kind = OP_STR;
+	o->str = c;
+	o->str_len = n;
+	return 0;
+}
+
+/* Sets key of o's map (OP_MAP) to value under mode, as wmap_patch_set into the object it
+ * stands for would; 1 when it changed, 0 when not, -1 out of memory. */
+static int map_set(patch_op *o, const char *key, size_t kn, const char *value, size_t vn,
+		   wmap_patch_mode mode)
+{
+	str_pair *e = NULL;
+	for (size_t i = 0; i < o->n_pairs && !e; i++) {
+		if (o->pairs[i].key_len == kn && memcmp(o->text + o->pairs[i].key, key, kn) == 0)
+			e = &o->pairs[i];
+	}
+	if (e && (mode == WMAP_PATCH_DEFAULT ||
+		  (e->value_len == vn && memcmp(o->text + e->value, value, vn) == 0)))
+		return 0;
+	if (!e && o->n_pairs == o->cap_pairs) {
+		size_t cap = o->cap_pairs ? o->cap_pairs * 2 : 8;
+		str_pair *v = wmap_arena_alloc(cap * sizeof(*v));
+		if (!v)
+			return -1;
+		if (o->n_pairs)
+			memcpy(v, o->pairs, o->n_pairs * sizeof(*v));
+		wmap_arena_release(o->pairs);
+		o->pairs = v;
+		o->cap_pairs = cap;
+	}
+	/* the text grows in one block (a value set again is appended, the old one stays) */
+	size_t need = kn + vn + 2;
+	if (o->text_cap - o->text_len < need) {
+		size_t cap = o->text_cap ? o->text_cap * 2 : 256;
+		while (cap - o->text_len < need)
+			cap *= 2;
+		char *t = wmap_arena_alloc(cap);
+		if (!t)
+			return -1;
+		if (o->text_len)
+			memcpy(t, o->text, o->text_len);
+		wmap_arena_release(o->text);
+		o->text = t;
+		o->text_cap = cap;
+	}
+	char *d = o->text + o->text_len;
+	memcpy(d, key, kn);
+	d[kn] = '\0';
+	memcpy(d + kn + 1, value, vn);
+	d[kn + 1 + vn] = '\0';
+	if (!e) /* a new key goes last; a key set again keeps its place, as in jansson */
+		e = &o->pairs[o->n_pairs++];
+	*e = (str_pair){ o->text_len, o->text_len + kn + 1, kn, vn };
+	o->text_len += need;
+	return 1;
+}
+
+/* One member by the general path (a jansson string): anything not plain ASCII. */
+static int set_str_json(wmap_patch *p, const char *parent, wmap_patch_str *e, wmap_error *err)
+{
+	return wmap_patch_set(p, parent, e->key, json_string(e->value), e->mode, &e->changed, err);
+}
+
+int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, size_t n,
+			wmap_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		m[i].changed = 0;
+	if (n == 0)
+		return 0;
+	size_t parent_len = strlen(parent);
+	walk w = walk_cached(p, parent);
+	int parent_plain = w.plain;
+	patch_op *made = NULL; /* the map this call created for a missing container */
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		wmap_patch_str *e = &m[i];
+		size_t kn = strlen(e->key), vn = strlen(e->value);
+		if (!parent_plain ||
+		    (!e->known_plain && (!plain_ascii(e->key, kn) || !plain_ascii(e->value, vn)))) {
+			if ((rc = set_str_json(p, parent, e, err)) == 0) {
+				made = NULL; /* a walk through it made it JSON */
+				w = walk_cached(p, parent);
+			}
+			continue;
+		}
+		if (made) {
+			int r = map_set(made, e->key, kn, e->value, vn, e->mode);
+			if (r < 0)
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			e->changed = r > 0;
+			if (r > 0)
+				ops_changed(p);
+			continue;
+		}
+		if (w.rc) {
+			rc = w.rc == WMAP_ENOMEM
+				     ? wmap_error_set(err, w.rc, "out of memory")
+				     : wmap_error_set(err, w.rc, "malformed JSON pointer \"%s\"", parent);
+			continue;
+		}
+		if (w.found) {
+			if (!json_is_object(w.value)) {
+				rc = wmap_error_set(err, WMAP_EEVAL, "%s is not an object", parent);
+				continue;
+			}
+			json_t *orig = json_object_getn(w.value, e->key, kn);
+			if (w.in_patch) {
+				if (orig && (str_equal(orig, e->value, vn) ||
+					     (!json_is_null(orig) && e->mode == WMAP_PATCH_DEFAULT)))
+					continue;
+				e->changed = 1;
+				ops_changed(p); /* an op's value changes in place */
+				json_t *sv = json_stringn_nocheck(e->value, vn);
+				if (!sv || json_object_setn_new_nocheck(w.value, e->key, kn, sv) != 0)
+					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				continue;
+			}
+			size_t full_len;
+			char *full = join_key(p, parent, parent_len, e->key, kn, &full_len);
+			if (!full) {
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				continue;
+			}
+			/* The walk hashed parent: full is one token more. */
+			uint64_t h = hash_more(w.hash, full + parent_len, full_len - parent_len);
+			patch_op *o = (p->owned_depths & depth_bit(w.depth + 1))
+					      ? (patch_op *)owner_hashed(p, full, full_len, h)
+					      : NULL;
+			int has = o || orig, same = 0, null = 0;
+			if (o && o->kind == OP_STR) {
+				same = o->str_len == vn && memcmp(o->str, e->value, vn) == 0;
+			} else if (o) {
+				const json_t *x = op_value(o);
+				if (!x) {
+					wmap_arena_release(full);
+					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+					continue;
+				}
+				same = str_equal(x, e->value, vn);
+				null = json_is_null(x);
+			} else if (orig) {
+				same = str_equal(orig, e->value, vn);
+				null = json_is_null(orig);
+			}
+			/* An equal value is already in force, null included: no operation. */
+			if (has && (same || (!null && e->mode == WMAP_PATCH_DEFAULT))) {
+				wmap_arena_release(full);
+				continue;
+			}
+			e->changed = 1;
+			if (o) {
+				wmap_arena_release(full);
+				if (orig && str_equal(orig, e->value, vn))
+					drop_op(p, o); /* back to what the document holds */
+				else if (op_set_str(o, e->value, vn) != 0)
+					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				else
+					ops_changed(p);
+				continue;
+			}
+			/* `add` on an existing member replaces it; on a new one it creates it. */
+			/* parent, key and value are plain here: so is full */
+			if ((rc = push_op_known(p, full, full_len, 1, &o, err)) == 0) {
+				if (op_set_str(o, e->value, vn) != 0 ||
+				    own(p, p->n_ops - 1, h, w.depth + 1) != 0)
+					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			}
+			continue;
+		}
+		/* A container on the way is missing: create it whole at the first missing level. */
+		if (!json_is_object(w.value)) {
+			rc = wmap_error_set(err, WMAP_EEVAL, "%.*s is not an object", (int)w.miss,
+					    parent);
+			continue;
+		}
+		const char *tok_start = parent + w.miss + 1;
+		const char *rest = strchr(tok_start, '/');
+		if (!rest)
+			rest = parent + parent_len;
+		if (w.in_patch || memchr(rest, '~', (size_t)(parent + parent_len - rest))) {
+			/* inside an op's value, or tokens to unescape: the general path */
+			if ((rc = set_str_json(p, parent, e, err)) == 0)
+				w = walk_cached(p, parent);
+			continue;
+		}
+		e->changed = 1;
+		/* A container on the way to parent is created past the last token the walk
+		 * found: the walk's result is out of date, the steps before it are not. */
+		p->last_valid = 0;
+		size_t full_len = (size_t)(rest - parent);
+		char *full = pdup(parent, full_len), *text = NULL;
+		patch_op *o = NULL;
+		if (!full || (rc = push_op_known(p, full, full_len, 1, &o, err)) != 0) {
+			if (!rc)
+				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			continue;
+		}
+		o->kind = OP_MAP;
+		/* the walk hashed the pointer up to the missing token: full's hash */
+		if (!(text = pdup(rest, (size_t)(parent + parent_len - rest))) ||
+		    (o->str = text, o->str_len = (size_t)(parent + parent_len - rest),
+		     map_set(o, e->key, kn, e->value, vn, e->mode) < 0) ||
+		    own(p, p->n_ops - 1, w.hash, w.depth) != 0) {
+			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+			continue;
+		}
+		made = o;
+	}
+	return rc;
+}
+
+int wmap_patch_set_str(wmap_patch *p, const char *parent, const char *key, const char *value,
+		       wmap_patch_mode mode, int *changed, wmap_error *err)
+{
+	wmap_patch_str e = { key, value, mode, 0, 0 };
+	int rc = wmap_patch_set_strs(p, parent, &e, 1, err);
+	if (changed)
+		*changed = e.changed;
+	return rc;
+}
+
 /* Splits pointer into a new parent string and an unescaped last token. */
 static int split_last(const char *pointer, char **parent, char **last)
 {
@@ -642,6 +1207,23 @@ int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_pa
 		return wmap_error_set(err, rc, "malformed JSON pointer \"%s\"", pointer);
 	}
 	rc = wmap_patch_set(p, parent, last, value, mode, changed, err);
+	free(parent);
+	free(last);
+	return rc;
+}
+
+int wmap_patch_set_str_at(wmap_patch *p, const char *pointer, const char *value,
+			  wmap_patch_mode mode, int *changed, wmap_error *err)
+{
+	char *parent, *last;
+	int rc = split_last(pointer, &parent, &last);
+	if (changed)
+		*changed = 0;
+	if (rc == WMAP_ENOMEM)
+		return wmap_error_set(err, rc, "out of memory");
+	else if (rc)
+		return wmap_error_set(err, rc, "malformed JSON pointer \"%s\"", pointer);
+	rc = wmap_patch_set_str(p, parent, last, value, mode, changed, err);
 	free(parent);
 	free(last);
 	return rc;
@@ -795,6 +1377,8 @@ int wmap_patch_append_unique(wmap_patch *p, const char *pointer, json_t *value, 
 	}
 	if (!pending) {
 		pending = json_array();
+		if (!p->appends && !(p->appends = json_object()))
+			json_decref(pending), pending = NULL;
 		if (!pending || json_object_set_new(p->appends, pointer, pending) != 0) {
 			json_decref(value);
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
@@ -919,9 +1503,83 @@ int wmap_patch_apply(json_t **doc, const json_t *ops, wmap_error *err)
 
 /* ---- label values and keys ---------------------------------------------------------- */
 
+/* ASCII letters and digits (2), and '-', '_', '.' (1): a table, not the locale's isalnum. */
+static const unsigned char label_class[256] = {
+	['-'] = 1,
+	['_'] = 1,
+	['.'] = 1,
+	['0'] = 2,
+	['1'] = 2,
+	['2'] = 2,
+	['3'] = 2,
+	['4'] = 2,
+	['5'] = 2,
+	['6'] = 2,
+	['7'] = 2,
+	['8'] = 2,
+	['9'] = 2,
+	['A'] = 2,
+	['B'] = 2,
+	['C'] = 2,
+	['D'] = 2,
+	['E'] = 2,
+	['F'] = 2,
+	['G'] = 2,
+	['H'] = 2,
+	['I'] = 2,
+	['J'] = 2,
+	['K'] = 2,
+	['L'] = 2,
+	['M'] = 2,
+	['N'] = 2,
+	['O'] = 2,
+	['P'] = 2,
+	['Q'] = 2,
+	['R'] = 2,
+	['S'] = 2,
+	['T'] = 2,
+	['U'] = 2,
+	['V'] = 2,
+	['W'] = 2,
+	['X'] = 2,
+	['Y'] = 2,
+	['Z'] = 2,
+	['a'] = 2,
+	['b'] = 2,
+	['c'] = 2,
+	['d'] = 2,
+	['e'] = 2,
+	['f'] = 2,
+	['g'] = 2,
+	['h'] = 2,
+	['i'] = 2,
+	['j'] = 2,
+	['k'] = 2,
+	['l'] = 2,
+	['m'] = 2,
+	['n'] = 2,
+	['o'] = 2,
+	['p'] = 2,
+	['q'] = 2,
+	['r'] = 2,
+	['s'] = 2,
+	['t'] = 2,
+	['u'] = 2,
+	['v'] = 2,
+	['w'] = 2,
+	['x'] = 2,
+	['y'] = 2,
+	['z'] = 2,
+};
+
 static int is_label_char(int c)
 {
-	return isalnum(c) || c == '-' || c == '_' || c == '.';
+	return label_class[(unsigned char)c] != 0;
+}
+
+static int is_alnum(int c)
+{
+	return label_class[(unsigned char)c] == 2;
 }
 
 int wmap_label_value_valid(const char *v)
@@ -929,10 +1587,10 @@ int wmap_label_value_valid(const char *v)
 	size_t n = strlen(v);
 	if (n == 0)
 		return 1;
-	if (n > 63 || !isalnum((unsigned char)v[0]) || !isalnum((unsigned char)v[n - 1]))
+	if (n > 63 || !is_alnum(v[0]) || !is_alnum(v[n - 1]))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!is_label_char((unsigned char)v[i]) || (unsigned char)v[i] > 127)
+		if (!label_class[(unsigned char)v[i]])
 			return 0;
 	}
 	return 1;
@@ -957,12 +1615,12 @@ void wmap_label_value(char *buf, size_t len, const char *value)
 	char clean[64];
 	size_t n = 0;
 	for (const unsigned char *s = (const unsigned char *)value; *s && n < 54; s++) {
-		int c = (*s < 128 && is_label_char(*s)) ? *s : '-';
-		if (n == 0 && !isalnum(c))
+		int c = is_label_char(*s) ? *s : '-';
+		if (n == 0 && !is_alnum(c))
 			continue;
 		clean[n++] = (char)c;
 	}
-	while (n > 0 && !isalnum((unsigned char)clean[n - 1]))
+	while (n > 0 && !is_alnum(clean[n - 1]))
 		n--;
 	clean[n] = '\0';
 	if (n)

@@ -29,6 +29,8 @@ typedef struct step {
 	long index;
 	int optional;
 	char *sel_key, *sel_value; /* STEP_ITER: only entries whose sel_key is sel_value */
+	size_t key_len;            /* STEP_KEY: strlen(key) */
+	int key_plain;             /* STEP_KEY: nothing in key to escape in a pointer */
 } step;
 
 struct wmap_path {
@@ -289,6 +291,11 @@ wmap_path *wmap__path_parse_oom(const char *text, int *oom)
 	if (*s)
 		goto fail;
 	set_keyed(p);
+	for (size_t i = 0; i < p->n; i++)
+		if (p->steps[i].kind == STEP_KEY) {
+			p->steps[i].key_len = strlen(p->steps[i].key);
+			p->steps[i].key_plain = strcspn(p->steps[i].key, "~/") == p->steps[i].key_len;
+		}
 	return p;
 fail:
 	wmap__path_free(p);
@@ -340,7 +347,8 @@ typedef struct ev {
 	int elem;
 	char *ptr; /* the pointer, NUL-terminated: len bytes of cap */
 	size_t len, cap;
-	int heap; /* ptr was malloc'ed (it outgrew the first buffer) */
+	int heap;   /* ptr was malloc'ed (it outgrew the first buffer) */
+	int values; /* values only (wmap__path_values): no pointer is kept */
 } ev;
 
 /* Room for n more bytes and the NUL; -1 when memory runs out. */
@@ -365,6 +373,8 @@ static int ptr_room(ev *e, size_t n)
 /* Appends "/" and key escaped (as wmap_pointer_join); -1 when memory runs out. */
 static int ptr_key(ev *e, const char *key)
 {
+	if (e->values)
+		return 0;
 	size_t tl = strlen(key), plain = strcspn(key, "~/"), extra = 0;
 	for (const char *s = key + plain; *s; s++)
 		extra += (*s == '~' || *s == '/');
@@ -390,6 +400,8 @@ static int ptr_key(ev *e, const char *key)
 /* Appends "/" and index (as wmap_pointer_join_index); -1 when memory runs out. */
 static int ptr_index(ev *e, size_t index)
 {
+	if (e->values)
+		return 0;
 	char digits[24];
 	size_t nd = 0;
 	do {
@@ -480,6 +492,13 @@ fail:
 
 static int push_result(ev *e, json_t *v)
 {
+	if (e->values) {
+		if (e->out->n >= WMAP_MAX_RESULTS)
+			return wmap_error_set(e->err, WMAP_ELIMIT, "more than %d results", WMAP_MAX_RESULTS);
+		if (wmap__results_push(e->out, v ? json_incref(v) : NULL, NULL))
+			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+		return 0;
+	}
 	char *dup = ptr_dup(e, e->len), *at = NULL;
 	json_t *create = NULL;
 	int oom = !dup;
@@ -599,9 +618,17 @@ static int eval_from(ev *e, size_t i, json_t *v)
 			return wmap_error_set(e->err, WMAP_EEVAL, "Cannot index %s with \"%s\"",
 					      wmap__json_type_name(v), st->key);
 		}
-		if (ptr_key(e, st->key))
+		if (e->values) {
+		} else if (st->key_plain) { /* the key as it is, its length known */
+			if (ptr_room(e, 1 + st->key_len))
+				return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
+			e->ptr[e->len] = '/';
+			memcpy(e->ptr + e->len + 1, st->key, st->key_len + 1);
+			e->len += 1 + st->key_len;
+		} else if (ptr_key(e, st->key)) {
 			return wmap_error_set(e->err, WMAP_ENOMEM, "out of memory");
-		json_t *x = isnull ? NULL : json_object_get(v, st->key);
+		}
+		json_t *x = isnull ? NULL : json_object_getn(v, st->key, st->key_len);
 		if (e->locate && !isnull && (!x || json_is_null(x)))
 			rc = on_missing(e, i + 1, i + 1, 0); /* a member of an existing object */
 		else
@@ -632,7 +659,8 @@ static int eval_from(ev *e, size_t i, json_t *v)
 	return rc;
 }
 
-static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, wmap_error *err)
+static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, int values,
+	       wmap_error *err)
 {
 	if (p->constant) {
 		if (wmap__results_push(out, json_incref(p->constant), NULL))
@@ -641,7 +669,7 @@ static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, 
 	}
 	char first[256];
 	first[0] = '\0';
-	ev e = { p, out, err, locate, SIZE_MAX, 0, 0, first, 0, sizeof(first), 0 };
+	ev e = { p, out, err, locate, SIZE_MAX, 0, 0, first, 0, sizeof(first), 0, values };
 	int rc = eval_from(&e, 0, root);
 	if (e.heap)
 		free(e.ptr);
@@ -650,12 +678,17 @@ static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, 
 
 int wmap__path_eval(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
 {
-	return run(p, root, out, 0, err);
+	return run(p, root, out, 0, 0, err);
+}
+
+int wmap__path_values(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
+{
+	return run(p, root, out, 0, 1, err);
 }
 
 int wmap__path_locate(const wmap_path *p, json_t *root, wmap_results *out, wmap_error *err)
 {
-	return run(p, root, out, p->keyed, err);
+	return run(p, root, out, p->keyed, 0, err);
 }
 
 /* ---- results ---- */
@@ -664,8 +697,10 @@ void wmap__results_clear(wmap_results *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		json_decref(r->v[i].value);
-		wmap_arena_release(r->v[i].pointer);
-		wmap_arena_release(r->v[i].create_at);
+		if (r->v[i].pointer) /* most are taken (resolve.c) or never made (values only) */
+			wmap_arena_release(r->v[i].pointer);
+		if (r->v[i].create_at)
+			wmap_arena_release(r->v[i].create_at);
 		json_decref(r->v[i].create);
 	}
 	free(r->v);

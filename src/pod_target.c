@@ -9,10 +9,20 @@
 /* A target's pointers are review memory (wmap/arena.h): made and given back in a review's
  * scope (heap memory outside one), six a template, a malloc and a free each. Whoever
  * replaces one gives the old one back with wmap_arena_release. */
-static char *join(const char *base, const char *key)
+static char *join_n(const char *base, const char *key, size_t kl)
 {
-	return wmap_pointer_join_with(wmap_arena_alloc, base, key);
+	/* Every key here is a field name with nothing to escape: one copy of each part. */
+	size_t bl = strlen(base);
+	char *out = wmap_arena_alloc(bl + kl + 2);
+	if (out) {
+		memcpy(out, base, bl);
+		out[bl] = '/';
+		memcpy(out + bl + 1, key, kl + 1);
+	}
+	return out;
 }
+
+#define join(base, lit) join_n((base), lit, sizeof(lit) - 1)
 
 static char *dup_n(const char *s, size_t n)
 {

@@ -24,7 +24,33 @@ typedef struct counting {
 	size_t n;
 	const char *const *names;
 	const unsigned char *milli;
+	const size_t *lens; /* strlen of each name */
 } counting;
+
+/* The members of obj named names[0..n) (lens their lengths), NULL where absent or when obj
+ * is not an object. A small object (a container, a requirements object, most pod specs)
+ * is read member by member: comparing a few lengths costs less than hashing each name. */
+static void pick(const json_t *obj, const char *const *names, const size_t *lens, size_t n,
+		 const json_t **out)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = NULL;
+	if (!json_is_object(obj))
+		return;
+	if (json_object_size(obj) > 8) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = json_object_get(obj, names[i]);
+		return;
+	}
+	const char *k;
+	size_t kn;
+	json_t *v;
+	json_object_keylen_foreach((json_t *)obj, k, kn, v) {
+		for (size_t i = 0; i < n; i++)
+			if (lens[i] == kn && memcmp(names[i], k, kn) == 0)
+				out[i] = v;
+	}
+}
 
 /* One amount per name of a counting, with the suffix family it was written in. Sums and
  * maxima keep the family as Kubernetes' Quantity.Add does: a sum takes the family of its
@@ -160,7 +186,7 @@ static uint32_t list_values(const json_t **vals, const json_t *list, const count
 	json_t *v;
 	json_object_keylen_foreach((json_t *)list, k, kn, v) {
 		for (size_t i = 0; i < c->n; i++)
-			if (strlen(c->names[i]) == kn && memcmp(c->names[i], k, kn) == 0) {
+			if (c->lens[i] == kn && memcmp(c->names[i], k, kn) == 0) {
 				vals[i] = v; /* every counted name that is this key (names may repeat) */
 				present |= (uint32_t)1 << i;
 			}
@@ -207,9 +233,13 @@ static int requirements(amounts *out, const json_t *req, const at *base, const c
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return wmap_error_set(err, WMAP_EINVAL, "%s: resources must be an object", path);
 	}
+	static const char *const names[2] = { "requests", "limits" };
+	static const size_t lens[2] = { 8, 6 };
+	const json_t *lists[2];
+	pick(req, names, lens, 2, lists);
 	at rp = AT_KEY(base, "requests"), lp = AT_KEY(base, "limits");
-	if ((rc = resource_list(&rq, json_object_get(req, "requests"), &rp, c, &in_requests, err)) ||
-	    (rc = resource_list(&lim, json_object_get(req, "limits"), &lp, c, NULL, err)))
+	if ((rc = resource_list(&rq, lists[0], &rp, c, &in_requests, err)) ||
+	    (rc = resource_list(&lim, lists[1], &lp, c, NULL, err)))
 		return rc;
 	for (size_t i = 0; i < c->n; i++) {
 		const amounts *from = (in_requests >> i & 1) ? &rq : &lim;
@@ -240,13 +270,17 @@ static int containers(amounts *sum, amounts *init_max, const json_t *list, const
 		return wmap_error_set(err, WMAP_EINVAL, "%s: must be a list of containers", path);
 	}
 	json_array_foreach(list, i, c) {
+		static const char *const names[2] = { "resources", "restartPolicy" };
+		static const size_t lens[2] = { 9, 13 };
+		const json_t *f[2];
 		amounts r;
 		at cp = AT_INDEX(base, i), rp = AT_KEY(&cp, "resources");
-		int rc = json_is_object(c) ? requirements(&r, json_object_get(c, "resources"), &rp, cn, err)
+		pick(c, names, lens, 2, f);
+		int rc = json_is_object(c) ? requirements(&r, f[0], &rp, cn, err)
 					   : wmap_error_set(err, WMAP_EINVAL, "container %zu is not an object", i);
 		if (rc)
 			return rc;
-		const char *policy = json_string_value(json_object_get(c, "restartPolicy"));
+		const char *policy = json_string_value(f[1]);
 		if (init && !(policy && strcmp(policy, "Always") == 0)) {
 			add(&r, &sidecars, cn);
 			max_into(init_max, &r, cn);
@@ -276,13 +310,17 @@ static int pod_spec_amounts(amounts *out, const json_t *spec, const char *base, 
 	}
 	amounts_zero(&sum, c);
 	amounts_zero(&init_max, c);
+	static const char *const names[4] = { "containers", "initContainers", "resources", "overhead" };
+	static const size_t lens[4] = { 10, 14, 9, 8 };
+	const json_t *f[4];
+	pick(spec, names, lens, 4, f);
 	at cs = AT_KEY(&root, "containers"), ics = AT_KEY(&root, "initContainers"),
 	   res = AT_KEY(&root, "resources"), ohp = AT_KEY(&root, "overhead");
-	if ((rc = containers(&sum, &init_max, json_object_get(spec, "containers"), &cs, 0, c, err)) ||
-	    (rc = containers(&sum, &init_max, json_object_get(spec, "initContainers"), &ics, 1, c, err)))
+	if ((rc = containers(&sum, &init_max, f[0], &cs, 0, c, err)) ||
+	    (rc = containers(&sum, &init_max, f[1], &ics, 1, c, err)))
 		return rc;
 	max_into(&sum, &init_max, c);
-	if ((rc = requirements(&pod, json_object_get(spec, "resources"), &res, c, err)))
+	if ((rc = requirements(&pod, f[2], &res, c, err)))
 		return rc;
 	/* Pod-level resources (PodLevelResources) exist for cpu, memory and hugepages only. */
 	for (size_t i = 0; i < c->n; i++) {
@@ -293,7 +331,7 @@ static int pod_spec_amounts(amounts *out, const json_t *spec, const char *base, 
 			sum.fam[i] = pod.fam[i];
 		}
 	}
-	const json_t *oh = json_object_get(spec, "overhead");
+	const json_t *oh = f[3];
 	if (oh && !json_is_null(oh)) {
 		if ((rc = resource_list(&overhead, oh, &ohp, c, NULL, err)))
 			return rc;
@@ -336,7 +374,8 @@ static int fragment_amounts(amounts *out, const wmap_pod *pod, const counting *c
 /* describe's three: GPU, CPU, memory. */
 static const char *const describe_names[3] = { GPU_KEY, "cpu", "memory" };
 static const unsigned char describe_milli[3] = { 0, 1, 0 };
-static const counting describe_counting = { 3, describe_names, describe_milli };
+static const size_t describe_lens[3] = { sizeof(GPU_KEY) - 1, 3, 6 };
+static const counting describe_counting = { 3, describe_names, describe_milli, describe_lens };
 
 static void to_resources(wmap_resources *out, const amounts *a)
 {
@@ -406,12 +445,15 @@ static int amounts_of(int64_t *milli, wmap_quantity_family *family, const wmap_p
 		      const json_t *spec, const char *base, const char *const *names, size_t n,
 		      wmap_error *err)
 {
-	counting c = { n, names, all_milli };
+	size_t lens[WMAP_POD_AMOUNTS_MAX];
+	counting c = { n, names, all_milli, lens };
 	amounts a;
 	int rc;
 	if (n > WMAP_POD_AMOUNTS_MAX)
 		return wmap_error_set(err, WMAP_EINVAL, "%zu resources counted at once; at most %d", n,
 				      WMAP_POD_AMOUNTS_MAX);
+	for (size_t i = 0; i < n; i++)
+		lens[i] = strlen(names[i]);
 	if (!pod)
 		rc = pod_spec_amounts(&a, spec, base ? base : "", &c, err);
 	else if (pod->shape == WMAP_SPEC_FRAGMENTED)

@@ -39,6 +39,36 @@ void wmap_patch_free(wmap_patch *p);
 int wmap_patch_set(wmap_patch *p, const char *parent, const char *key, json_t *value,
 		   wmap_patch_mode mode, int *changed, wmap_error *err);
 
+/* wmap_patch_set with a string value (copied): the patch and errors of
+ * wmap_patch_set(p, parent, key, json_string(value), mode, changed, err), a value that is not
+ * UTF-8 included (WMAP_ENOMEM, as the NULL from json_string is there). The builder keeps
+ * such values as text until something reads them as JSON (wmap_patch_get, wmap_patch_ops,
+ * a later write through them), and wmap_patch_dump writes them as they are. */
+int wmap_patch_set_str(wmap_patch *p, const char *parent, const char *key, const char *value,
+		       wmap_patch_mode mode, int *changed, wmap_error *err);
+
+/* wmap_patch_set_at with a string value, as wmap_patch_set_str is to wmap_patch_set. */
+int wmap_patch_set_str_at(wmap_patch *p, const char *pointer, const char *value,
+			  wmap_patch_mode mode, int *changed, wmap_error *err);
+
+/* One member for wmap_patch_set_strs. */
+typedef struct wmap_patch_str {
+	const char *key, *value;
+	wmap_patch_mode mode;
+	int changed; /* set by the call: 1 when this member grew or changed the patch */
+	/* 1 when the caller knows key and value to be ASCII letters, digits and "-_./" only
+	 * (a constant key, a value from wmap_label_value): not scanned again */
+	int known_plain;
+} wmap_patch_str;
+
+/* Sets the n string members m of the map at parent, in order: the patch of n
+ * wmap_patch_set_str calls, with one walk to parent and, when a container on the way is
+ * missing, one `add` holding them all (a template's labels). Stops at the first member that
+ * fails, with its error (every later member would get the same one, memory aside); the
+ * members after it are left as they were (changed 0). */
+int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, size_t n,
+			wmap_error *err);
+
 /* Sets the member named by the last token of pointer (a convenience over wmap_patch_set). */
 int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_patch_mode mode,
 		      int *changed, wmap_error *err);

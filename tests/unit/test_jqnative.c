@@ -20,6 +20,19 @@ static int agree(const char *text, wmap_jq *q, size_t slot, const wmap_jn *jn, j
 	int ra = wmap__jq_run(q, slot, &in, 0, &a, &ea);
 	int rb = wmap__jn_eval(jn, input, &b, &eb);
 	int ok = (ra != 0) == (rb != 0);
+	/* Values only (no pointers): single nodes are evaluated straight to their value there;
+	 * the outputs and the error message must be those of the general evaluation. */
+	wmap_results v = {0};
+	wmap_error ev = {0};
+	int rv = wmap__jn_eval_values(jn, input, &v, &ev);
+	if (rv != rb || (rv && strcmp(ev.message, eb.message) != 0) || (!rv && v.n != b.n)) {
+		cr_log_error("%s: %s\n  values only: rc %d, %zu outputs %s\n  with pointers: rc %d, %zu outputs %s",
+			     where, text, rv, v.n, rv ? ev.message : "", rb, b.n, rb ? eb.message : "");
+		ok = 0;
+	}
+	for (size_t i = 0; ok && !rv && i < v.n; i++)
+		ok = json_equal(v.v[i].value ? v.v[i].value : json_null(), b.v[i].value ? b.v[i].value : json_null());
+	wmap__results_clear(&v);
 	if (ok && ra == 0) {
 		ok = a.n == b.n;
 		for (size_t i = 0; ok && i < a.n; i++)
@@ -89,6 +102,16 @@ Test(jqnative, agrees_with_libjq_on_edge_cases)
 		"last(empty)", "[.arr[] | IN(2, 3)]", "\"abc\" / \"\"", "\"\" / \",\"", ".s | indices(\"b\")", "[limit(0; .arr[])]",
 		"[.[] | strings | ascii_downcase]", "\"1.5\" | tonumber", "\"[1]\" | fromjson",
 		".o | keys_unsorted | length", "[.o | to_entries[] | .key] | join(\"+\")",
+		/* single nodes (one output), evaluated straight to their value without pointers */
+		"[.n, .s] | max", "[.s, .n, .z] | min", "[] | max", "[.arr[], 0] | max", "[(.a // 0), (.n // 1)] | max",
+		"([([(.a // 0), (.n // 0)] | max), (.m // 2147483647)] | min) * (.h // 1)",
+		"if .t == true then 0 else [.n, 1] | min end", "{(.n): 1}", "{a: .n, b: .s.x}", "-(.s)",
+		"-(.n + 1)", ".s.a + 1", ".arr[.n - 4]", ".o[.s]", ".n as $v | [$v, 2] | max", "(.n > 2) and (.s | length > 2)",
+		".z or (.n < 0)", "([.n, .n] | max) as $m | $m * 2", "[.n, .o] | max | length", ".s | length + .n",
+		"[.arr[] | [., 2] | max]", ".n - (.s | length)", "[.n, (.arr | length)] | min | tostring",
+		"{a: (.n | type), b: (.arr | tojson)} | .b", ".t and .s.x", "[.n, .n] | .[0] + .[1]",
+		".n * 3 - 20", "[.n * 1000000000, 3000000000 * 3000000, 2999999999 * 3000000, -3000000000 * 3000000] | map(. + 0)",
+		"[1 + 4503599627370496 * 2, .n - 9000000000000001, .n + 8999999999999995]", "[.n, 1.5] | .[0] * .[1]",
 	};
 	json_t *input = t_yaml("arr: [1, 2, 3]\ns: Abc\nn: 5\no: {a: 1, b: 2}\nt: true\nz: null\n");
 	size_t n = sizeof(exprs) / sizeof(exprs[0]), native = 0, checked = 0;

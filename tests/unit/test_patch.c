@@ -449,3 +449,200 @@ Test(patch, walks_that_share_leading_tokens_see_every_earlier_write)
 	wmap_patch_free(p);
 	json_decref(doc);
 }
+
+/* wmap_patch_set_str and _set_strs keep string values as text: the patch, its operations,
+ * the overlay, the results and the errors must be those of wmap_patch_set with a jansson
+ * string, over maps that exist, are null, are missing (one `add` holding them all), sit
+ * inside an op's value, or are not maps; keys and values that need escaping or are not
+ * UTF-8; both modes; a jansson write through a map kept as text. */
+static const char *str_parents[] = {
+	"/a/metadata/labels",  "/b/metadata/labels",	"/b/metadata/annotations",
+	"/c/metadata/labels",  "/d/metadata/labels",	"/e/0/metadata/labels",
+	"/e/0/metadata/a~1b/labels", "/b/x~0y/labels", "bad", "/nope/deep/labels",
+	"/a/metadata/labels/x", "/b/metadata",
+};
+static const char *str_keys[] = { "x", "k/1", "t~", "wmap.io/component", "q\"uote", "\xc3\xa9" };
+static const char *str_values[] = { "1", "v", "2", "", "\xc3\xa9", "\xff", "a\"b", "line\n" };
+
+typedef struct str_step {
+	const char *parent, *key, *value;
+	wmap_patch_mode mode;
+	int as_json; /* a jansson integer through wmap_patch_set (every builder alike) */
+} str_step;
+
+static char *dump_of(wmap_patch *p)
+{
+	char *t = NULL;
+	size_t n = 0;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_patch_dump(&t, &n, p, &err), 0);
+	cr_assert_eq(strlen(t), n);
+	return t;
+}
+
+static void expect_same_builders(wmap_patch *a, wmap_patch *b, const char *what)
+{
+	char *ta = dump_of(a), *tb = dump_of(b);
+	cr_expect_str_eq(tb, ta, "%s", what);
+	cr_expect_eq(wmap_patch_len(b), wmap_patch_len(a), "%s", what);
+	for (size_t i = 0; i < sizeof(str_parents) / sizeof(str_parents[0]); i++) {
+		const json_t *ga = wmap_patch_get(a, str_parents[i]);
+		const json_t *gb = wmap_patch_get(b, str_parents[i]);
+		cr_expect(ga == gb || json_equal(ga, gb), "%s: get %s", what, str_parents[i]);
+	}
+	json_t *oa = ops_of(a), *ob = ops_of(b);
+	cr_expect(json_equal(oa, ob), "%s: ops", what);
+	char *ja = json_dumps(oa, JSON_COMPACT);
+	cr_expect_str_eq(ja, ta, "%s: ops as text", what); /* the dump is the ops' text */
+	free(ja);
+	json_decref(oa);
+	json_decref(ob);
+	free(ta);
+	free(tb);
+}
+
+Test(patch, string_members_kept_as_text_give_the_same_patch)
+{
+	json_t *doc = parse("{\"a\":{\"metadata\":{\"labels\":{\"x\":\"1\",\"k/1\":\"v\",\"n\":null}}},"
+			    "\"b\":{\"spec\":{}},\"c\":{\"metadata\":{\"labels\":null}},"
+			    "\"d\":{\"metadata\":\"str\"},\"e\":[{\"metadata\":{}}]}");
+	uint32_t seed = 12345;
+#define NEXT(n) ((seed = seed * 1103515245u + 12345u) >> 8) % (n)
+	for (int round = 0; round < 400; round++) {
+		str_step steps[10];
+		size_t n_steps = 1 + NEXT(10);
+		for (size_t i = 0; i < n_steps; i++) {
+			/* runs at one parent, as templates' labels come */
+			steps[i].parent = (i && NEXT(3)) ? steps[i - 1].parent
+							 : str_parents[NEXT(sizeof(str_parents) / sizeof(str_parents[0]))];
+			steps[i].key = str_keys[NEXT(6) < 3 ? NEXT(3) : NEXT(6)];
+			steps[i].value = str_values[NEXT(4) ? NEXT(4) : NEXT(8)];
+			steps[i].mode = NEXT(2) ? WMAP_PATCH_OVERRIDE : WMAP_PATCH_DEFAULT;
+			steps[i].as_json = NEXT(12) == 0;
+		}
+		wmap_patch *a, *b, *c;
+		wmap_error ea = { 0 }, eb = { 0 }, ec = { 0 };
+		cr_assert_eq(wmap_patch_new(&a, doc, &ea), 0);
+		cr_assert_eq(wmap_patch_new(&b, doc, &eb), 0);
+		cr_assert_eq(wmap_patch_new(&c, doc, &ec), 0);
+		int failed = 0, changed_a[10], changed_c[10] = { 0 };
+		char what[64];
+		snprintf(what, sizeof(what), "round %d", round);
+		for (size_t i = 0; i < n_steps; i++) {
+			const str_step *s = &steps[i];
+			int ca = -1, cb = -2, ra, rb;
+			if (s->as_json) {
+				ra = wmap_patch_set(a, s->parent, s->key, json_integer(7), s->mode, &ca, &ea);
+				rb = wmap_patch_set(b, s->parent, s->key, json_integer(7), s->mode, &cb, &eb);
+			} else if (i % 4 == 3 && !strchr(s->key, '~') && !strchr(s->key, '/')) {
+				/* the same member by its whole pointer */
+				char at[128];
+				snprintf(at, sizeof(at), "%s/%s", s->parent, s->key);
+				ra = wmap_patch_set_at(a, at, json_string(s->value), s->mode, &ca, &ea);
+				rb = wmap_patch_set_str_at(b, at, s->value, s->mode, &cb, &eb);
+			} else {
+				ra = wmap_patch_set(a, s->parent, s->key, json_string(s->value), s->mode,
+						    &ca, &ea);
+				rb = wmap_patch_set_str(b, s->parent, s->key, s->value, s->mode, &cb, &eb);
+			}
+			changed_a[i] = ra ? 0 : ca;
+			cr_expect_eq(rb, ra, "%s step %zu: %s / %s", what, i, s->parent, s->key);
+			if (ra && rb) {
+				cr_expect_str_eq(eb.message, ea.message, "%s step %zu", what, i);
+				failed = 1;
+			} else {
+				cr_expect_eq(cb, ca, "%s step %zu: changed", what, i);
+			}
+		}
+		expect_same_builders(a, b, what);
+		/* The same steps with each run at one parent in one wmap_patch_set_strs call. */
+		for (size_t i = 0; i < n_steps && !failed;) {
+			size_t j = i;
+			wmap_patch_str m[10];
+			if (steps[i].as_json) {
+				cr_assert_eq(wmap_patch_set(c, steps[i].parent, steps[i].key, json_integer(7),
+							    steps[i].mode, &changed_c[i], &ec), 0);
+				i++;
+				continue;
+			}
+			for (; j < n_steps && !steps[j].as_json && steps[j].parent == steps[i].parent; j++)
+				m[j - i] = (wmap_patch_str){ steps[j].key, steps[j].value, steps[j].mode,
+							     -1, 0 };
+			cr_assert_eq(wmap_patch_set_strs(c, steps[i].parent, m, j - i, &ec), 0, "%s: %s",
+				     what, ec.message);
+			for (size_t k = i; k < j; k++)
+				changed_c[k] = m[k - i].changed;
+			i = j;
+		}
+		if (!failed) {
+			for (size_t i = 0; i < n_steps; i++)
+				cr_expect_eq(changed_c[i], changed_a[i], "%s step %zu: changed (strs)", what, i);
+			expect_same_builders(a, c, what);
+			/* idempotence: the patched document gives an empty patch */
+			json_t *done = applied(doc, c);
+			wmap_patch *d;
+			wmap_error ed = { 0 };
+			cr_assert_eq(wmap_patch_new(&d, done, &ed), 0);
+			for (size_t i = 0; i < n_steps; i++) {
+				if (!steps[i].as_json)
+					cr_assert_eq(wmap_patch_set_str(d, steps[i].parent, steps[i].key,
+									steps[i].value, WMAP_PATCH_DEFAULT,
+									NULL, &ed), 0);
+			}
+			cr_expect_eq(wmap_patch_len(d), 0, "%s: second pass", what);
+			wmap_patch_free(d);
+			json_decref(done);
+		}
+		wmap_patch_free(a);
+		wmap_patch_free(b);
+		wmap_patch_free(c);
+	}
+#undef NEXT
+	json_decref(doc);
+}
+
+/* Labels marked plain by the caller are written as they are; a map kept as text is made
+ * JSON when a later write goes through it, with the same result. */
+Test(patch, identity_labels_in_one_call)
+{
+	json_t *doc = parse("{\"spec\":{\"groups\":[{\"template\":{\"spec\":{}}},"
+			    "{\"template\":{\"metadata\":{\"labels\":{\"app\":\"x\"}}}}]}}");
+	wmap_patch *pb;
+	wmap_error err = { 0 };
+	cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+	for (int j = 0; j < 2; j++) {
+		char lab[96];
+		snprintf(lab, sizeof(lab), "/spec/groups/%d/template/metadata/labels", j);
+		wmap_patch_str m[] = {
+			{ "wmap.io/workload-kind", "RayCluster.ray.io", WMAP_PATCH_OVERRIDE, 0, 1 },
+			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1 },
+			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1 },
+		};
+		cr_assert_eq(wmap_patch_set_strs(pb, lab, m, 3, &err), 0, "%s", err.message);
+		cr_expect_eq(m[0].changed, 1);
+		cr_expect_eq(m[1].changed, 1);
+		cr_expect_eq(m[2].changed, 0);
+	}
+	char *t = dump_of(pb);
+	cr_expect_str_eq(t, "[{\"op\":\"add\",\"path\":\"/spec/groups/0/template/metadata\",\"value\":"
+			    "{\"labels\":{\"wmap.io/workload-kind\":\"RayCluster.ray.io\","
+			    "\"wmap.io/component\":\"worker\"}}},"
+			    "{\"op\":\"add\",\"path\":\"/spec/groups/1/template/metadata/labels/"
+			    "wmap.io~1workload-kind\",\"value\":\"RayCluster.ray.io\"},"
+			    "{\"op\":\"add\",\"path\":\"/spec/groups/1/template/metadata/labels/"
+			    "wmap.io~1component\",\"value\":\"worker\"}]");
+	free(t);
+	/* a jansson write into the map kept as text */
+	cr_assert_eq(wmap_patch_set(pb, "/spec/groups/0/template/metadata/labels", "n",
+				    json_integer(1), WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+	t = dump_of(pb);
+	cr_expect(strstr(t, "{\"labels\":{\"wmap.io/workload-kind\":\"RayCluster.ray.io\","
+			    "\"wmap.io/component\":\"worker\",\"n\":1}}") != NULL, "%s", t);
+	free(t);
+	json_t *out = applied(doc, pb);
+	cr_expect_str_eq(json_string_value(wmap_pointer_lookup(
+				 out, "/spec/groups/1/template/metadata/labels/app")), "x");
+	json_decref(out);
+	wmap_patch_free(pb);
+	json_decref(doc);
+}

@@ -15,6 +15,15 @@ static void eval_ok(const char *expr, json_t *obj, size_t n, const char *const *
 	cr_expect_eq(r.n, n, "%s: %zu results", expr, r.n);
 	for (size_t i = 0; i < r.n && i < n; i++)
 		cr_expect_str_eq(r.v[i].pointer, pointers[i], "%s result %zu", expr, i);
+	/* values only: the same values, no pointer */
+	wmap_results v = {0};
+	cr_assert_eq(wmap__path_values(p, obj, &v, &err), 0, "%s: %s", expr, err.message);
+	cr_expect_eq(v.n, r.n, "%s: %zu values", expr, v.n);
+	for (size_t i = 0; i < v.n && i < r.n; i++) {
+		cr_expect_null(v.v[i].pointer, "%s value %zu has no pointer", expr, i);
+		cr_expect(v.v[i].value == r.v[i].value, "%s value %zu is the same", expr, i);
+	}
+	wmap__results_clear(&v);
 	wmap__results_clear(&r);
 	wmap__path_free(p);
 }
