@@ -14,4 +14,7 @@ char *wmap_base64(const unsigned char *data, size_t len);
  * that length. */
 size_t wmap_base64_encode(char *out, const unsigned char *data, size_t len);
 
+/* The encoder wmap_base64_encode uses on CPUs without SSSE3 (tests run it everywhere). */
+size_t wmap__base64_encode_pairs(char *out, const unsigned char *data, size_t len);
+
 #endif
