@@ -146,14 +146,18 @@ static int count_mismatch(rctx *c, const wmap_component *comp, const wmap_expr *
 			      comp->name, e->where, e->text, ids, got);
 }
 
-/* Reads a scale value: a number or a numeric string. */
-static int scale_value(rctx *c, const wmap_component *comp, const wmap_expr *e, const json_t *v,
+/* Reads a scale value: a number (a plain one included, wmap_result.is_num) or a numeric
+ * string. */
+static int scale_value(rctx *c, const wmap_component *comp, const wmap_expr *e, const wmap_result *res,
 		       size_t index, int *has, int64_t *out)
 {
+	const json_t *v = res->value;
 	*has = 0;
-	if (!v || json_is_null(v))
+	if (res->is_num) {
+		*out = res->num;
+	} else if (!v || json_is_null(v)) {
 		return 0;
-	if (json_is_integer(v)) {
+	} else if (json_is_integer(v)) {
 		*out = json_integer_value(v);
 	} else if (json_is_real(v)) {
 		*out = (int64_t)json_real_value(v);
@@ -300,7 +304,7 @@ static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 	for (int k = 0; k < 3; k++) {
 		if (!paths[k])
 			continue;
-		if ((rc = zipped(c, comp, node, paths[k], 0, &r)))
+		if ((rc = zipped(c, comp, node, paths[k], WMAP_EVAL_NUMBERS, &r)))
 			break;
 		for (size_t i = 0; i < node->n_instances && i < r.n; i++) {
 			wmap_instance *in = &node->instances[i];
@@ -308,7 +312,7 @@ static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 								       : &in->has_max;
 			int64_t *v = k == 0 ? &in->replicas : k == 1 ? &in->min_replicas
 								     : &in->max_replicas;
-			if ((rc = scale_value(c, comp, paths[k], r.v[i].value, i, has, v)))
+			if ((rc = scale_value(c, comp, paths[k], &r.v[i], i, has, v)))
 				goto out;
 		}
 		wmap__results_clear(&r);
