@@ -155,11 +155,11 @@ int wmap__eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 
 	if (e->path)
 		rc = want_pointers == 1 ? wmap__path_locate(e->path, in->object, out, err)
-				   : wmap__path_values(e->path, in->object, out, err);
+					: wmap__path_values(e->path, in->object, out, err);
 	else if (e->jn)
 		rc = want_pointers == 1 ? wmap__jn_eval(e->jn, in->object, out, err)
-		     : want_pointers ? wmap__jn_eval_numbers(e->jn, in->object, out, err)
-				     : wmap__jn_eval_values(e->jn, in->object, out, err);
+		     : want_pointers    ? wmap__jn_eval_numbers(e->jn, in->object, out, err)
+					: wmap__jn_eval_values(e->jn, in->object, out, err);
 	else if ((rc = bind_one(&b, eng, def, err)))
 		return rc;
 	else if (want_pointers == 1 && e->jq_path_slot >= 0) {

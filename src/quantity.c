@@ -33,10 +33,8 @@ int wmap_quantity_parse_milli(int64_t *out, const char *s, wmap_error *err)
 static int parse_plain(int64_t *out, wmap_quantity_family *family, const char *s)
 {
 	/* thousandths per unit of each suffix letter; 0 where the general way must judge */
-	static const int64_t dec[] = { ['k'] = 1000000LL, ['M'] = 1000000000LL, ['G'] = 1000000000000LL,
-				       ['T'] = 1000000000000000LL, ['P'] = 1000000000000000000LL };
-	static const int64_t bin[] = { ['K'] = 1000LL << 10, ['M'] = 1000LL << 20, ['G'] = 1000LL << 30,
-				       ['T'] = 1000LL << 40, ['P'] = 1000LL << 50 };
+	static const int64_t dec[] = { ['k'] = 1000000LL, ['M'] = 1000000000LL, ['G'] = 1000000000000LL, ['T'] = 1000000000000000LL, ['P'] = 1000000000000000000LL };
+	static const int64_t bin[] = { ['K'] = 1000LL << 10, ['M'] = 1000LL << 20, ['G'] = 1000LL << 30, ['T'] = 1000LL << 40, ['P'] = 1000LL << 50 };
 	const char *p = s;
 	int64_t n = 0, by;
 	wmap_quantity_family fam = WMAP_QUANTITY_DECIMAL_SI;
