@@ -250,6 +250,7 @@ static void ensure_entry(writer *wr, target *t)
 {
 	if (!t->create_at || wr->check)
 		return;
+	t->labels_from = NULL; /* not at the pointer the entry gets */
 	char *got = NULL;
 	wmap_error e;
 	json_t *v = json_deep_copy(t->create);
@@ -344,7 +345,7 @@ static void stamp_identity(writer *wr, const target *t, identity *id)
 		m[n++] = (wmap_patch_str){ KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE, 0, 1 };
 	}
 	wmap_error e;
-	if (wmap_patch_set_strs(wr->patch, t->labels, m, n, &e) != 0)
+	if (wmap_patch_set_strs_in(wr->patch, t->labels, t->labels_from, t->labels_from_len, m, n, &e) != 0)
 		write_failed(wr, t, &e);
 }
 

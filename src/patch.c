@@ -501,8 +501,10 @@ static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
 		      struct step *rec, size_t *n_rec)
 {
 	size_t len = pos + strlen(ptr + pos);
-	/* the recorded steps are the walk's tokens from the root on */
-	w.depth = rec ? *n_rec : 0;
+	/* the recorded steps are the walk's tokens from the root on; without them, w's depth
+	 * is that of the tokens before pos */
+	if (rec)
+		w.depth = *n_rec;
 	while (pos < len) {
 		const char *end = memchr(ptr + pos + 1, '/', len - pos - 1);
 		size_t stop = end ? (size_t)(end - ptr) : len;
@@ -1016,15 +1018,75 @@ static int set_str_json(wmap_patch *p, const char *parent, wmap_patch_str *e, wm
 	return wmap_patch_set(p, parent, e->key, json_string(e->value), e->mode, &e->changed, err);
 }
 
+/* The walk to pointer when the document's value at its first at bytes (a whole number of
+ * tokens) is known to be node (not NULL, not null): no op may own that prefix or a shorter
+ * one, which the owner lookups at the depths that have an owning op tell, and the rest is
+ * walked from node; otherwise, or for a pointer with escapes, walk_cached. It is
+ * remembered as walk_cached remembers its walk (without the steps before it). */
+static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, size_t at)
+{
+	size_t len = strlen(pointer);
+	if (!node || json_is_null(node) || at > len || (pointer[at] && pointer[at] != '/') ||
+	    (*pointer && *pointer != '/') || memchr(pointer, '~', len))
+		return walk_cached(p, pointer);
+	if (p->have_last && p->last_valid && p->last_len == len &&
+	    memcmp(p->last_ptr, pointer, len) == 0)
+		return p->last;
+	walk w = { 0, 0, 0, (json_t *)node, 0, HASH_START, 0, 0 };
+	for (size_t pos = 0; pos < at;) {
+		const char *end = memchr(pointer + pos + 1, '/', at - pos - 1);
+		size_t stop = end ? (size_t)(end - pointer) : at;
+		w.hash = hash_more(w.hash, pointer + pos, stop - pos);
+		w.depth++;
+		if ((p->owned_depths & depth_bit(w.depth)) &&
+		    owner_hashed(p, pointer, stop, w.hash))
+			return walk_cached(p, pointer);
+		pos = stop;
+	}
+	if (at < len)
+		w = walk_from(p, pointer, at, w, NULL, NULL);
+	else
+		w.found = 1;
+	/* The changes this walk's caller makes lie below pointer (or create a container on
+	 * the way to it): a walk remembered for another pointer may run through them. */
+	forget_walk(p);
+	if (w.rc)
+		return w;
+	w.plain = plain_ascii(pointer, len);
+	if (len + 1 > p->last_cap) {
+		size_t cap = len + 1 > 128 ? len + 1 : 128;
+		char *buf = wmap_arena_alloc(cap);
+		if (buf) {
+			wmap_arena_release(p->last_ptr);
+			p->last_ptr = buf;
+			p->last_cap = cap;
+		}
+	}
+	if (len + 1 <= p->last_cap) { /* no memory: no shortcut */
+		memcpy(p->last_ptr, pointer, len + 1);
+		p->last_len = len;
+		p->last = w;
+		p->last_valid = 1;
+		p->have_last = 1;
+	}
+	return w;
+}
+
 int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, size_t n,
 			wmap_error *err)
+{
+	return wmap_patch_set_strs_in(p, parent, NULL, 0, m, n, err);
+}
+
+int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node, size_t at,
+			   wmap_patch_str *m, size_t n, wmap_error *err)
 {
 	for (size_t i = 0; i < n; i++)
 		m[i].changed = 0;
 	if (n == 0)
 		return 0;
 	size_t parent_len = strlen(parent);
-	walk w = walk_cached(p, parent);
+	walk w = walk_known(p, parent, node, at);
 	int parent_plain = w.plain;
 	patch_op *made = NULL; /* the map this call created for a missing container */
 	int rc = 0;

@@ -468,7 +468,13 @@ typedef struct str_step {
 	const char *parent, *key, *value;
 	wmap_patch_mode mode;
 	int as_json; /* a jansson integer through wmap_patch_set (every builder alike) */
+	int as_object; /* with as_json: an empty object instead (a map later runs go into) */
 } str_step;
+
+static json_t *json_of(const str_step *s)
+{
+	return s->as_object ? json_object() : json_integer(7);
+}
 
 static char *dump_of(wmap_patch *p)
 {
@@ -501,6 +507,60 @@ static void expect_same_builders(wmap_patch *a, wmap_patch *b, const char *what)
 	free(tb);
 }
 
+/* A node given to wmap_patch_set_strs_in is the document's: an op that owns its pointer or
+ * a container on the way shadows it, as it does a walk from the root. */
+Test(patch, set_strs_in_a_given_node_is_shadowed_by_ops)
+{
+	json_t *doc = parse("{\"t\":{\"metadata\":{\"labels\":{\"x\":\"1\"}}},\"u\":{}}");
+	const char *parent = "/t/metadata/labels";
+	const json_t *meta = json_object_get(json_object_get(doc, "t"), "metadata");
+	const struct {
+		const json_t *node;
+		size_t at;
+	} given[] = { { NULL, 0 },
+		      { json_object_get(meta, "labels"), strlen(parent) },
+		      { meta, strlen("/t/metadata") },
+		      { doc, 0 } };
+	char *want[3] = { NULL, NULL, NULL };
+	for (size_t g = 0; g < sizeof(given) / sizeof(given[0]); g++) {
+		for (int before = 0; before < 3; before++) {
+			wmap_patch *p;
+			wmap_error err = { 0 };
+			cr_assert_eq(wmap_patch_new(&p, doc, &err), 0);
+			if (before == 1) /* the labels replaced whole */
+				cr_assert_eq(wmap_patch_set(p, "/t/metadata", "labels",
+							    json_pack("{s:s}", "y", "2"),
+							    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+			if (before == 2) /* the metadata replaced whole */
+				cr_assert_eq(wmap_patch_set(p, "/t", "metadata",
+							    json_pack("{s:{s:s}}", "labels", "w", "4"),
+							    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+			/* a walk elsewhere is remembered in between */
+			cr_assert_eq(wmap_patch_set_str(p, "/u", "k", "v", WMAP_PATCH_DEFAULT, NULL,
+							&err), 0);
+			wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1 },
+						{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1 } };
+			cr_assert_eq(wmap_patch_set_strs_in(p, parent, given[g].node, given[g].at, m, 2,
+							    &err), 0, "%s", err.message);
+			cr_assert_eq(wmap_patch_set_str(p, parent, "q", "6", WMAP_PATCH_DEFAULT, NULL,
+							&err), 0);
+			char *got = dump_of(p);
+			if (!want[before])
+				want[before] = got;
+			else {
+				cr_expect_str_eq(got, want[before], "node %zu, ops before %d", g, before);
+				free(got);
+			}
+			wmap_patch_free(p);
+		}
+	}
+	cr_expect(strstr(want[1], "\"value\":{\"y\":\"2\",\"z\":\"3\",\"x\":\"5\",\"q\":\"6\"}") != NULL,
+		  "%s", want[1]);
+	for (int i = 0; i < 3; i++)
+		free(want[i]);
+	json_decref(doc);
+}
+
 Test(patch, string_members_kept_as_text_give_the_same_patch)
 {
 	json_t *doc = parse("{\"a\":{\"metadata\":{\"labels\":{\"x\":\"1\",\"k/1\":\"v\",\"n\":null}}},"
@@ -519,6 +579,7 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			steps[i].value = str_values[NEXT(4) ? NEXT(4) : NEXT(8)];
 			steps[i].mode = NEXT(2) ? WMAP_PATCH_OVERRIDE : WMAP_PATCH_DEFAULT;
 			steps[i].as_json = NEXT(12) == 0;
+			steps[i].as_object = NEXT(2);
 		}
 		wmap_patch *a, *b, *c;
 		wmap_error ea = { 0 }, eb = { 0 }, ec = { 0 };
@@ -532,8 +593,8 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			const str_step *s = &steps[i];
 			int ca = -1, cb = -2, ra, rb;
 			if (s->as_json) {
-				ra = wmap_patch_set(a, s->parent, s->key, json_integer(7), s->mode, &ca, &ea);
-				rb = wmap_patch_set(b, s->parent, s->key, json_integer(7), s->mode, &cb, &eb);
+				ra = wmap_patch_set(a, s->parent, s->key, json_of(s), s->mode, &ca, &ea);
+				rb = wmap_patch_set(b, s->parent, s->key, json_of(s), s->mode, &cb, &eb);
 			} else if (i % 4 == 3 && !strchr(s->key, '~') && !strchr(s->key, '/')) {
 				/* the same member by its whole pointer */
 				char at[128];
@@ -560,7 +621,7 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			size_t j = i;
 			wmap_patch_str m[10];
 			if (steps[i].as_json) {
-				cr_assert_eq(wmap_patch_set(c, steps[i].parent, steps[i].key, json_integer(7),
+				cr_assert_eq(wmap_patch_set(c, steps[i].parent, steps[i].key, json_of(&steps[i]),
 							    steps[i].mode, &changed_c[i], &ec), 0);
 				i++;
 				continue;
@@ -568,8 +629,22 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			for (; j < n_steps && !steps[j].as_json && steps[j].parent == steps[i].parent; j++)
 				m[j - i] = (wmap_patch_str){ steps[j].key, steps[j].value, steps[j].mode,
 							     -1, 0 };
-			cr_assert_eq(wmap_patch_set_strs(c, steps[i].parent, m, j - i, &ec), 0, "%s: %s",
-				     what, ec.message);
+			/* every other run given the document's value at a prefix of its parent (the
+			 * whole of it, a shorter one, or the root), as admission gives a template's */
+			const char *par = steps[i].parent;
+			size_t at = 0, cut = NEXT(4);
+			const json_t *node = NULL;
+			if (NEXT(2) && par[0] == '/') {
+				for (size_t q = strlen(par); q > 0 && !at; q--) {
+					if ((par[q] == '/' || par[q] == '\0') && cut-- == 0)
+						at = q;
+				}
+				char pre[128];
+				snprintf(pre, sizeof(pre), "%.*s", (int)at, par);
+				node = wmap_pointer_lookup(doc, pre);
+			}
+			cr_assert_eq(wmap_patch_set_strs_in(c, par, node, at, m, j - i, &ec), 0,
+				     "%s: %s", what, ec.message);
 			for (size_t k = i; k < j; k++)
 				changed_c[k] = m[k - i].changed;
 			i = j;
