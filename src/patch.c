@@ -433,6 +433,62 @@ static void dump_map(wmap_json_writer *w, const patch_op *o)
 		wmap_buf_addc(b, '}');
 }
 
+static char *put_bytes(char *d, const char *s, size_t n)
+{
+	memcpy(d, s, n);
+	return d + n;
+}
+
+/* d + the quoted plain string s[0..n). */
+static char *put_quoted(char *d, const char *s, size_t n)
+{
+	*d++ = '"';
+	memcpy(d, s, n);
+	d[n] = '"';
+	return d + n + 1;
+}
+
+/* A bound on the text of a kept-as-text op's value (dump_map's, or a quoted string). */
+static size_t text_bound(const patch_op *o)
+{
+	return o->kind == OP_STR ? o->str_len + 2 : 5 * o->str_len + o->text_len + 4 * o->n_pairs + 3;
+}
+
+/* Writes an op kept as text whose path is plain at d (text_bound's room and the op's
+ * frame); the end. The text of dump_string and dump_map, without a check per piece. */
+static char *put_text_op(char *d, const patch_op *o, const char *head, size_t head_len,
+			 const char *mid, size_t mid_len)
+{
+	d = put_bytes(d, head, head_len);
+	d = put_quoted(d, o->path, o->path_len);
+	d = put_bytes(d, mid, mid_len);
+	if (o->kind == OP_STR) {
+		d = put_quoted(d, o->str, o->str_len);
+	} else {
+		size_t depth = 0;
+		for (size_t pos = 0; pos < o->str_len; depth++) {
+			const char *end = memchr(o->str + pos + 1, '/', o->str_len - pos - 1);
+			size_t stop = end ? (size_t)(end - o->str) : o->str_len;
+			*d++ = '{';
+			d = put_quoted(d, o->str + pos + 1, stop - pos - 1);
+			*d++ = ':';
+			pos = stop;
+		}
+		*d++ = '{';
+		for (size_t i = 0; i < o->n_pairs; i++) {
+			if (i)
+				*d++ = ',';
+			d = put_quoted(d, o->text + o->pairs[i].key, o->pairs[i].key_len);
+			*d++ = ':';
+			d = put_quoted(d, o->text + o->pairs[i].value, o->pairs[i].value_len);
+		}
+		memset(d, '}', depth + 1);
+		d += depth + 1;
+	}
+	*d++ = '}';
+	return d;
+}
+
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
 {
 	static const char head[] = "{\"op\":\"add\",\"path\":", mid[] = ",\"value\":";
@@ -456,6 +512,17 @@ int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error
 		const patch_op *o = &p->ops[i];
 		if (!o->live)
 			continue;
+		wmap_buf *b = &w.buf;
+		if (o->kind != OP_JSON && o->plain && b->data &&
+		    2 + sizeof(head) + sizeof(mid) + o->path_len + text_bound(o) < b->alloc - b->len) {
+			char *d = b->data + b->len;
+			if (!first)
+				*d++ = ',';
+			first = 0;
+			d = put_text_op(d, o, head, sizeof(head) - 1, mid, sizeof(mid) - 1);
+			b->len = (size_t)(d - b->data);
+			continue;
+		}
 		if (!first)
 			wmap_buf_addc(&w.buf, ',');
 		first = 0;
