@@ -651,7 +651,7 @@ static const char *location_of(const target *t)
 static int mark_owners(const wmap_workload *w, target *v, size_t n)
 {
 	size_t cap = 16;
-	while (cap < 2 * n)
+	while (cap < n + n / 2) /* at most two thirds full */
 		cap *= 2;
 	located *l = n ? wmap_arena_alloc(cap * sizeof(*l)) : NULL; /* review memory */
 	if (n && !l)

@@ -1114,12 +1114,26 @@ static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, s
 		w = walk_from(p, pointer, at, w, NULL, NULL);
 	else
 		w.found = 1;
+	/* a prefix of a plain pointer is plain: only the rest is looked at */
+	size_t common = 0;
+	if (p->have_last && p->last.plain) {
+		size_t most = len < p->last_len ? len : p->last_len;
+		uint64_t a, b;
+		for (; common + 8 <= most; common += 8) {
+			memcpy(&a, p->last_ptr + common, 8);
+			memcpy(&b, pointer + common, 8);
+			if (a != b)
+				break;
+		}
+		while (common < most && p->last_ptr[common] == pointer[common])
+			common++;
+	}
 	/* The changes this walk's caller makes lie below pointer (or create a container on
 	 * the way to it): a walk remembered for another pointer may run through them. */
 	forget_walk(p);
 	if (w.rc)
 		return w;
-	w.plain = plain_ascii(pointer, len);
+	w.plain = plain_ascii(pointer + common, len - common);
 	if (len + 1 > p->last_cap) {
 		size_t cap = len + 1 > 128 ? len + 1 : 128;
 		char *buf = wmap_arena_alloc(cap);
