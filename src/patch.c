@@ -95,7 +95,7 @@ struct wmap_patch {
 		char *text;
 		size_t key_len, token_len;
 	} tokens[KEY_TOKENS];
-	size_t next_token;
+	size_t next_token, token_hint;
 	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
 	json_t *ops_json; /* wmap_patch_ops' array, built on demand, dropped on change */
 	/* The last successful walk: callers set several keys of one map in a row (a
@@ -255,8 +255,9 @@ static size_t depth_of(const char *path, size_t n)
 	return d;
 }
 
-/* Makes ops[op_index] (depth tokens) the owner of its path; -1 on ENOMEM. */
-static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
+/* Makes ops[op_index] (depth tokens) the owner of its path, which no live op owns when
+ * fresh; -1 on ENOMEM. */
+static int own_as(wmap_patch *p, size_t op_index, uint64_t h, size_t depth, int fresh)
 {
 	p->owned_depths |= depth_bit(depth);
 	if ((p->n_used + 1) * 2 > p->n_slots) {
@@ -282,7 +283,7 @@ static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
 	const patch_op *o = &p->ops[op_index];
 	/* A later op at the same path (a whole value set over a null one) takes over. */
 	size_t mask = p->n_slots - 1;
-	for (size_t i = h & mask; p->slots[i].op != NO_OP; i = (i + 1) & mask) {
+	for (size_t i = h & mask; !fresh && p->slots[i].op != NO_OP; i = (i + 1) & mask) {
 		slot *sl = &p->slots[i];
 		const patch_op *x = &p->ops[sl->op];
 		if (sl->hash == h && x->live && x->path_len == o->path_len &&
@@ -294,6 +295,11 @@ static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
 	slot_put(p->slots, p->n_slots, h, op_index);
 	p->n_used++;
 	return 0;
+}
+
+static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
+{
+	return own_as(p, op_index, h, depth, 0);
 }
 
 /* The operations changed: the JSON array handed out by wmap_patch_ops is out of date. */
@@ -982,10 +988,14 @@ static char *join_key(wmap_patch *p, const char *parent, size_t pn, const char *
 		      size_t *len)
 {
 	const struct key_token *t = NULL;
+	/* callers set the same keys in the same order: the one after the last hit first */
 	for (size_t i = 0; i < KEY_TOKENS && !t; i++) {
-		const struct key_token *c = &p->tokens[i];
-		if (c->text && c->key_len == kn && memcmp(c->text, key, kn) == 0)
+		size_t j = (p->token_hint + i) % KEY_TOKENS;
+		const struct key_token *c = &p->tokens[j];
+		if (c->text && c->key_len == kn && memcmp(c->text, key, kn) == 0) {
 			t = c;
+			p->token_hint = (j + 1) % KEY_TOKENS;
+		}
 	}
 	if (!t) { /* remembered when there is memory for it */
 		struct key_token *c = &p->tokens[p->next_token];
@@ -1261,7 +1271,7 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 			/* parent, key and value are plain here: so is full */
 			if ((rc = push_op_known(p, full, full_len, 1, &o, err)) == 0) {
 				if (op_set_str(o, e->value, vn) != 0 ||
-				    own(p, p->n_ops - 1, h, w.depth + 1) != 0)
+				    own_as(p, p->n_ops - 1, h, w.depth + 1, 1) != 0) /* o was NULL */
 					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			}
 			continue;
