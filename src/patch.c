@@ -193,8 +193,20 @@ static uint64_t hash_more(uint64_t h, const char *s, size_t n)
 		h = (h ^ w) * HASH_MUL;
 		h ^= h >> 29;
 	}
-	w = (uint64_t)n << 56;
-	memcpy(&w, s, n); /* n < 8: the length byte stays */
+	/* n < 8 bytes, read in at most two loads (which may overlap) and tagged with n: the
+	 * same n and bytes give the same word, different bytes of one n different ones */
+	if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		w = a | (uint64_t)b << 32;
+	} else if (n) {
+		w = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+		    (uint64_t)(unsigned char)s[n - 1] << 16;
+	} else {
+		w = 0;
+	}
+	w ^= (uint64_t)n << 56;
 	h = (h ^ w) * HASH_MUL;
 	return h ^ (h >> 29);
 }
