@@ -1108,14 +1108,16 @@ static int set_str_json(wmap_patch *p, const char *parent, wmap_patch_str *e, wm
 }
 
 /* The walk to pointer when the document's value at its first at bytes (a whole number of
- * tokens) is known to be node (not NULL, not null): no op may own that prefix or a shorter
- * one, which the owner lookups at the depths that have an owning op tell, and the rest is
- * walked from node; otherwise, or for a pointer with escapes, walk_cached. It is
- * remembered as walk_cached remembers its walk (without the steps before it). */
+ * tokens) is known to be node (not NULL, not null; short of pointer, an object without the
+ * next token's member, or with null there): no op may own that prefix or a shorter one,
+ * which the owner lookups at the depths that have an owning op tell; otherwise, or for a
+ * pointer with escapes, walk_cached. It is remembered as walk_cached remembers its walk
+ * (without the steps before it). */
 static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, size_t at)
 {
 	size_t len = strlen(pointer);
 	if (!node || json_is_null(node) || at > len || (pointer[at] && pointer[at] != '/') ||
+	    (at < len && !json_is_object(node)) ||
 	    (*pointer && *pointer != '/') || memchr(pointer, '~', len))
 		return walk_cached(p, pointer);
 	if (p->have_last && p->last_valid && p->last_len == len &&
@@ -1132,10 +1134,22 @@ static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, s
 			return walk_cached(p, pointer);
 		pos = stop;
 	}
-	if (at < len)
-		w = walk_from(p, pointer, at, w, NULL, NULL);
-	else
+	if (at < len) {
+		/* node lacks the next token (the caller says so): a miss there, unless an op
+		 * made it */
+		const char *end = memchr(pointer + at + 1, '/', len - at - 1);
+		size_t stop = end ? (size_t)(end - pointer) : len;
+		uint64_t h = hash_more(w.hash, pointer + at, stop - at);
+		if ((p->owned_depths & depth_bit(w.depth + 1)) && owner_hashed(p, pointer, stop, h)) {
+			w = walk_from(p, pointer, at, w, NULL, NULL);
+		} else {
+			w.hash = h;
+			w.depth++;
+			w.miss = at;
+		}
+	} else {
 		w.found = 1;
+	}
 	/* a prefix of a plain pointer is plain: only the rest is looked at */
 	size_t common = 0;
 	if (p->have_last && p->last.plain) {

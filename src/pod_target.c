@@ -65,8 +65,8 @@ static int drop_orphan(char **ptr, const json_t *object)
 }
 
 /* Where the object's labels begin, the deepest of what resolve found: the labels map, else
- * the metadata, else the template (tp, NULL for a pod spec's metadata) that holds it. The
- * labels pointer is meta's + "/labels", meta's tp's + "/metadata". */
+ * the metadata object, else the template object (tp, NULL for a pod spec's metadata) that
+ * lacks it. The labels pointer is meta's + "/labels", meta's tp's + "/metadata". */
 static void labels_from(wmap_pod_target *t, const wmap_location *meta, const wmap_location *tp)
 {
 	const json_t *l = json_is_object(meta->value) ? json_object_get(meta->value, "labels") : NULL;
@@ -75,10 +75,10 @@ static void labels_from(wmap_pod_target *t, const wmap_location *meta, const wma
 	if (l && !json_is_null(l)) {
 		t->labels_from = l;
 		t->labels_from_len = strlen(t->labels);
-	} else if (meta->value) {
+	} else if (json_is_object(meta->value)) {
 		t->labels_from = meta->value;
 		t->labels_from_len = strlen(meta->pointer);
-	} else if (tp && tp->value && tp->pointer) {
+	} else if (!meta->value && tp && json_is_object(tp->value) && tp->pointer) {
 		t->labels_from = tp->value;
 		t->labels_from_len = strlen(tp->pointer);
 	}

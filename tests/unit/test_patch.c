@@ -507,57 +507,61 @@ static void expect_same_builders(wmap_patch *a, wmap_patch *b, const char *what)
 	free(tb);
 }
 
-/* A node given to wmap_patch_set_strs_in is the document's: an op that owns its pointer or
- * a container on the way shadows it, as it does a walk from the root. */
+/* A node given to wmap_patch_set_strs_in is the document's: an op that owns its pointer, a
+ * container on the way or the missing member after it shadows it, as it does a walk from
+ * the root. Templates with labels, with metadata only, with neither. */
 Test(patch, set_strs_in_a_given_node_is_shadowed_by_ops)
 {
-	json_t *doc = parse("{\"t\":{\"metadata\":{\"labels\":{\"x\":\"1\"}}},\"u\":{}}");
-	const char *parent = "/t/metadata/labels";
-	const json_t *meta = json_object_get(json_object_get(doc, "t"), "metadata");
+	json_t *doc = parse("{\"t\":{\"metadata\":{\"labels\":{\"x\":\"1\"}}},"
+			    "\"v\":{\"metadata\":{\"name\":\"n\"}},\"w\":{},\"u\":{}}");
+	const json_t *t = json_object_get(json_object_get(doc, "t"), "metadata");
 	const struct {
+		const char *tmpl, *meta, *parent;
 		const json_t *node;
 		size_t at;
-	} given[] = { { NULL, 0 },
-		      { json_object_get(meta, "labels"), strlen(parent) },
-		      { meta, strlen("/t/metadata") },
-		      { doc, 0 } };
-	char *want[3] = { NULL, NULL, NULL };
+	} given[] = {
+		{ "/t", "/t/metadata", "/t/metadata/labels", json_object_get(t, "labels"), 18 },
+		{ "/v", "/v/metadata", "/v/metadata/labels",
+		  json_object_get(json_object_get(doc, "v"), "metadata"), 11 },
+		{ "/w", "/w/metadata", "/w/metadata/labels", json_object_get(doc, "w"), 2 },
+	};
 	for (size_t g = 0; g < sizeof(given) / sizeof(given[0]); g++) {
 		for (int before = 0; before < 3; before++) {
-			wmap_patch *p;
-			wmap_error err = { 0 };
-			cr_assert_eq(wmap_patch_new(&p, doc, &err), 0);
-			if (before == 1) /* the labels replaced whole */
-				cr_assert_eq(wmap_patch_set(p, "/t/metadata", "labels",
-							    json_pack("{s:s}", "y", "2"),
-							    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
-			if (before == 2) /* the metadata replaced whole */
-				cr_assert_eq(wmap_patch_set(p, "/t", "metadata",
-							    json_pack("{s:{s:s}}", "labels", "w", "4"),
-							    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
-			/* a walk elsewhere is remembered in between */
-			cr_assert_eq(wmap_patch_set_str(p, "/u", "k", "v", WMAP_PATCH_DEFAULT, NULL,
-							&err), 0);
-			wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1 },
-						{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1 } };
-			cr_assert_eq(wmap_patch_set_strs_in(p, parent, given[g].node, given[g].at, m, 2,
-							    &err), 0, "%s", err.message);
-			cr_assert_eq(wmap_patch_set_str(p, parent, "q", "6", WMAP_PATCH_DEFAULT, NULL,
-							&err), 0);
-			char *got = dump_of(p);
-			if (!want[before])
-				want[before] = got;
-			else {
-				cr_expect_str_eq(got, want[before], "node %zu, ops before %d", g, before);
-				free(got);
+			char *dumps[2];
+			for (int with = 0; with < 2; with++) {
+				wmap_patch *p;
+				wmap_error err = { 0 };
+				cr_assert_eq(wmap_patch_new(&p, doc, &err), 0);
+				if (before == 1) /* the labels set whole */
+					cr_assert_eq(wmap_patch_set(p, given[g].meta, "labels",
+								    json_pack("{s:s}", "y", "2"),
+								    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+				if (before == 2) /* the metadata set whole */
+					cr_assert_eq(wmap_patch_set(p, given[g].tmpl, "metadata",
+								    json_pack("{s:{s:s}}", "labels", "w", "4"),
+								    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+				/* a walk elsewhere is remembered in between */
+				cr_assert_eq(wmap_patch_set_str(p, "/u", "k", "v", WMAP_PATCH_DEFAULT,
+								NULL, &err), 0);
+				wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1 },
+							{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1 } };
+				cr_assert_eq(wmap_patch_set_strs_in(p, given[g].parent,
+								    with ? given[g].node : NULL,
+								    given[g].at, m, 2, &err), 0, "%s",
+					     err.message);
+				cr_assert_eq(wmap_patch_set_str(p, given[g].parent, "q", "6",
+								WMAP_PATCH_DEFAULT, NULL, &err), 0);
+				dumps[with] = dump_of(p);
+				wmap_patch_free(p);
 			}
-			wmap_patch_free(p);
+			cr_expect_str_eq(dumps[1], dumps[0], "%s, ops before %d", given[g].parent, before);
+			if (before == 1)
+				cr_expect(strstr(dumps[1], "{\"y\":\"2\",\"z\":\"3\",\"x\":\"5\",\"q\":\"6\"}"),
+					  "%s", dumps[1]);
+			free(dumps[0]);
+			free(dumps[1]);
 		}
 	}
-	cr_expect(strstr(want[1], "\"value\":{\"y\":\"2\",\"z\":\"3\",\"x\":\"5\",\"q\":\"6\"}") != NULL,
-		  "%s", want[1]);
-	for (int i = 0; i < 3; i++)
-		free(want[i]);
 	json_decref(doc);
 }
 
@@ -632,16 +636,26 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			/* every other run given the document's value at a prefix of its parent (the
 			 * whole of it, a shorter one, or the root), as admission gives a template's */
 			const char *par = steps[i].parent;
-			size_t at = 0, cut = NEXT(4);
+			size_t at = 0;
 			const json_t *node = NULL;
 			if (NEXT(2) && par[0] == '/') {
-				for (size_t q = strlen(par); q > 0 && !at; q--) {
-					if ((par[q] == '/' || par[q] == '\0') && cut-- == 0)
-						at = q;
-				}
+				/* the deepest value the document has on the way (an object short of
+				 * parent), as wmap_patch_set_strs_in wants it */
 				char pre[128];
-				snprintf(pre, sizeof(pre), "%.*s", (int)at, par);
-				node = wmap_pointer_lookup(doc, pre);
+				for (size_t q = 0;; q++) {
+					if (par[q] != '/' && par[q] != '\0')
+						continue;
+					snprintf(pre, sizeof(pre), "%.*s", (int)q, par);
+					const json_t *v = wmap_pointer_lookup(doc, pre);
+					if (!v || json_is_null(v))
+						break;
+					node = v;
+					at = q;
+					if (!par[q] || !json_is_object(v))
+						break;
+				}
+				if (node && at < strlen(par) && !json_is_object(node))
+					node = NULL;
 			}
 			cr_assert_eq(wmap_patch_set_strs_in(c, par, node, at, m, j - i, &ec), 0,
 				     "%s: %s", what, ec.message);
