@@ -65,8 +65,9 @@ typedef struct patch_op {
 	char *text; /* OP_MAP: the pairs' keys and values, each NUL-terminated */
 	size_t text_len, text_cap;
 	unsigned char kind;
-	unsigned char live;  /* 0 once the op is dropped */
-	unsigned char plain; /* path, and str and pairs, need no JSON escape */
+	unsigned char live;        /* 0 once the op is dropped */
+	unsigned char plain;       /* path, and str and pairs, need no JSON escape */
+	unsigned char str_in_path; /* OP_STR: str lies in path's block, after its NUL */
 } patch_op;
 
 #define NO_OP SIZE_MAX
@@ -136,8 +137,9 @@ int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err)
 /* The text of an op's value (OP_STR, OP_MAP) is given back. */
 static void lazy_release(patch_op *o)
 {
-	if (o->str)
+	if (o->str && !o->str_in_path)
 		wmap_arena_release(o->str);
+	o->str_in_path = 0;
 	if (o->pairs) { /* an OP_MAP: its text too */
 		wmap_arena_release(o->text);
 		wmap_arena_release(o->pairs);
@@ -994,10 +996,11 @@ static size_t escape_key(char *d, const char *key, size_t kn)
 	return j;
 }
 
-/* parent + "/" + key escaped as a pointer token, in review memory; NULL out of memory. The
- * token comes from the patch's recent keys when it is one of them. */
+/* parent + "/" + key escaped as a pointer token, in review memory, with room for extra
+ * bytes after its NUL; NULL out of memory. The token comes from the patch's recent keys
+ * when it is one of them. */
 static char *join_key(wmap_patch *p, const char *parent, size_t pn, const char *key, size_t kn,
-		      size_t *len)
+		      size_t extra, size_t *len)
 {
 	const struct key_token *t = NULL;
 	/* callers set the same keys in the same order: the one after the last hit first */
@@ -1022,7 +1025,7 @@ static char *join_key(wmap_patch *p, const char *parent, size_t pn, const char *
 		}
 	}
 	size_t tn = t ? t->token_len : 2 * kn;
-	char *d = wmap_arena_alloc(pn + tn + 2);
+	char *d = wmap_arena_alloc(pn + tn + 2 + extra);
 	if (!d)
 		return NULL;
 	memcpy(d, parent, pn);
@@ -1251,7 +1254,8 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 				continue;
 			}
 			size_t full_len;
-			char *full = join_key(p, parent, parent_len, e->key, kn, &full_len);
+			/* room for the value after the path: a new op keeps it there */
+			char *full = join_key(p, parent, parent_len, e->key, kn, vn + 1, &full_len);
 			if (!full) {
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				continue;
@@ -1296,8 +1300,12 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 			/* `add` on an existing member replaces it; on a new one it creates it. */
 			/* parent, key and value are plain here: so is full */
 			if ((rc = push_op_known(p, full, full_len, 1, &o, err)) == 0) {
-				if (op_set_str(o, e->value, vn) != 0 ||
-				    own_as(p, p->n_ops - 1, h, w.depth + 1, 1) != 0) /* o was NULL */
+				o->kind = OP_STR;
+				o->str = memcpy(full + full_len + 1, e->value, vn);
+				o->str[vn] = '\0';
+				o->str_len = vn;
+				o->str_in_path = 1;
+				if (own_as(p, p->n_ops - 1, h, w.depth + 1, 1) != 0) /* o was NULL */
 					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			}
 			continue;
