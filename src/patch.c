@@ -1330,19 +1330,26 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 		/* A container on the way to parent is created past the last token the walk
 		 * found: the walk's result is out of date, the steps before it are not. */
 		p->last_valid = 0;
-		size_t full_len = (size_t)(rest - parent);
-		char *full = pdup(parent, full_len), *text = NULL;
+		/* the op's path, then the tokens below it, in one block */
+		size_t full_len = (size_t)(rest - parent), rest_len = parent_len - full_len;
+		char *full = wmap_arena_alloc(parent_len + 2);
 		patch_op *o = NULL;
+		if (full) {
+			memcpy(full, parent, full_len);
+			full[full_len] = '\0';
+			memcpy(full + full_len + 1, rest, rest_len + 1);
+		}
 		if (!full || (rc = push_op_known(p, full, full_len, 1, &o, err)) != 0) {
 			if (!rc)
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			continue;
 		}
 		o->kind = OP_MAP;
+		o->str = full + full_len + 1;
+		o->str_len = rest_len;
+		o->str_in_path = 1;
 		/* the walk hashed the pointer up to the missing token: full's hash */
-		if (!(text = pdup(rest, (size_t)(parent + parent_len - rest))) ||
-		    (o->str = text, o->str_len = (size_t)(parent + parent_len - rest),
-		     map_set(o, e->key, kn, e->value, vn, e->mode) < 0) ||
+		if (map_set(o, e->key, kn, e->value, vn, e->mode) < 0 ||
 		    own(p, p->n_ops - 1, w.hash, w.depth) != 0) {
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			continue;
