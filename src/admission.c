@@ -273,6 +273,7 @@ static void ensure_entry(writer *wr, target *t)
 {
 	if (!t->create_at || wr->check)
 		return;
+	t->labels_from = NULL; /* not at the pointer the entry gets */
 	char *got = NULL;
 	wmap_error e;
 	json_t *v = json_deep_copy(t->create);
@@ -367,7 +368,7 @@ static void stamp_identity(writer *wr, const target *t, identity *id)
 		m[n++] = (wmap_patch_str){ KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE, 0, 1 };
 	}
 	wmap_error e;
-	if (wmap_patch_set_strs(wr->patch, t->labels, m, n, &e) != 0)
+	if (wmap_patch_set_strs_in(wr->patch, t->labels, t->labels_from, t->labels_from_len, m, n, &e) != 0)
 		write_failed(wr, t, &e);
 }
 
@@ -673,7 +674,7 @@ static const char *location_of(const target *t)
 static int mark_owners(const wmap_workload *w, target *v, size_t n)
 {
 	size_t cap = 16;
-	while (cap < 2 * n)
+	while (cap < n + n / 2) /* at most two thirds full */
 		cap *= 2;
 	located *l = n ? wmap_arena_alloc(cap * sizeof(*l)) : NULL; /* review memory */
 	if (n && !l)

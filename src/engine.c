@@ -154,14 +154,15 @@ int wmap__eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 	int rc;
 
 	if (e->path)
-		rc = want_pointers ? wmap__path_locate(e->path, in->object, out, err)
-				   : wmap__path_values(e->path, in->object, out, err);
+		rc = want_pointers == 1 ? wmap__path_locate(e->path, in->object, out, err)
+					: wmap__path_values(e->path, in->object, out, err);
 	else if (e->jn)
-		rc = want_pointers ? wmap__jn_eval(e->jn, in->object, out, err)
-				   : wmap__jn_eval_values(e->jn, in->object, out, err);
+		rc = want_pointers == 1 ? wmap__jn_eval(e->jn, in->object, out, err)
+		     : want_pointers    ? wmap__jn_eval_numbers(e->jn, in->object, out, err)
+					: wmap__jn_eval_values(e->jn, in->object, out, err);
 	else if ((rc = bind_one(&b, eng, def, err)))
 		return rc;
-	else if (want_pointers && e->jq_path_slot >= 0) {
+	else if (want_pointers == 1 && e->jq_path_slot >= 0) {
 		rc = wmap__jq_run(b->prog, b->base + (size_t)e->jq_path_slot, in, 1, out, err);
 		if (rc == WMAP_EEVAL) {
 			/* Not a path expression (a projection such as {requests: .x}): read the

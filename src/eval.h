@@ -21,6 +21,10 @@ typedef struct wmap_result {
 	 * exist yet; adding create (owned) at create_at makes them, keys included. */
 	char *create_at;
 	json_t *create;
+	/* Numbers asked for (WMAP_EVAL_NUMBERS): an integer output that was never a jansson
+	 * value; value is NULL then. */
+	int is_num;
+	long long num;
 } wmap_result;
 
 typedef struct wmap_results {
@@ -72,7 +76,10 @@ typedef struct wmap_input {
 
 void wmap__input_release(wmap_input *in);
 
-/* Evaluates e on in. want_pointers asks libjq expressions for their locations too. */
+/* Evaluates e on in. want_pointers asks libjq expressions for their locations too;
+ * WMAP_EVAL_NUMBERS (no pointers) lets native jq give an integer it computes as a plain
+ * number (wmap_result.is_num) instead of making a jansson value of it. */
+#define WMAP_EVAL_NUMBERS 2
 int wmap__eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 	       const wmap_expr *e, wmap_input *in, int want_pointers, wmap_error *err);
 

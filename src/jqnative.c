@@ -751,7 +751,7 @@ static int single(ectx *c, const node *x, json_t *in, const env *e, json_t **out
  * in doubles and give as an integer (|a|, |b| and the result below 9e15 < 2^53): the same
  * value without the doubles. 0 when it does not apply (or out of memory: the general
  * arithmetic then says so). */
-static int int_arith(tok_kind op, const json_t *a, const json_t *b, json_t **out)
+static int int_value(tok_kind op, const json_t *a, const json_t *b, long long *out)
 {
 	const json_int_t lim = 9000000000000000LL;
 	if (!json_is_integer(a) || !json_is_integer(b) || (op != T_PLUS && op != T_MINUS && op != T_STAR))
@@ -764,7 +764,14 @@ static int int_arith(tok_kind op, const json_t *a, const json_t *b, json_t **out
 		return 0;
 	if (r <= -lim || r >= lim)
 		return 0;
-	return (*out = json_integer(r)) != NULL;
+	*out = r;
+	return 1;
+}
+
+static int int_arith(tok_kind op, const json_t *a, const json_t *b, json_t **out)
+{
+	long long r;
+	return int_value(op, a, b, &r) && (*out = json_integer(r)) != NULL;
 }
 
 static int one_emit(ectx *c, void *ud, json_t *v, const char *ptr)
@@ -984,13 +991,132 @@ static int single(ectx *c, const node *x, json_t *in, const env *e, json_t **out
 	return rc;
 }
 
+/* An output of single_num: a jansson value (v), or a plain integer (v NULL, is_num). */
+typedef struct num_out {
+	json_t *v;
+	int is_num;
+	long long n;
+} num_out;
+
+static int single_num(ectx *c, const node *x, json_t *in, const env *e, num_out *o);
+
+/* wmap__jn_compare of two outputs, either of them a plain integer: numbers compare as the
+ * doubles wmap__jn_num makes of them, other kinds by rank. */
+static int num_compare(const num_out *a, const num_out *b)
+{
+	if (!a->is_num && !b->is_num)
+		return wmap__jn_compare(a->v, b->v);
+	int ra = a->is_num ? 3 : kind_rank(a->v), rb = b->is_num ? 3 : kind_rank(b->v);
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	double x = a->is_num ? (double)a->n : wmap__jn_num(a->v);
+	double y = b->is_num ? (double)b->n : wmap__jn_num(b->v);
+	return x < y ? -1 : x > y;
+}
+
+/* best_of, its outputs by single_num. */
+static int best_num(ectx *c, const node *body, int want_max, json_t *in, const env *e, num_out *best,
+		    int *have)
+{
+	if (body->k == N_COMMA) {
+		STEP(c);
+		int rc = best_num(c, body->a, want_max, in, e, best, have);
+		return rc ? rc : best_num(c, body->b, want_max, in, e, best, have);
+	}
+	num_out v;
+	int rc = single_num(c, body, in, e, &v);
+	if (rc)
+		return rc;
+	int r = *have ? num_compare(&v, best) : 0;
+	if (!*have || (want_max ? r >= 0 : r < 0)) {
+		json_decref(best->v);
+		*best = v;
+		*have = 1;
+	} else {
+		json_decref(v.v);
+	}
+	return 0;
+}
+
+/* single's output, where an integer +, -, * (so an if's branch, or [..] | min/max of them)
+ * that single would make a jansson integer of comes as a plain number: the same steps,
+ * operand order, value and errors. */
+static int single_num(ectx *c, const node *x, json_t *in, const env *e, num_out *o)
+{
+	json_t *a = NULL, *b = NULL;
+	int rc;
+
+	o->v = NULL;
+	o->is_num = 0;
+	switch (x->k) {
+	case N_BINOP:
+		if (x->op != T_PLUS && x->op != T_MINUS && x->op != T_STAR)
+			break;
+		STEP(c);
+		/* jq runs the right operand first */
+		if (!(rc = single(c, x->b, in, e, &b)) && !(rc = single(c, x->a, in, e, &a))) {
+			if (int_value(x->op, a, b, &o->n))
+				o->is_num = 1;
+			else
+				rc = wmap__jn_arith(c, x->op, a, b, &o->v);
+		}
+		json_decref(a);
+		json_decref(b);
+		if (rc) {
+			json_decref(o->v);
+			o->v = NULL;
+		}
+		return rc;
+	case N_IF: {
+		STEP(c);
+		if ((rc = single(c, x->a, in, e, &a)))
+			return rc;
+		int t = wmap__jn_truthy(a);
+		json_decref(a);
+		return single_num(c, t ? x->b : x->c, in, e, o);
+	}
+	case N_PIPE: {
+		if (!x->best)
+			break;
+		/* single's step, the pipe's, the array's and the call's, then the body's */
+		STEP(c);
+		STEP(c);
+		c->steps++;
+		int have = 0;
+		if ((rc = best_num(c, x->a->a, x->best == 2, in, e, o, &have))) {
+			json_decref(o->v);
+			o->v = NULL;
+			o->is_num = 0;
+			return rc;
+		}
+		if (!have)
+			o->v = json_null();
+		return 0;
+	}
+	default:
+		break;
+	}
+	return single(c, x, in, e, &o->v);
+}
+
+static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr);
+static int results_num(ectx *c, void *ud, long long n);
+
 int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
 {
 	if (x->single && !ptr) {
 		json_t *v;
-		int rc = single(c, x, in, e, &v);
-		if (rc)
+		int rc;
+		if (c->numbers && k == results_emit) {
+			num_out o;
+			if ((rc = single_num(c, x, in, e, &o)))
+				return rc;
+			if (o.is_num)
+				return results_num(c, ud, o.n);
+			v = o.v;
+		} else if ((rc = single(c, x, in, e, &v))) {
 			return rc;
+		}
 		rc = k(c, ud, v, NULL);
 		json_decref(v);
 		return rc;
@@ -1148,10 +1274,22 @@ static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 	return 0;
 }
 
-static int eval_from(const wmap_jn *p, json_t *input, const char *root_ptr, wmap_results *out,
-		     wmap_error *error)
+static int results_num(ectx *c, void *ud, long long n)
 {
-	ectx c = { error, 0, NULL };
+	results_ud *r = ud;
+	if (r->out->n >= WMAP_MAX_RESULTS)
+		return wmap__jn_err(c, "more than %d results", WMAP_MAX_RESULTS);
+	if (wmap__results_push(r->out, NULL, NULL))
+		return wmap__jn_oom(c);
+	r->out->v[r->out->n - 1].is_num = 1;
+	r->out->v[r->out->n - 1].num = n;
+	return 0;
+}
+
+static int eval_from(const wmap_jn *p, json_t *input, const char *root_ptr, wmap_results *out,
+		     int numbers, wmap_error *error)
+{
+	ectx c = { error, 0, NULL, numbers };
 	results_ud r = { out };
 	int rc = wmap__jn_ev(&c, p->root, input, root_ptr, NULL, results_emit, &r);
 	json_decref(c.thrown);
@@ -1162,10 +1300,15 @@ static int eval_from(const wmap_jn *p, json_t *input, const char *root_ptr, wmap
 
 int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
 {
-	return eval_from(p, input, "", out, error);
+	return eval_from(p, input, "", out, 0, error);
 }
 
 int wmap__jn_eval_values(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
 {
-	return eval_from(p, input, NULL, out, error);
+	return eval_from(p, input, NULL, out, 0, error);
+}
+
+int wmap__jn_eval_numbers(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
+{
+	return eval_from(p, input, NULL, out, 1, error);
 }

@@ -24,5 +24,8 @@ int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error
 /* The same without pointers (every output's is NULL): no pointer is joined at each step, for
  * callers that read values only (scale, instance ids, status). */
 int wmap__jn_eval_values(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *err);
+/* The same, where an integer output computed by +, -, * (in an if's branch or a [..] | min
+ * or max) may come as a plain number (wmap_result.is_num, value NULL). */
+int wmap__jn_eval_numbers(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *err);
 
 #endif

@@ -98,6 +98,7 @@ typedef struct ectx {
 	wmap_error *err;
 	unsigned long steps;
 	json_t *thrown; /* the value error/0 or error/1 raised (owned), for catch; else NULL */
+	int numbers;    /* results may take plain numbers (wmap__jn_eval_numbers) */
 } ectx;
 
 typedef int (*emit_fn)(ectx *c, void *ud, json_t *v, const char *ptr);

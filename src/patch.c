@@ -65,8 +65,9 @@ typedef struct patch_op {
 	char *text; /* OP_MAP: the pairs' keys and values, each NUL-terminated */
 	size_t text_len, text_cap;
 	unsigned char kind;
-	unsigned char live;  /* 0 once the op is dropped */
-	unsigned char plain; /* path, and str and pairs, need no JSON escape */
+	unsigned char live;        /* 0 once the op is dropped */
+	unsigned char plain;       /* path, and str and pairs, need no JSON escape */
+	unsigned char str_in_path; /* OP_STR: str lies in path's block, after its NUL */
 } patch_op;
 
 #define NO_OP SIZE_MAX
@@ -95,7 +96,7 @@ struct wmap_patch {
 		char *text;
 		size_t key_len, token_len;
 	} tokens[KEY_TOKENS];
-	size_t next_token;
+	size_t next_token, token_hint;
 	json_t *appends;  /* array pointer -> values appended to it with "/-" so far */
 	json_t *ops_json; /* wmap_patch_ops' array, built on demand, dropped on change */
 	/* The last successful walk: callers set several keys of one map in a row (a
@@ -136,8 +137,9 @@ int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err)
 /* The text of an op's value (OP_STR, OP_MAP) is given back. */
 static void lazy_release(patch_op *o)
 {
-	if (o->str)
+	if (o->str && !o->str_in_path)
 		wmap_arena_release(o->str);
+	o->str_in_path = 0;
 	if (o->pairs) { /* an OP_MAP: its text too */
 		wmap_arena_release(o->text);
 		wmap_arena_release(o->pairs);
@@ -193,8 +195,20 @@ static uint64_t hash_more(uint64_t h, const char *s, size_t n)
 		h = (h ^ w) * HASH_MUL;
 		h ^= h >> 29;
 	}
-	w = (uint64_t)n << 56;
-	memcpy(&w, s, n); /* n < 8: the length byte stays */
+	/* n < 8 bytes, read in at most two loads (which may overlap) and tagged with n: the
+	 * same n and bytes give the same word, different bytes of one n different ones */
+	if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		w = a | (uint64_t)b << 32;
+	} else if (n) {
+		w = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 |
+		    (uint64_t)(unsigned char)s[n - 1] << 16;
+	} else {
+		w = 0;
+	}
+	w ^= (uint64_t)n << 56;
 	h = (h ^ w) * HASH_MUL;
 	return h ^ (h >> 29);
 }
@@ -255,8 +269,9 @@ static size_t depth_of(const char *path, size_t n)
 	return d;
 }
 
-/* Makes ops[op_index] (depth tokens) the owner of its path; -1 on ENOMEM. */
-static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
+/* Makes ops[op_index] (depth tokens) the owner of its path, which no live op owns when
+ * fresh; -1 on ENOMEM. */
+static int own_as(wmap_patch *p, size_t op_index, uint64_t h, size_t depth, int fresh)
 {
 	p->owned_depths |= depth_bit(depth);
 	if ((p->n_used + 1) * 2 > p->n_slots) {
@@ -282,7 +297,7 @@ static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
 	const patch_op *o = &p->ops[op_index];
 	/* A later op at the same path (a whole value set over a null one) takes over. */
 	size_t mask = p->n_slots - 1;
-	for (size_t i = h & mask; p->slots[i].op != NO_OP; i = (i + 1) & mask) {
+	for (size_t i = h & mask; !fresh && p->slots[i].op != NO_OP; i = (i + 1) & mask) {
 		slot *sl = &p->slots[i];
 		const patch_op *x = &p->ops[sl->op];
 		if (sl->hash == h && x->live && x->path_len == o->path_len &&
@@ -294,6 +309,11 @@ static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
 	slot_put(p->slots, p->n_slots, h, op_index);
 	p->n_used++;
 	return 0;
+}
+
+static int own(wmap_patch *p, size_t op_index, uint64_t h, size_t depth)
+{
+	return own_as(p, op_index, h, depth, 0);
 }
 
 /* The operations changed: the JSON array handed out by wmap_patch_ops is out of date. */
@@ -433,6 +453,62 @@ static void dump_map(wmap_json_writer *w, const patch_op *o)
 		wmap_buf_addc(b, '}');
 }
 
+static char *put_bytes(char *d, const char *s, size_t n)
+{
+	memcpy(d, s, n);
+	return d + n;
+}
+
+/* d + the quoted plain string s[0..n). */
+static char *put_quoted(char *d, const char *s, size_t n)
+{
+	*d++ = '"';
+	memcpy(d, s, n);
+	d[n] = '"';
+	return d + n + 1;
+}
+
+/* A bound on the text of a kept-as-text op's value (dump_map's, or a quoted string). */
+static size_t text_bound(const patch_op *o)
+{
+	return o->kind == OP_STR ? o->str_len + 2 : 5 * o->str_len + o->text_len + 4 * o->n_pairs + 3;
+}
+
+/* Writes an op kept as text whose path is plain at d (text_bound's room and the op's
+ * frame); the end. The text of dump_string and dump_map, without a check per piece. */
+static char *put_text_op(char *d, const patch_op *o, const char *head, size_t head_len,
+			 const char *mid, size_t mid_len)
+{
+	d = put_bytes(d, head, head_len);
+	d = put_quoted(d, o->path, o->path_len);
+	d = put_bytes(d, mid, mid_len);
+	if (o->kind == OP_STR) {
+		d = put_quoted(d, o->str, o->str_len);
+	} else {
+		size_t depth = 0;
+		for (size_t pos = 0; pos < o->str_len; depth++) {
+			const char *end = memchr(o->str + pos + 1, '/', o->str_len - pos - 1);
+			size_t stop = end ? (size_t)(end - o->str) : o->str_len;
+			*d++ = '{';
+			d = put_quoted(d, o->str + pos + 1, stop - pos - 1);
+			*d++ = ':';
+			pos = stop;
+		}
+		*d++ = '{';
+		for (size_t i = 0; i < o->n_pairs; i++) {
+			if (i)
+				*d++ = ',';
+			d = put_quoted(d, o->text + o->pairs[i].key, o->pairs[i].key_len);
+			*d++ = ':';
+			d = put_quoted(d, o->text + o->pairs[i].value, o->pairs[i].value_len);
+		}
+		memset(d, '}', depth + 1);
+		d += depth + 1;
+	}
+	*d++ = '}';
+	return d;
+}
+
 int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error *err)
 {
 	static const char head[] = "{\"op\":\"add\",\"path\":", mid[] = ",\"value\":";
@@ -456,6 +532,17 @@ int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error
 		const patch_op *o = &p->ops[i];
 		if (!o->live)
 			continue;
+		wmap_buf *b = &w.buf;
+		if (o->kind != OP_JSON && o->plain && b->data &&
+		    2 + sizeof(head) + sizeof(mid) + o->path_len + text_bound(o) < b->alloc - b->len) {
+			char *d = b->data + b->len;
+			if (!first)
+				*d++ = ',';
+			first = 0;
+			d = put_text_op(d, o, head, sizeof(head) - 1, mid, sizeof(mid) - 1);
+			b->len = (size_t)(d - b->data);
+			continue;
+		}
 		if (!first)
 			wmap_buf_addc(&w.buf, ',');
 		first = 0;
@@ -501,8 +588,10 @@ static walk walk_from(const wmap_patch *p, const char *ptr, size_t pos, walk w,
 		      struct step *rec, size_t *n_rec)
 {
 	size_t len = pos + strlen(ptr + pos);
-	/* the recorded steps are the walk's tokens from the root on */
-	w.depth = rec ? *n_rec : 0;
+	/* the recorded steps are the walk's tokens from the root on; without them, w's depth
+	 * is that of the tokens before pos */
+	if (rec)
+		w.depth = *n_rec;
 	while (pos < len) {
 		const char *end = memchr(ptr + pos + 1, '/', len - pos - 1);
 		size_t stop = end ? (size_t)(end - ptr) : len;
@@ -907,16 +996,21 @@ static size_t escape_key(char *d, const char *key, size_t kn)
 	return j;
 }
 
-/* parent + "/" + key escaped as a pointer token, in review memory; NULL out of memory. The
- * token comes from the patch's recent keys when it is one of them. */
+/* parent + "/" + key escaped as a pointer token, in review memory, with room for extra
+ * bytes after its NUL; NULL out of memory. The token comes from the patch's recent keys
+ * when it is one of them. */
 static char *join_key(wmap_patch *p, const char *parent, size_t pn, const char *key, size_t kn,
-		      size_t *len)
+		      size_t extra, size_t *len)
 {
 	const struct key_token *t = NULL;
+	/* callers set the same keys in the same order: the one after the last hit first */
 	for (size_t i = 0; i < KEY_TOKENS && !t; i++) {
-		const struct key_token *c = &p->tokens[i];
-		if (c->text && c->key_len == kn && memcmp(c->text, key, kn) == 0)
+		size_t j = (p->token_hint + i) % KEY_TOKENS;
+		const struct key_token *c = &p->tokens[j];
+		if (c->text && c->key_len == kn && memcmp(c->text, key, kn) == 0) {
 			t = c;
+			p->token_hint = (j + 1) % KEY_TOKENS;
+		}
 	}
 	if (!t) { /* remembered when there is memory for it */
 		struct key_token *c = &p->tokens[p->next_token];
@@ -931,7 +1025,7 @@ static char *join_key(wmap_patch *p, const char *parent, size_t pn, const char *
 		}
 	}
 	size_t tn = t ? t->token_len : 2 * kn;
-	char *d = wmap_arena_alloc(pn + tn + 2);
+	char *d = wmap_arena_alloc(pn + tn + 2 + extra);
 	if (!d)
 		return NULL;
 	memcpy(d, parent, pn);
@@ -1016,15 +1110,103 @@ static int set_str_json(wmap_patch *p, const char *parent, wmap_patch_str *e, wm
 	return wmap_patch_set(p, parent, e->key, json_string(e->value), e->mode, &e->changed, err);
 }
 
+/* The walk to pointer when the document's value at its first at bytes (a whole number of
+ * tokens) is known to be node (not NULL, not null; short of pointer, an object without the
+ * next token's member, or with null there): no op may own that prefix or a shorter one,
+ * which the owner lookups at the depths that have an owning op tell; otherwise, or for a
+ * pointer with escapes, walk_cached. It is remembered as walk_cached remembers its walk
+ * (without the steps before it). */
+static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, size_t at)
+{
+	size_t len = strlen(pointer);
+	if (!node || json_is_null(node) || at > len || (pointer[at] && pointer[at] != '/') ||
+	    (at < len && !json_is_object(node)) ||
+	    (*pointer && *pointer != '/') || memchr(pointer, '~', len))
+		return walk_cached(p, pointer);
+	if (p->have_last && p->last_valid && p->last_len == len &&
+	    memcmp(p->last_ptr, pointer, len) == 0)
+		return p->last;
+	walk w = { 0, 0, 0, (json_t *)node, 0, HASH_START, 0, 0 };
+	for (size_t pos = 0; pos < at;) {
+		const char *end = memchr(pointer + pos + 1, '/', at - pos - 1);
+		size_t stop = end ? (size_t)(end - pointer) : at;
+		w.hash = hash_more(w.hash, pointer + pos, stop - pos);
+		w.depth++;
+		if ((p->owned_depths & depth_bit(w.depth)) &&
+		    owner_hashed(p, pointer, stop, w.hash))
+			return walk_cached(p, pointer);
+		pos = stop;
+	}
+	if (at < len) {
+		/* node lacks the next token (the caller says so): a miss there, unless an op
+		 * made it */
+		const char *end = memchr(pointer + at + 1, '/', len - at - 1);
+		size_t stop = end ? (size_t)(end - pointer) : len;
+		uint64_t h = hash_more(w.hash, pointer + at, stop - at);
+		if ((p->owned_depths & depth_bit(w.depth + 1)) && owner_hashed(p, pointer, stop, h)) {
+			w = walk_from(p, pointer, at, w, NULL, NULL);
+		} else {
+			w.hash = h;
+			w.depth++;
+			w.miss = at;
+		}
+	} else {
+		w.found = 1;
+	}
+	/* a prefix of a plain pointer is plain: only the rest is looked at */
+	size_t common = 0;
+	if (p->have_last && p->last.plain) {
+		size_t most = len < p->last_len ? len : p->last_len;
+		uint64_t a, b;
+		for (; common + 8 <= most; common += 8) {
+			memcpy(&a, p->last_ptr + common, 8);
+			memcpy(&b, pointer + common, 8);
+			if (a != b)
+				break;
+		}
+		while (common < most && p->last_ptr[common] == pointer[common])
+			common++;
+	}
+	/* The changes this walk's caller makes lie below pointer (or create a container on
+	 * the way to it): a walk remembered for another pointer may run through them. */
+	forget_walk(p);
+	if (w.rc)
+		return w;
+	w.plain = plain_ascii(pointer + common, len - common);
+	if (len + 1 > p->last_cap) {
+		size_t cap = len + 1 > 128 ? len + 1 : 128;
+		char *buf = wmap_arena_alloc(cap);
+		if (buf) {
+			wmap_arena_release(p->last_ptr);
+			p->last_ptr = buf;
+			p->last_cap = cap;
+		}
+	}
+	if (len + 1 <= p->last_cap) { /* no memory: no shortcut */
+		memcpy(p->last_ptr, pointer, len + 1);
+		p->last_len = len;
+		p->last = w;
+		p->last_valid = 1;
+		p->have_last = 1;
+	}
+	return w;
+}
+
 int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, size_t n,
 			wmap_error *err)
+{
+	return wmap_patch_set_strs_in(p, parent, NULL, 0, m, n, err);
+}
+
+int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node, size_t at,
+			   wmap_patch_str *m, size_t n, wmap_error *err)
 {
 	for (size_t i = 0; i < n; i++)
 		m[i].changed = 0;
 	if (n == 0)
 		return 0;
 	size_t parent_len = strlen(parent);
-	walk w = walk_cached(p, parent);
+	walk w = walk_known(p, parent, node, at);
 	int parent_plain = w.plain;
 	patch_op *made = NULL; /* the map this call created for a missing container */
 	int rc = 0;
@@ -1072,7 +1254,8 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 				continue;
 			}
 			size_t full_len;
-			char *full = join_key(p, parent, parent_len, e->key, kn, &full_len);
+			/* room for the value after the path: a new op keeps it there */
+			char *full = join_key(p, parent, parent_len, e->key, kn, vn + 1, &full_len);
 			if (!full) {
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 				continue;
@@ -1117,8 +1300,12 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 			/* `add` on an existing member replaces it; on a new one it creates it. */
 			/* parent, key and value are plain here: so is full */
 			if ((rc = push_op_known(p, full, full_len, 1, &o, err)) == 0) {
-				if (op_set_str(o, e->value, vn) != 0 ||
-				    own(p, p->n_ops - 1, h, w.depth + 1) != 0)
+				o->kind = OP_STR;
+				o->str = memcpy(full + full_len + 1, e->value, vn);
+				o->str[vn] = '\0';
+				o->str_len = vn;
+				o->str_in_path = 1;
+				if (own_as(p, p->n_ops - 1, h, w.depth + 1, 1) != 0) /* o was NULL */
 					rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			}
 			continue;
@@ -1143,19 +1330,26 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 		/* A container on the way to parent is created past the last token the walk
 		 * found: the walk's result is out of date, the steps before it are not. */
 		p->last_valid = 0;
-		size_t full_len = (size_t)(rest - parent);
-		char *full = pdup(parent, full_len), *text = NULL;
+		/* the op's path, then the tokens below it, in one block */
+		size_t full_len = (size_t)(rest - parent), rest_len = parent_len - full_len;
+		char *full = wmap_arena_alloc(parent_len + 2);
 		patch_op *o = NULL;
+		if (full) {
+			memcpy(full, parent, full_len);
+			full[full_len] = '\0';
+			memcpy(full + full_len + 1, rest, rest_len + 1);
+		}
 		if (!full || (rc = push_op_known(p, full, full_len, 1, &o, err)) != 0) {
 			if (!rc)
 				rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			continue;
 		}
 		o->kind = OP_MAP;
+		o->str = full + full_len + 1;
+		o->str_len = rest_len;
+		o->str_in_path = 1;
 		/* the walk hashed the pointer up to the missing token: full's hash */
-		if (!(text = pdup(rest, (size_t)(parent + parent_len - rest))) ||
-		    (o->str = text, o->str_len = (size_t)(parent + parent_len - rest),
-		     map_set(o, e->key, kn, e->value, vn, e->mode) < 0) ||
+		if (map_set(o, e->key, kn, e->value, vn, e->mode) < 0 ||
 		    own(p, p->n_ops - 1, w.hash, w.depth) != 0) {
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			continue;

@@ -723,6 +723,7 @@ int wmap__results_push(wmap_results *r, json_t *value, char *pointer)
 	r->v[r->n].pointer = pointer;
 	r->v[r->n].create_at = NULL;
 	r->v[r->n].create = NULL;
+	r->v[r->n].is_num = 0;
 	r->n++;
 	return 0;
 fail:

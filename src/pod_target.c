@@ -74,6 +74,26 @@ static int drop_orphan(char **ptr, const json_t *object)
 	return 0;
 }
 
+/* Where the object's labels begin, the deepest of what resolve found: the labels map, else
+ * the metadata object, else the template object (tp, NULL for a pod spec's metadata) that
+ * lacks it. The labels pointer is meta's + "/labels", meta's tp's + "/metadata". */
+static void labels_from(wmap_pod_target *t, const wmap_location *meta, const wmap_location *tp)
+{
+	const json_t *l = json_is_object(meta->value) ? json_object_get(meta->value, "labels") : NULL;
+	if (!t->labels || !meta->pointer)
+		return;
+	if (l && !json_is_null(l)) {
+		t->labels_from = l;
+		t->labels_from_len = strlen(t->labels);
+	} else if (json_is_object(meta->value)) {
+		t->labels_from = meta->value;
+		t->labels_from_len = strlen(meta->pointer);
+	} else if (!meta->value && tp && json_is_object(tp->value) && tp->pointer) {
+		t->labels_from = tp->value;
+		t->labels_from_len = strlen(tp->pointer);
+	}
+}
+
 static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *pod)
 {
 	const char *tp = pod->template_.pointer;
@@ -90,6 +110,7 @@ static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *p
 		t->labels = join(meta, "labels");
 		t->annotations = join(meta, "annotations");
 	}
+	labels_from(t, &pod->metadata, &pod->template_);
 	wmap_arena_release(joined);
 	t->spec = pod->spec.pointer ? dup(pod->spec.pointer) : join(tp, "spec");
 	if (!t->labels || !t->annotations || !t->spec)
@@ -110,6 +131,7 @@ static int init_podspec(wmap_pod_target *t, const char **why, const wmap_pod *po
 		t->annotations = join(pod->metadata.pointer, "annotations");
 		if (!t->labels || !t->annotations)
 			return WMAP_ENOMEM;
+		labels_from(t, &pod->metadata, NULL);
 	} else {
 		*why = "the definition gives no metadata location; labels not written";
 	}

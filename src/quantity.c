@@ -26,9 +26,50 @@ int wmap_quantity_parse_milli(int64_t *out, const char *s, wmap_error *err)
 	return wmap_quantity_parse_family(out, NULL, s, err);
 }
 
+/* The usual quantity ("500m", "4", "16Gi", "2k") at once: at most 15 digits (so that a
+ * count of thousandths fits before the suffix), then nothing, "m", one decimal letter or a
+ * binary suffix. 1 when it applies and the value fits in 64 bits; 0 sends s the general way,
+ * which gives the very same value, or the error. */
+static int parse_plain(int64_t *out, wmap_quantity_family *family, const char *s)
+{
+	/* thousandths per unit of each suffix letter; 0 where the general way must judge */
+	static const int64_t dec[] = { ['k'] = 1000000LL, ['M'] = 1000000000LL, ['G'] = 1000000000000LL, ['T'] = 1000000000000000LL, ['P'] = 1000000000000000000LL };
+	static const int64_t bin[] = { ['K'] = 1000LL << 10, ['M'] = 1000LL << 20, ['G'] = 1000LL << 30, ['T'] = 1000LL << 40, ['P'] = 1000LL << 50 };
+	const char *p = s;
+	int64_t n = 0, by;
+	wmap_quantity_family fam = WMAP_QUANTITY_DECIMAL_SI;
+
+	while (*p >= '0' && *p <= '9' && p - s < 15)
+		n = n * 10 + (*p++ - '0');
+	if (p == s)
+		return 0;
+	unsigned char u = (unsigned char)*p;
+	if (u == '\0') {
+		by = 1000;
+	} else if (u == 'm' && p[1] == '\0') {
+		by = 1;
+	} else if (u < sizeof(dec) / sizeof(dec[0]) && p[1] == '\0' && dec[u]) {
+		by = dec[u];
+	} else if (u < sizeof(bin) / sizeof(bin[0]) && p[1] == 'i' && p[2] == '\0' && bin[u]) {
+		by = bin[u];
+		fam = WMAP_QUANTITY_BINARY_SI;
+	} else {
+		return 0;
+	}
+	int64_t v;
+	if (__builtin_mul_overflow(n, by, &v))
+		return 0;
+	*out = v;
+	if (family)
+		*family = fam;
+	return 1;
+}
+
 int wmap_quantity_parse_family(int64_t *out, wmap_quantity_family *family, const char *s,
 			       wmap_error *err)
 {
+	if (s && parse_plain(out, family, s))
+		return 0;
 	const char *p = s;
 	wmap_quantity_family fam = WMAP_QUANTITY_DECIMAL_SI;
 	int neg = 0, digits = 0, sig = 0, frac = 0, exp10 = 0, exp2 = 0;

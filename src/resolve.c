@@ -87,16 +87,6 @@ static void *zalloc(size_t n, size_t size)
 	return p;
 }
 
-static char *dup_n(const char *s, size_t n)
-{
-	char *d = wmap_arena_alloc(n + 1);
-	if (d) {
-		memcpy(d, s, n);
-		d[n] = '\0';
-	}
-	return d;
-}
-
 /* The locations below a template: its "/spec" and "/metadata". A template is an object of
  * two members as a rule: read member by member, in one pass, rather than hashed twice. */
 static int template_parts(rctx *c, wmap_pod *pod)
@@ -146,14 +136,18 @@ static int count_mismatch(rctx *c, const wmap_component *comp, const wmap_expr *
 			      comp->name, e->where, e->text, ids, got);
 }
 
-/* Reads a scale value: a number or a numeric string. */
-static int scale_value(rctx *c, const wmap_component *comp, const wmap_expr *e, const json_t *v,
+/* Reads a scale value: a number (a plain one included, wmap_result.is_num) or a numeric
+ * string. */
+static int scale_value(rctx *c, const wmap_component *comp, const wmap_expr *e, const wmap_result *res,
 		       size_t index, int *has, int64_t *out)
 {
+	const json_t *v = res->value;
 	*has = 0;
-	if (!v || json_is_null(v))
+	if (res->is_num) {
+		*out = res->num;
+	} else if (!v || json_is_null(v)) {
 		return 0;
-	if (json_is_integer(v)) {
+	} else if (json_is_integer(v)) {
 		*out = json_integer_value(v);
 	} else if (json_is_real(v)) {
 		*out = (int64_t)json_real_value(v);
@@ -178,43 +172,76 @@ static int scale_value(rctx *c, const wmap_component *comp, const wmap_expr *e, 
 	return 0;
 }
 
+/* The text of a number id (wmap_json_text, malloc'ed), NULL when memory runs out. */
+static char *number_id(const json_t *v, size_t *len)
+{
+	char *s = wmap_json_text(v, NULL); /* freed with free(): not jansson's allocator */
+	if (s)
+		*len = strlen(s);
+	return s;
+}
+
+/* A node's instances and their ids' text are one block, the instances first:
+ * wmap_workload_free gives back node->instances alone. */
 static int instance_ids(rctx *c, const wmap_component *comp, wmap_node *node)
 {
 	wmap_results r = { 0 };
 	int rc;
 
 	if (!comp->instance_id_path) {
-		node->instances = zalloc(1, sizeof(*node->instances));
-		if (!node->instances || !(node->instances[0].id = dup_n("", 0)))
+		node->instances = zalloc(1, sizeof(*node->instances) + 1);
+		if (!node->instances)
 			return oom(c);
+		node->instances[0].id = (char *)(node->instances + 1); /* "": zeroed */
 		node->n_instances = 1;
 		return 0;
 	}
 	if ((rc = eval(c, &r, comp->instance_id_path, 0)))
 		return rc;
-	node->instances = zalloc(r.n ? r.n : 1, sizeof(*node->instances));
+	size_t n = r.n ? r.n : 1, text = 0, len;
+	for (size_t i = 0; i < r.n; i++) {
+		const json_t *v = r.v[i].value;
+		if (json_is_string(v) && *json_string_value(v)) {
+			text += json_string_length(v) + 1;
+		} else if (json_is_integer(v) || json_is_real(v)) {
+			char *s = number_id(v, &len);
+			if (!s) {
+				wmap__results_clear(&r);
+				return oom(c);
+			}
+			free(s);
+			text += len + 1;
+		}
+	}
+	node->instances = zalloc(1, n * sizeof(*node->instances) + text);
 	if (!node->instances) {
 		wmap__results_clear(&r);
 		return oom(c);
 	}
+	char *at = (char *)(node->instances + n);
 	for (size_t i = 0; i < r.n; i++) {
 		const json_t *v = r.v[i].value;
-		char *id = NULL;
-		if (json_is_string(v) && *json_string_value(v))
-			id = dup_n(json_string_value(v), json_string_length(v));
-		else if (json_is_integer(v) || json_is_real(v))
-			id = wmap_json_text(v, NULL); /* freed with free(): not jansson's allocator */
-		else {
+		char *id = at;
+		if (json_is_string(v) && *json_string_value(v)) {
+			len = json_string_length(v);
+			memcpy(at, json_string_value(v), len);
+		} else if (json_is_integer(v) || json_is_real(v)) {
+			char *s = number_id(v, &len);
+			if (!s) {
+				rc = oom(c);
+				break;
+			}
+			memcpy(at, s, len);
+			free(s);
+		} else {
 			rc = wmap_error_set(c->err, WMAP_EEVAL,
 					    "component '%s': %s \"%s\": instance id %zu is %s", comp->name,
 					    comp->instance_id_path->where, comp->instance_id_path->text, i,
 					    json_is_string(v) ? "an empty string" : "not a string");
 			break;
 		}
-		if (!id) {
-			rc = oom(c);
-			break;
-		}
+		at[len] = '\0';
+		at += len + 1;
 		node->instances[node->n_instances++].id = id;
 	}
 	wmap__results_clear(&r);
@@ -300,7 +327,7 @@ static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 	for (int k = 0; k < 3; k++) {
 		if (!paths[k])
 			continue;
-		if ((rc = zipped(c, comp, node, paths[k], 0, &r)))
+		if ((rc = zipped(c, comp, node, paths[k], WMAP_EVAL_NUMBERS, &r)))
 			break;
 		for (size_t i = 0; i < node->n_instances && i < r.n; i++) {
 			wmap_instance *in = &node->instances[i];
@@ -308,7 +335,7 @@ static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 								       : &in->has_max;
 			int64_t *v = k == 0 ? &in->replicas : k == 1 ? &in->min_replicas
 								     : &in->max_replicas;
-			if ((rc = scale_value(c, comp, paths[k], r.v[i].value, i, has, v)))
+			if ((rc = scale_value(c, comp, paths[k], &r.v[i], i, has, v)))
 				goto out;
 		}
 		wmap__results_clear(&r);
@@ -517,7 +544,6 @@ void wmap_workload_free(wmap_workload *w)
 		wmap_node *n = &w->nodes[i];
 		for (size_t k = 0; k < n->n_instances; k++) {
 			wmap_instance *in = &n->instances[k];
-			wmap_arena_release(in->id); /* review memory, or malloc'ed (a number's text) */
 			if (n->def->shape == WMAP_SPEC_TEMPLATE)
 				in->pod.metadata.pointer = NULL; /* in the spec pointer's block (template_parts) */
 			location_free(&in->pod.template_);

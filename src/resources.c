@@ -138,6 +138,14 @@ static int read_quantity(int64_t *out, wmap_quantity_family *family, const json_
 
 	if (json_is_string(v)) {
 		s = json_string_value(v);
+	} else if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) < 1000000000000000LL) {
+		/* what the parse of its digits gives, without printing them */
+		*out = json_integer_value(v) * 1000;
+		if (family)
+			*family = WMAP_QUANTITY_DECIMAL_SI;
+		if (!milli)
+			*out /= 1000;
+		return 0;
 	} else if (json_is_integer(v)) {
 		snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
 		s = buf;

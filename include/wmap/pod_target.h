@@ -21,6 +21,11 @@ typedef struct wmap_pod_target {
 	 * added at create_at before the first write (both borrowed from the workload). */
 	const char *create_at;
 	const json_t *create;
+	/* The object's value at the first labels_from_len bytes of labels, borrowed from the
+	 * workload: the labels map, else the metadata object, else the template object that
+	 * lacks it; NULL when not known. A writer may start there (wmap_patch_set_strs_in). */
+	const json_t *labels_from;
+	size_t labels_from_len;
 	int mark; /* the caller's (0 after init) */
 } wmap_pod_target;
 

@@ -46,7 +46,7 @@ typedef struct wmap_pod {
 } wmap_pod;
 
 typedef struct wmap_instance {
-	char *id; /* "" for a single-instance component */
+	char *id; /* "" for a single-instance component; in the node's instances block */
 	int has_pod;
 	wmap_pod pod;
 	int has_replicas, has_min, has_max;

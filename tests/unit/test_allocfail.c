@@ -112,6 +112,11 @@ static int partial_patch(const char *base, const char *got)
 	return ok;
 }
 
+/* A scenario that may make no jansson value at all (a RayCluster's resolve: its scale
+ * values are plain numbers): with jansson's allocations alone hooked, nothing can fail
+ * there, and the sweep has nothing to do. Every other scenario must allocate. */
+static int none_ok;
+
 /* fail_open_ok: a result "failopen" counts as clean (admission). */
 static sweep_result sweep_n(const char *name, scenario_fn fn, void *arg, int fail_open_ok,
 			    long max_runs)
@@ -124,6 +129,10 @@ static sweep_result sweep_n(const char *name, scenario_fn fn, void *arg, int fai
 	int rc = fn(arg, base, sizeof(base), &err);
 	r.allocations = disarm();
 	cr_assert_eq(rc, 0, "%s: baseline failed: %s", name, err.message);
+	if (r.allocations == 0 && none_ok && !interposed()) {
+		cr_log_info("%s: no jansson allocation to fail", name);
+		return r;
+	}
 	cr_assert_gt(r.allocations, 0, "%s: no allocation seen", name);
 
 	long step = 1;
@@ -523,7 +532,9 @@ static void resolve_body(wmap_engine *eng)
 		char msg[WMAP_ERROR_MAX];
 		resolve_arg a = {eng, t_load_file(paths[i], msg, sizeof(msg))};
 		cr_assert_not_null(a.object, "%s", msg);
+		none_ok = i == 1; /* RAYCLUSTER */
 		sweep(paths[i], s_resolve, &a, 0);
+		none_ok = 0;
 		json_decref(a.object);
 	}
 }

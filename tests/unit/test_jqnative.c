@@ -10,6 +10,9 @@
 #include "helpers.h"
 #include "wmap/registry.h"
 
+/* Outputs that came as plain numbers (wmap__jn_eval_numbers), over all comparisons. */
+static size_t numbers_seen;
+
 /* Compares the two engines on one expression and input; returns 1 when they agree. */
 static int agree(const char *text, wmap_jq *q, size_t slot, const wmap_jn *jn, json_t *input,
 		 const char *where)
@@ -33,6 +36,28 @@ static int agree(const char *text, wmap_jq *q, size_t slot, const wmap_jn *jn, j
 	for (size_t i = 0; ok && !rv && i < v.n; i++)
 		ok = json_equal(v.v[i].value ? v.v[i].value : json_null(), b.v[i].value ? b.v[i].value : json_null());
 	wmap__results_clear(&v);
+	/* Numbers allowed (scale values): an integer may come as a plain number; the outputs,
+	 * their kinds and the errors must still be the general evaluation's. */
+	wmap_results nr = {0};
+	wmap_error en = {0};
+	int rn = wmap__jn_eval_numbers(jn, input, &nr, &en);
+	if (rn != rb || (rn && strcmp(en.message, eb.message) != 0) || (!rn && nr.n != b.n)) {
+		cr_log_error("%s: %s\n  numbers: rc %d, %zu outputs %s\n  with pointers: rc %d, %zu outputs %s",
+			     where, text, rn, nr.n, rn ? en.message : "", rb, b.n, rb ? eb.message : "");
+		ok = 0;
+	}
+	for (size_t i = 0; ok && !rn && i < nr.n; i++) {
+		json_t *want = b.v[i].value ? b.v[i].value : json_null();
+		if (nr.v[i].is_num) {
+			ok = !nr.v[i].value && json_is_integer(want) && json_integer_value(want) == nr.v[i].num;
+			numbers_seen++;
+		} else {
+			ok = json_equal(nr.v[i].value ? nr.v[i].value : json_null(), want);
+		}
+		if (!ok)
+			cr_log_error("%s: %s: numbers output %zu differs", where, text, i);
+	}
+	wmap__results_clear(&nr);
 	if (ok && ra == 0) {
 		ok = a.n == b.n;
 		for (size_t i = 0; ok && i < a.n; i++)
@@ -112,6 +137,11 @@ Test(jqnative, agrees_with_libjq_on_edge_cases)
 		"{a: (.n | type), b: (.arr | tojson)} | .b", ".t and .s.x", "[.n, .n] | .[0] + .[1]",
 		".n * 3 - 20", "[.n * 1000000000, 3000000000 * 3000000, 2999999999 * 3000000, -3000000000 * 3000000] | map(. + 0)",
 		"[1 + 4503599627370496 * 2, .n - 9000000000000001, .n + 8999999999999995]", "[.n, 1.5] | .[0] * .[1]",
+		".n * 2", "if .t then .n * 2 else 1 end", "if .z then 1 else .n - 7 end", "[.n * 2, 3] | max",
+		"[.n * 2, 10] | max", "[10, .n * 2] | min", "[.n * 2, \"a\"] | min", "[.n * 2, null] | max",
+		"[.n * 1, 5.0] | max", "[5.0, .n * 1] | max", "[.n * 1, 5.5] | min", "[.n * .n, .n + 20] | max",
+		".arr[] | . * 2", ".arr[] | [. * 3, 4] | min", ".n * 3000000000000000", ".n / 2", ".s * 2",
+		".o * 2", "[.arr[] * 2] | max", ".n + 1.5", "[.n * 2, [.n]] | max", "[[.n], .n * 2] | min",
 	};
 	json_t *input = t_yaml("arr: [1, 2, 3]\ns: Abc\nn: 5\no: {a: 1, b: 2}\nt: true\nz: null\n");
 	size_t n = sizeof(exprs) / sizeof(exprs[0]), native = 0, checked = 0;
@@ -134,6 +164,7 @@ Test(jqnative, agrees_with_libjq_on_edge_cases)
 		wmap__jn_free(jn);
 	}
 	cr_expect_gt(native, n * 8 / 10, "most cases are in the subset (%zu of %zu)", native, n);
+	cr_expect_gt(numbers_seen, 10, "plain numbers were given (%zu)", numbers_seen);
 	json_decref(input);
 }
 

@@ -468,7 +468,13 @@ typedef struct str_step {
 	const char *parent, *key, *value;
 	wmap_patch_mode mode;
 	int as_json; /* a jansson integer through wmap_patch_set (every builder alike) */
+	int as_object; /* with as_json: an empty object instead (a map later runs go into) */
 } str_step;
+
+static json_t *json_of(const str_step *s)
+{
+	return s->as_object ? json_object() : json_integer(7);
+}
 
 static char *dump_of(wmap_patch *p)
 {
@@ -501,6 +507,64 @@ static void expect_same_builders(wmap_patch *a, wmap_patch *b, const char *what)
 	free(tb);
 }
 
+/* A node given to wmap_patch_set_strs_in is the document's: an op that owns its pointer, a
+ * container on the way or the missing member after it shadows it, as it does a walk from
+ * the root. Templates with labels, with metadata only, with neither. */
+Test(patch, set_strs_in_a_given_node_is_shadowed_by_ops)
+{
+	json_t *doc = parse("{\"t\":{\"metadata\":{\"labels\":{\"x\":\"1\"}}},"
+			    "\"v\":{\"metadata\":{\"name\":\"n\"}},\"w\":{},\"u\":{}}");
+	const json_t *t = json_object_get(json_object_get(doc, "t"), "metadata");
+	const struct {
+		const char *tmpl, *meta, *parent;
+		const json_t *node;
+		size_t at;
+	} given[] = {
+		{ "/t", "/t/metadata", "/t/metadata/labels", json_object_get(t, "labels"), 18 },
+		{ "/v", "/v/metadata", "/v/metadata/labels",
+		  json_object_get(json_object_get(doc, "v"), "metadata"), 11 },
+		{ "/w", "/w/metadata", "/w/metadata/labels", json_object_get(doc, "w"), 2 },
+	};
+	for (size_t g = 0; g < sizeof(given) / sizeof(given[0]); g++) {
+		for (int before = 0; before < 3; before++) {
+			char *dumps[2];
+			for (int with = 0; with < 2; with++) {
+				wmap_patch *p;
+				wmap_error err = { 0 };
+				cr_assert_eq(wmap_patch_new(&p, doc, &err), 0);
+				if (before == 1) /* the labels set whole */
+					cr_assert_eq(wmap_patch_set(p, given[g].meta, "labels",
+								    json_pack("{s:s}", "y", "2"),
+								    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+				if (before == 2) /* the metadata set whole */
+					cr_assert_eq(wmap_patch_set(p, given[g].tmpl, "metadata",
+								    json_pack("{s:{s:s}}", "labels", "w", "4"),
+								    WMAP_PATCH_OVERRIDE, NULL, &err), 0);
+				/* a walk elsewhere is remembered in between */
+				cr_assert_eq(wmap_patch_set_str(p, "/u", "k", "v", WMAP_PATCH_DEFAULT,
+								NULL, &err), 0);
+				wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1 },
+							{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1 } };
+				cr_assert_eq(wmap_patch_set_strs_in(p, given[g].parent,
+								    with ? given[g].node : NULL,
+								    given[g].at, m, 2, &err), 0, "%s",
+					     err.message);
+				cr_assert_eq(wmap_patch_set_str(p, given[g].parent, "q", "6",
+								WMAP_PATCH_DEFAULT, NULL, &err), 0);
+				dumps[with] = dump_of(p);
+				wmap_patch_free(p);
+			}
+			cr_expect_str_eq(dumps[1], dumps[0], "%s, ops before %d", given[g].parent, before);
+			if (before == 1)
+				cr_expect(strstr(dumps[1], "{\"y\":\"2\",\"z\":\"3\",\"x\":\"5\",\"q\":\"6\"}"),
+					  "%s", dumps[1]);
+			free(dumps[0]);
+			free(dumps[1]);
+		}
+	}
+	json_decref(doc);
+}
+
 Test(patch, string_members_kept_as_text_give_the_same_patch)
 {
 	json_t *doc = parse("{\"a\":{\"metadata\":{\"labels\":{\"x\":\"1\",\"k/1\":\"v\",\"n\":null}}},"
@@ -519,6 +583,7 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			steps[i].value = str_values[NEXT(4) ? NEXT(4) : NEXT(8)];
 			steps[i].mode = NEXT(2) ? WMAP_PATCH_OVERRIDE : WMAP_PATCH_DEFAULT;
 			steps[i].as_json = NEXT(12) == 0;
+			steps[i].as_object = NEXT(2);
 		}
 		wmap_patch *a, *b, *c;
 		wmap_error ea = { 0 }, eb = { 0 }, ec = { 0 };
@@ -532,8 +597,8 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			const str_step *s = &steps[i];
 			int ca = -1, cb = -2, ra, rb;
 			if (s->as_json) {
-				ra = wmap_patch_set(a, s->parent, s->key, json_integer(7), s->mode, &ca, &ea);
-				rb = wmap_patch_set(b, s->parent, s->key, json_integer(7), s->mode, &cb, &eb);
+				ra = wmap_patch_set(a, s->parent, s->key, json_of(s), s->mode, &ca, &ea);
+				rb = wmap_patch_set(b, s->parent, s->key, json_of(s), s->mode, &cb, &eb);
 			} else if (i % 4 == 3 && !strchr(s->key, '~') && !strchr(s->key, '/')) {
 				/* the same member by its whole pointer */
 				char at[128];
@@ -560,7 +625,7 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			size_t j = i;
 			wmap_patch_str m[10];
 			if (steps[i].as_json) {
-				cr_assert_eq(wmap_patch_set(c, steps[i].parent, steps[i].key, json_integer(7),
+				cr_assert_eq(wmap_patch_set(c, steps[i].parent, steps[i].key, json_of(&steps[i]),
 							    steps[i].mode, &changed_c[i], &ec), 0);
 				i++;
 				continue;
@@ -568,8 +633,32 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			for (; j < n_steps && !steps[j].as_json && steps[j].parent == steps[i].parent; j++)
 				m[j - i] = (wmap_patch_str){ steps[j].key, steps[j].value, steps[j].mode,
 							     -1, 0 };
-			cr_assert_eq(wmap_patch_set_strs(c, steps[i].parent, m, j - i, &ec), 0, "%s: %s",
-				     what, ec.message);
+			/* every other run given the document's value at a prefix of its parent (the
+			 * whole of it, a shorter one, or the root), as admission gives a template's */
+			const char *par = steps[i].parent;
+			size_t at = 0;
+			const json_t *node = NULL;
+			if (NEXT(2) && par[0] == '/') {
+				/* the deepest value the document has on the way (an object short of
+				 * parent), as wmap_patch_set_strs_in wants it */
+				char pre[128];
+				for (size_t q = 0;; q++) {
+					if (par[q] != '/' && par[q] != '\0')
+						continue;
+					snprintf(pre, sizeof(pre), "%.*s", (int)q, par);
+					const json_t *v = wmap_pointer_lookup(doc, pre);
+					if (!v || json_is_null(v))
+						break;
+					node = v;
+					at = q;
+					if (!par[q] || !json_is_object(v))
+						break;
+				}
+				if (node && at < strlen(par) && !json_is_object(node))
+					node = NULL;
+			}
+			cr_assert_eq(wmap_patch_set_strs_in(c, par, node, at, m, j - i, &ec), 0,
+				     "%s: %s", what, ec.message);
 			for (size_t k = i; k < j; k++)
 				changed_c[k] = m[k - i].changed;
 			i = j;

@@ -52,6 +52,48 @@ Test(quantity, refuses_what_does_not_fit)
 	cr_expect_eq(v, 8191LL * (1LL << 40) * 1000);
 }
 
+/* The usual forms (digits and a suffix) are read by a short way and everything else by the
+ * general one: at the short way's edges both must give the same value, family and errors. */
+Test(quantity, short_and_general_ways_agree_at_the_edges)
+{
+	static const struct {
+		const char *text;
+		int rc;
+		int64_t milli;
+		wmap_quantity_family fam;
+	} cases[] = {
+		{"999999999999999", 0, 999999999999999000LL, WMAP_QUANTITY_DECIMAL_SI},   /* 15 digits */
+		{"9223372036854775", 0, 9223372036854775000LL, WMAP_QUANTITY_DECIMAL_SI}, /* 16: general */
+		{"99999999999999999", WMAP_ELIMIT, 0, 0},
+		{"9223372036854775807m", 0, INT64_MAX, WMAP_QUANTITY_DECIMAL_SI},
+		{"922337203685477k", WMAP_ELIMIT, 0, 0}, /* the short way's product overflows */
+		{"9P", 0, 9000000000000000000LL, WMAP_QUANTITY_DECIMAL_SI},
+		{"10P", WMAP_ELIMIT, 0, 0},
+		{"1E", WMAP_ELIMIT, 0, 0}, /* 10^21 thousandths: E is left to the general way */
+		{"7Pi", 0, 7881299347898368000LL, WMAP_QUANTITY_BINARY_SI},
+		{"9Pi", WMAP_ELIMIT, 0, 0},
+		{"1Ei", WMAP_ELIMIT, 0, 0},
+		{"0007Ki", 0, 7168000, WMAP_QUANTITY_BINARY_SI},
+		{"2G", 0, 2000000000000LL, WMAP_QUANTITY_DECIMAL_SI},
+		{"3T", 0, 3000000000000000LL, WMAP_QUANTITY_DECIMAL_SI},
+		{"5e2", 0, 500000, WMAP_QUANTITY_DECIMAL_EXPONENT},
+		{"1mi", WMAP_EINVAL, 0, 0}, {"1K", WMAP_EINVAL, 0, 0}, {"1Gib", WMAP_EINVAL, 0, 0},
+		{"1mm", WMAP_EINVAL, 0, 0}, {"1i", WMAP_EINVAL, 0, 0}, {"1 ", WMAP_EINVAL, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t v = -1;
+		wmap_quantity_family fam = (wmap_quantity_family)-1;
+		wmap_error err = {0};
+		int rc = wmap_quantity_parse_family(&v, &fam, cases[i].text, &err);
+		cr_expect_eq(rc, cases[i].rc, "%s: rc %d, want %d (%s)", cases[i].text, rc, cases[i].rc,
+			     err.message);
+		if (rc == 0 && cases[i].rc == 0) {
+			cr_expect_eq(v, cases[i].milli, "%s: got %lld", cases[i].text, (long long)v);
+			cr_expect_eq(fam, cases[i].fam, "%s: family %d", cases[i].text, (int)fam);
+		}
+	}
+}
+
 Test(quantity, whole_units_round_up)
 {
 	int64_t v;

@@ -159,3 +159,56 @@ Test(resolve, counts_init_containers_sidecars_and_overhead)
 		  "%s", err.message);
 	json_decref(spec);
 }
+
+/* Instance ids are copied into the node's instances block: strings as they are, numbers as
+ * their JSON text; an empty or non-scalar id is an error naming its index. */
+Test(resolve, instance_ids_of_every_kind_are_kept)
+{
+	static const char *const base =
+		"apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: r}\n"
+		"spec:\n  headGroupSpec: {template: {spec: {containers: [{name: h}]}}}\n"
+		"  workerGroupSpecs:\n";
+	char text[1024];
+	snprintf(text, sizeof(text), "%s%s", base,
+		 "  - {groupName: 7, replicas: 1, template: {spec: {containers: [{name: a}]}}}\n"
+		 "  - {groupName: gpu-workers, replicas: 2, template: {spec: {containers: [{name: b}]}}}\n"
+		 "  - {groupName: 2.5, replicas: 3, template: {spec: {containers: [{name: c}]}}}\n");
+	json_t *o = t_yaml(text);
+	wmap_workload *w = NULL;
+	wmap_error err = {0};
+	cr_assert_eq(wmap_workload_resolve(&w, eng, o, NULL, &err), 0, "%s", err.message);
+	const wmap_node *worker = NULL;
+	for (size_t i = 0; i < w->n_nodes; i++)
+		if (strcmp(w->nodes[i].def->name, "worker") == 0)
+			worker = &w->nodes[i];
+	cr_assert_not_null(worker);
+	cr_assert_eq(worker->n_instances, 3);
+	cr_expect_str_eq(worker->instances[0].id, "7");
+	cr_expect_str_eq(worker->instances[1].id, "gpu-workers");
+	cr_expect_str_eq(worker->instances[2].id, "2.5");
+	cr_expect_eq(worker->instances[1].replicas, 2);
+	for (size_t i = 0; i < w->n_nodes; i++)
+		if (strcmp(w->nodes[i].def->name, "head") == 0)
+			cr_expect_str_eq(w->nodes[i].instances[0].id, "");
+	wmap_workload_free(w);
+	json_decref(o);
+
+	snprintf(text, sizeof(text), "%s%s", base,
+		 "  - {groupName: a, template: {spec: {containers: [{name: a}]}}}\n"
+		 "  - {groupName: '', template: {spec: {containers: [{name: b}]}}}\n");
+	o = t_yaml(text);
+	w = NULL;
+	cr_expect_neq(wmap_workload_resolve(&w, eng, o, NULL, &err), 0);
+	cr_expect(strstr(err.message, "instance id 1 is an empty string") != NULL, "%s", err.message);
+	wmap_workload_free(w);
+	json_decref(o);
+
+	snprintf(text, sizeof(text), "%s%s", base,
+		 "  - {groupName: [x], template: {spec: {containers: [{name: a}]}}}\n");
+	o = t_yaml(text);
+	w = NULL;
+	cr_expect_neq(wmap_workload_resolve(&w, eng, o, NULL, &err), 0);
+	cr_expect(strstr(err.message, "instance id 0 is not a string") != NULL, "%s", err.message);
+	wmap_workload_free(w);
+	json_decref(o);
+}
