@@ -9,10 +9,9 @@
 /* A target's pointers are review memory (wmap/arena.h): made and given back in a review's
  * scope (heap memory outside one), six a template, a malloc and a free each. Whoever
  * replaces one gives the old one back with wmap_arena_release. */
-static char *join_n(const char *base, const char *key, size_t kl)
+static char *join_len(const char *base, size_t bl, const char *key, size_t kl)
 {
 	/* Every key here is a field name with nothing to escape: one copy of each part. */
-	size_t bl = strlen(base);
 	char *out = wmap_arena_alloc(bl + kl + 2);
 	if (out) {
 		memcpy(out, base, bl);
@@ -22,7 +21,8 @@ static char *join_n(const char *base, const char *key, size_t kl)
 	return out;
 }
 
-#define join(base, lit) join_n((base), lit, sizeof(lit) - 1)
+/* base + "/" + the string literal lit, base's length bl known. */
+#define join(base, bl, lit) join_len((base), (bl), lit, sizeof(lit) - 1)
 
 static char *dup_n(const char *s, size_t n)
 {
@@ -76,21 +76,23 @@ static int drop_orphan(char **ptr, const json_t *object)
 
 /* Where the object's labels begin, the deepest of what resolve found: the labels map, else
  * the metadata object, else the template object (tp, NULL for a pod spec's metadata) that
- * lacks it. The labels pointer is meta's + "/labels", meta's tp's + "/metadata". */
-static void labels_from(wmap_pod_target *t, const wmap_location *meta, const wmap_location *tp)
+ * lacks it. The labels pointer is meta's + "/labels", meta's tp's + "/metadata"; meta_len and
+ * tp_len are their pointers' lengths. */
+static void labels_from(wmap_pod_target *t, const wmap_location *meta, size_t meta_len,
+			const wmap_location *tp, size_t tp_len)
 {
 	const json_t *l = json_is_object(meta->value) ? json_object_get(meta->value, "labels") : NULL;
 	if (!t->labels || !meta->pointer)
 		return;
 	if (l && !json_is_null(l)) {
 		t->labels_from = l;
-		t->labels_from_len = strlen(t->labels);
+		t->labels_from_len = meta_len + sizeof("/labels") - 1;
 	} else if (json_is_object(meta->value)) {
 		t->labels_from = meta->value;
-		t->labels_from_len = strlen(meta->pointer);
+		t->labels_from_len = meta_len;
 	} else if (!meta->value && tp && json_is_object(tp->value) && tp->pointer) {
 		t->labels_from = tp->value;
-		t->labels_from_len = strlen(tp->pointer);
+		t->labels_from_len = tp_len;
 	}
 }
 
@@ -104,15 +106,19 @@ static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *p
 			       "default, or computed); not stamped";
 		return 0;
 	}
-	char *joined = pod->metadata.pointer ? NULL : join(tp, "metadata");
-	const char *meta = pod->metadata.pointer ? pod->metadata.pointer : joined;
-	if (meta) {
-		t->labels = join(meta, "labels");
-		t->annotations = join(meta, "annotations");
+	size_t tl = strlen(tp);
+	if (pod->metadata.pointer) {
+		const char *meta = pod->metadata.pointer;
+		size_t ml = strlen(meta);
+		t->labels = join(meta, ml, "labels");
+		t->annotations = join(meta, ml, "annotations");
+		labels_from(t, &pod->metadata, ml, &pod->template_, tl);
+	} else {
+		/* No metadata location: the template's own (the builder walks from the root). */
+		t->labels = join(tp, tl, "metadata/labels");
+		t->annotations = join(tp, tl, "metadata/annotations");
 	}
-	labels_from(t, &pod->metadata, &pod->template_);
-	wmap_arena_release(joined);
-	t->spec = pod->spec.pointer ? dup(pod->spec.pointer) : join(tp, "spec");
+	t->spec = pod->spec.pointer ? dup(pod->spec.pointer) : join(tp, tl, "spec");
 	if (!t->labels || !t->annotations || !t->spec)
 		return WMAP_ENOMEM;
 	return 1;
@@ -127,11 +133,12 @@ static int init_podspec(wmap_pod_target *t, const char **why, const wmap_pod *po
 	if (!(t->spec = dup(pod->spec.pointer)))
 		return WMAP_ENOMEM;
 	if (pod->metadata.pointer) {
-		t->labels = join(pod->metadata.pointer, "labels");
-		t->annotations = join(pod->metadata.pointer, "annotations");
+		size_t ml = strlen(pod->metadata.pointer);
+		t->labels = join(pod->metadata.pointer, ml, "labels");
+		t->annotations = join(pod->metadata.pointer, ml, "annotations");
 		if (!t->labels || !t->annotations)
 			return WMAP_ENOMEM;
-		labels_from(t, &pod->metadata, NULL);
+		labels_from(t, &pod->metadata, ml, NULL, 0);
 	} else {
 		*why = "the definition gives no metadata location; labels not written";
 	}
@@ -215,8 +222,9 @@ int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_worklo
 	if (rc <= 0)
 		return rc;
 	if (t->spec) {
-		t->scheduler = join(t->spec, "schedulerName");
-		t->priority = join(t->spec, "priorityClassName");
+		size_t sl = strlen(t->spec);
+		t->scheduler = join(t->spec, sl, "schedulerName");
+		t->priority = join(t->spec, sl, "priorityClassName");
 		if (!t->scheduler || !t->priority)
 			return WMAP_ENOMEM;
 	}
