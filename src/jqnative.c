@@ -1176,23 +1176,86 @@ static inline int fast_plain_cmp(const num_out *v)
 	return v->is_num || (!json_is_object(v->v) && !json_is_array(v->v));
 }
 
-static int fast(ectx *c, const node *x, json_t *in, const env *e, num_out *o);
-
-/* fast() of an operand, a literal or a one-key path (the usual leaves) read in place. */
-static inline int sub(ectx *c, const node *x, json_t *in, const env *e, num_out *o)
+/* num_compare of two fast values (neither an object nor an array): kinds by rank, numbers as
+ * the doubles wmap__jn_num makes of them, strings by wmap__jn_compare. */
+static inline int fast_compare(const num_out *a, const num_out *b)
 {
-	if (x->k == N_LITERAL) {
-		c->steps++;
-		o->is_num = 0;
-		o->v = x->lit;
+	int ra = a->is_num ? 3 : kind_rank(a->v), rb = b->is_num ? 3 : kind_rank(b->v);
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (ra == 4)
+		return wmap__jn_compare(a->v, b->v);
+	if (ra != 3)
+		return 0; /* null, false or true: one value each */
+	double x = a->is_num ? (double)a->n : wmap__jn_num(a->v);
+	double y = b->is_num ? (double)b->n : wmap__jn_num(b->v);
+	return x < y ? -1 : x > y;
+}
+
+static __attribute__((noinline)) int fast(ectx *c, const node *x, json_t *in, const env *e, num_out *o);
+
+/* A plain path's value (x a fast N_INDEX), with its steps (1 and 2 per key). */
+static inline __attribute__((always_inline)) int fast_path(ectx *c, const node *x, json_t *in, json_t **v)
+{
+	int levels;
+	if (x->a->k == N_IDENTITY && json_is_object(in)) { /* `.key`, the usual one */
+		c->steps += 3;
+		if (!(*v = json_object_getn(in, x->key, x->key_len)))
+			*v = json_null();
 		return 0;
 	}
-	if (x->k == N_INDEX && x->a->k == N_IDENTITY && json_is_object(in)) { /* x is plain */
-		c->steps += 3;
-		o->is_num = 0;
-		if (!(o->v = json_object_getn(in, x->key, x->key_len)))
-			o->v = json_null();
+	if (!plain_path(x, in, v, &levels))
+		return FAST_BAIL;
+	c->steps += 1 + 2 * (unsigned long)levels;
+	return 0;
+}
+
+static inline int fast_var(const node *x, const env *e, json_t **v)
+{
+	for (; e; e = e->next)
+		if (strcmp(e->name, x->name) == 0) {
+			*v = e->v;
+			return 0;
+		}
+	return FAST_BAIL; /* the general evaluation raises the error */
+}
+
+/* fast() of an operand, its usual leaves read in place: a literal, `.`, a $var, a plain
+ * path, and `path // literal` or `path // $var` (one lookup with its default). */
+static inline __attribute__((always_inline)) int sub(ectx *c, const node *x, json_t *in, const env *e,
+						     num_out *o)
+{
+	o->is_num = 0;
+	switch (x->k) {
+	case N_LITERAL:
+		c->steps++;
+		o->v = x->lit;
 		return 0;
+	case N_IDENTITY:
+		c->steps++;
+		o->v = in;
+		return 0;
+	case N_VAR:
+		c->steps++;
+		return fast_var(x, e, &o->v);
+	case N_INDEX:
+		return fast_path(c, x, in, &o->v);
+	case N_ALT:
+		if (x->a->k != N_INDEX || (x->b->k != N_LITERAL && x->b->k != N_VAR))
+			break;
+		c->steps++;
+		if (fast_path(c, x->a, in, &o->v))
+			return FAST_BAIL;
+		if (wmap__jn_truthy(o->v))
+			return 0;
+		c->steps++;
+		if (x->b->k == N_LITERAL) {
+			o->v = x->b->lit;
+			return 0;
+		}
+		return fast_var(x->b, e, &o->v);
+	default:
+		break;
 	}
 	return fast(c, x, in, e, o);
 }
@@ -1212,7 +1275,7 @@ static int fast_best(ectx *c, const node *body, int want_max, json_t *in, const 
 	if (!fast_plain_cmp(&v))
 		return FAST_BAIL;
 	if (*have) {
-		int r = num_compare(&v, best);
+		int r = fast_compare(&v, best);
 		if (!(want_max ? r >= 0 : r < 0))
 			return 0;
 	}
@@ -1270,7 +1333,7 @@ static int fast(ectx *c, const node *x, json_t *in, const env *e, num_out *o)
 		}
 		if (!fast_plain_cmp(&a) || !fast_plain_cmp(&b))
 			return FAST_BAIL;
-		int r = num_compare(&a, &b), t;
+		int r = fast_compare(&a, &b), t;
 		switch (x->op) {
 		case T_EQ: t = r == 0; break;
 		case T_NE: t = r != 0; break;
@@ -1320,7 +1383,7 @@ static int fast_emit(ectx *c, const node *x, json_t *in, const env *e, emit_fn k
 {
 	unsigned long steps = c->steps;
 	num_out o;
-	if (fast(c, x, in, e, &o) || c->steps > JN_MAX_STEPS) {
+	if (sub(c, x, in, e, &o) || c->steps > JN_MAX_STEPS) {
 		c->steps = steps;
 		return FAST_BAIL;
 	}
@@ -1336,6 +1399,37 @@ static int fast_emit(ectx *c, const node *x, json_t *in, const env *e, emit_fn k
 	int rc = k(c, ud, v, NULL);
 	json_decref(v);
 	return rc;
+}
+
+/* `.path[]? | body` or `.path[] | body`, body fast, over an array (the scale expressions'
+ * `.spec.workerGroupSpecs[]? | ...`): each element straight to body's evaluation, with no
+ * continuation between. The steps the general evaluation counts before the first element
+ * (the pipe's, the try's, the iteration's, then the path's: 1 and 2 per key) are counted
+ * at once; FAST_BAIL with nothing counted when the path does not lead to an array (the
+ * general evaluation iterates the object or raises the error). */
+static int fast_iter(ectx *c, const node *x, json_t *in, const env *e, emit_fn k, void *ud)
+{
+	const node *it = x->a;
+	unsigned long pre = 2;
+	if (it->k == N_TRY && !it->b) {
+		it = it->a;
+		pre++;
+	}
+	json_t *arr, *v;
+	int levels;
+	if (it->k != N_ITER || !it->a->plain || !plain_path(it->a, in, &arr, &levels) || !json_is_array(arr))
+		return FAST_BAIL;
+	pre += 1 + 2 * (unsigned long)levels;
+	if (c->steps + pre > JN_MAX_STEPS)
+		return FAST_BAIL;
+	c->steps += pre;
+	size_t i;
+	json_array_foreach(arr, i, v) {
+		int rc = wmap__jn_ev(c, x->b, v, NULL, e, k, ud);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
@@ -1358,6 +1452,11 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 		rc = k(c, ud, v, NULL);
 		json_decref(v);
 		return rc;
+	}
+	if (x->k == N_PIPE && !ptr && x->b->fast) {
+		int rc = fast_iter(c, x, in, e, k, ud);
+		if (rc != FAST_BAIL)
+			return rc;
 	}
 	if (++c->steps > JN_MAX_STEPS)
 		return wmap__jn_err(c, "the expression took more than %lu steps", JN_MAX_STEPS);
