@@ -1377,6 +1377,7 @@ static int fast(ectx *c, const node *x, json_t *in, const env *e, num_out *o)
 
 static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr);
 static int results_num(ectx *c, void *ud, long long n);
+static int results_reserve(void *ud, size_t n);
 
 /* x (fast) on in, its output to k: 0, an error of k, or FAST_BAIL (the steps put back). */
 static int fast_emit(ectx *c, const node *x, json_t *in, const env *e, emit_fn k, void *ud)
@@ -1423,6 +1424,9 @@ static int fast_iter(ectx *c, const node *x, json_t *in, const env *e, emit_fn k
 	if (c->steps + pre > JN_MAX_STEPS)
 		return FAST_BAIL;
 	c->steps += pre;
+	/* each element gives one output: the results' room made at once */
+	if (k == results_emit && results_reserve(ud, json_array_size(arr)))
+		return wmap__jn_oom(c);
 	size_t i;
 	json_array_foreach(arr, i, v) {
 		int rc = wmap__jn_ev(c, x->b, v, NULL, e, k, ud);
@@ -1609,6 +1613,11 @@ static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 	if ((ptr && !p) || wmap__results_push(r->out, json_incref(v), p))
 		return wmap__jn_oom(c);
 	return 0;
+}
+
+static int results_reserve(void *ud, size_t n)
+{
+	return wmap__results_reserve(((results_ud *)ud)->out, n);
 }
 
 static int results_num(ectx *c, void *ud, long long n)
