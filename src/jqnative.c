@@ -1429,7 +1429,9 @@ static int fast_iter(ectx *c, const node *x, json_t *in, const env *e, emit_fn k
 		return wmap__jn_oom(c);
 	size_t i;
 	json_array_foreach(arr, i, v) {
-		int rc = wmap__jn_ev(c, x->b, v, NULL, e, k, ud);
+		int rc = fast_emit(c, x->b, v, e, k, ud);
+		if (rc == FAST_BAIL) /* the general evaluation, as wmap__jn_ev would run it */
+			rc = wmap__jn_ev(c, x->b, v, NULL, e, k, ud);
 		if (rc)
 			return rc;
 	}
