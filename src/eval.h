@@ -34,6 +34,9 @@ typedef struct wmap_results {
 
 void wmap__results_clear(wmap_results *r);
 int wmap__results_push(wmap_results *r, json_t *value_stolen, char *pointer_stolen);
+/* Room for more results at once (at most WMAP_MAX_RESULTS in all), so that as many pushes
+ * need no growth: 0, or -1 when out of memory (r unchanged). */
+int wmap__results_reserve(wmap_results *r, size_t more);
 
 /* A native path, parsed once when the definition loads. */
 typedef struct wmap_path wmap_path;

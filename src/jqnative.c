@@ -673,6 +673,14 @@ static int single_list(const node *body)
 	return body && body->single;
 }
 
+/* Whether body (`[body]` of a min or max) is a comma list of fast nodes. */
+static int fast_list(const node *body)
+{
+	if (body->k == N_COMMA)
+		return fast_list(body->a) && fast_list(body->b);
+	return body->fast;
+}
+
 #define IS_SINGLE(n) ((n) && (n)->single) /* a missing operand (never in a parsed tree) is not */
 
 void wmap__jn_mark_single(node *x)
@@ -736,6 +744,38 @@ void wmap__jn_mark_single(node *x)
 		break;
 	default:
 		x->single = 0;
+	}
+	x->fast = 0;
+	if (!x->single)
+		return;
+	switch (x->k) {
+	case N_IDENTITY:
+	case N_LITERAL:
+	case N_VAR:
+		x->fast = 1;
+		break;
+	case N_INDEX:
+		x->fast = x->plain;
+		break;
+	case N_ALT:
+	case N_BIND:
+		x->fast = x->a->fast && x->b->fast;
+		break;
+	case N_BINOP:
+		x->fast = x->a->fast && x->b->fast && x->op != T_SLASH && x->op != T_PERCENT;
+		break;
+	case N_IF:
+		x->fast = x->a->fast && x->b->fast && x->c->fast;
+		break;
+	case N_PIPE:
+		if (x->best) {
+			x->fast = (unsigned char)fast_list(x->a->a);
+		} else {
+			x->fast = x->a->fast && x->b->fast;
+		}
+		break;
+	default:
+		break;
 	}
 }
 
@@ -1099,14 +1139,312 @@ static int single_num(ectx *c, const node *x, json_t *in, const env *e, num_out 
 	return single(c, x, in, e, &o->v);
 }
 
+/* ---- fast nodes: the usual case of a single node, with borrowed values ----
+ *
+ * A fast node (marked when parsed) is evaluated with no reference taken, no value made and
+ * no error raised: its value is borrowed from the input, the tree's literals or jansson's
+ * true/false, or is a plain integer. Anything else on the way (a path through a value that
+ * is neither an object nor null, arithmetic other than on integers, an unbound variable, a
+ * comparison of objects, the step budget reached) gives up (FAST_BAIL) with nothing done
+ * but steps counted: the caller puts the step count back and runs the general single
+ * evaluation, which gives the same value or raises the error. The steps counted and the
+ * operands' order are single's. */
+#define FAST_BAIL 2
+
+static inline int fast_truthy(const num_out *v)
+{
+	return v->is_num || wmap__jn_truthy(v->v);
+}
+
+/* The integer of v (a plain one or a jansson integer) within int_value's bounds. */
+static inline int fast_int(const num_out *v, long long *n)
+{
+	const long long lim = 9000000000000000LL;
+	if (v->is_num)
+		*n = v->n;
+	else if (json_is_integer(v->v))
+		*n = json_integer_value(v->v);
+	else
+		return 0;
+	return *n > -lim && *n < lim;
+}
+
+/* Whether v compares without an allocation (objects compare by sorted keys, arrays may
+ * hold objects): others are left to the general evaluation. */
+static inline int fast_plain_cmp(const num_out *v)
+{
+	return v->is_num || (!json_is_object(v->v) && !json_is_array(v->v));
+}
+
+/* num_compare of two fast values (neither an object nor an array): kinds by rank, numbers as
+ * the doubles wmap__jn_num makes of them, strings by wmap__jn_compare. */
+static inline int fast_compare(const num_out *a, const num_out *b)
+{
+	int ra = a->is_num ? 3 : kind_rank(a->v), rb = b->is_num ? 3 : kind_rank(b->v);
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	if (ra == 4)
+		return wmap__jn_compare(a->v, b->v);
+	if (ra != 3)
+		return 0; /* null, false or true: one value each */
+	double x = a->is_num ? (double)a->n : wmap__jn_num(a->v);
+	double y = b->is_num ? (double)b->n : wmap__jn_num(b->v);
+	return x < y ? -1 : x > y;
+}
+
+static __attribute__((noinline)) int fast(ectx *c, const node *x, json_t *in, const env *e, num_out *o);
+
+/* A plain path's value (x a fast N_INDEX), with its steps (1 and 2 per key). */
+static inline __attribute__((always_inline)) int fast_path(ectx *c, const node *x, json_t *in, json_t **v)
+{
+	int levels;
+	if (x->a->k == N_IDENTITY && json_is_object(in)) { /* `.key`, the usual one */
+		c->steps += 3;
+		if (!(*v = json_object_getn(in, x->key, x->key_len)))
+			*v = json_null();
+		return 0;
+	}
+	if (!plain_path(x, in, v, &levels))
+		return FAST_BAIL;
+	c->steps += 1 + 2 * (unsigned long)levels;
+	return 0;
+}
+
+static inline int fast_var(const node *x, const env *e, json_t **v)
+{
+	for (; e; e = e->next)
+		if (strcmp(e->name, x->name) == 0) {
+			*v = e->v;
+			return 0;
+		}
+	return FAST_BAIL; /* the general evaluation raises the error */
+}
+
+/* fast() of an operand, its usual leaves read in place: a literal, `.`, a $var, a plain
+ * path, and `path // literal` or `path // $var` (one lookup with its default). */
+static inline __attribute__((always_inline)) int sub(ectx *c, const node *x, json_t *in, const env *e,
+						     num_out *o)
+{
+	o->is_num = 0;
+	switch (x->k) {
+	case N_LITERAL:
+		c->steps++;
+		o->v = x->lit;
+		return 0;
+	case N_IDENTITY:
+		c->steps++;
+		o->v = in;
+		return 0;
+	case N_VAR:
+		c->steps++;
+		return fast_var(x, e, &o->v);
+	case N_INDEX:
+		return fast_path(c, x, in, &o->v);
+	case N_ALT:
+		if (x->a->k != N_INDEX || (x->b->k != N_LITERAL && x->b->k != N_VAR))
+			break;
+		c->steps++;
+		if (fast_path(c, x->a, in, &o->v))
+			return FAST_BAIL;
+		if (wmap__jn_truthy(o->v))
+			return 0;
+		c->steps++;
+		if (x->b->k == N_LITERAL) {
+			o->v = x->b->lit;
+			return 0;
+		}
+		return fast_var(x->b, e, &o->v);
+	default:
+		break;
+	}
+	return fast(c, x, in, e, o);
+}
+
+/* [body] | min or max: best_num's choice among body's outputs. */
+static int fast_best(ectx *c, const node *body, int want_max, json_t *in, const env *e, num_out *best,
+		     int *have)
+{
+	if (body->k == N_COMMA) {
+		c->steps++;
+		int rc = fast_best(c, body->a, want_max, in, e, best, have);
+		return rc ? rc : fast_best(c, body->b, want_max, in, e, best, have);
+	}
+	num_out v;
+	if (sub(c, body, in, e, &v))
+		return FAST_BAIL;
+	if (!fast_plain_cmp(&v))
+		return FAST_BAIL;
+	if (*have) {
+		int r = fast_compare(&v, best);
+		if (!(want_max ? r >= 0 : r < 0))
+			return 0;
+	}
+	*best = v;
+	*have = 1;
+	return 0;
+}
+
+static int fast(ectx *c, const node *x, json_t *in, const env *e, num_out *o)
+{
+	num_out a, b;
+	o->is_num = 0;
+	c->steps++;
+	switch (x->k) {
+	case N_IDENTITY:
+		o->v = in;
+		return 0;
+	case N_LITERAL:
+		o->v = x->lit;
+		return 0;
+	case N_VAR:
+		for (const env *v = e; v; v = v->next)
+			if (strcmp(v->name, x->name) == 0) {
+				o->v = v->v;
+				return 0;
+			}
+		return FAST_BAIL;
+	case N_INDEX: {
+		int levels;
+		if (!plain_path(x, in, &o->v, &levels))
+			return FAST_BAIL;
+		c->steps += 2 * (unsigned long)levels;
+		return 0;
+	}
+	case N_ALT:
+		if (sub(c, x->a, in, e, o))
+			return FAST_BAIL;
+		return fast_truthy(o) ? 0 : sub(c, x->b, in, e, o);
+	case N_BINOP: {
+		/* jq runs the right operand first */
+		if (sub(c, x->b, in, e, &b) || sub(c, x->a, in, e, &a))
+			return FAST_BAIL;
+		if (x->op == T_PLUS || x->op == T_MINUS || x->op == T_STAR) {
+			long long p, q, r;
+			if (!fast_int(&a, &p) || !fast_int(&b, &q))
+				return FAST_BAIL;
+			if (x->op == T_STAR   ? __builtin_mul_overflow(p, q, &r)
+			    : x->op == T_PLUS ? __builtin_add_overflow(p, q, &r)
+					      : __builtin_sub_overflow(p, q, &r))
+				return FAST_BAIL;
+			o->is_num = 1;
+			o->n = r;
+			o->v = NULL;
+			return fast_int(o, &r) ? 0 : FAST_BAIL;
+		}
+		if (!fast_plain_cmp(&a) || !fast_plain_cmp(&b))
+			return FAST_BAIL;
+		int r = fast_compare(&a, &b), t;
+		switch (x->op) {
+		case T_EQ: t = r == 0; break;
+		case T_NE: t = r != 0; break;
+		case T_LT: t = r < 0; break;
+		case T_LE: t = r <= 0; break;
+		case T_GT: t = r > 0; break;
+		default: t = r >= 0; break;
+		}
+		o->v = t ? json_true() : json_false();
+		return 0;
+	}
+	case N_IF:
+		if (sub(c, x->a, in, e, &a))
+			return FAST_BAIL;
+		return sub(c, fast_truthy(&a) ? x->b : x->c, in, e, o);
+	case N_BIND: {
+		if (sub(c, x->a, in, e, &a) || a.is_num)
+			return FAST_BAIL;
+		env ne = { x->name, a.v, e };
+		return sub(c, x->b, in, &ne, o);
+	}
+	case N_PIPE: {
+		if (x->best) {
+			/* the pipe's step (above), the array's and the call's, then the body's */
+			c->steps += 2;
+			int have = 0;
+			if (fast_best(c, x->a->a, x->best == 2, in, e, o, &have))
+				return FAST_BAIL;
+			if (!have)
+				o->v = json_null();
+			return 0;
+		}
+		if (sub(c, x->a, in, e, &a) || a.is_num)
+			return FAST_BAIL;
+		return sub(c, x->b, a.v, e, o);
+	}
+	default:
+		return FAST_BAIL;
+	}
+}
+
 static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr);
 static int results_num(ectx *c, void *ud, long long n);
+static int results_reserve(void *ud, size_t n);
+
+/* x (fast) on in, its output to k: 0, an error of k, or FAST_BAIL (the steps put back). */
+static int fast_emit(ectx *c, const node *x, json_t *in, const env *e, emit_fn k, void *ud)
+{
+	unsigned long steps = c->steps;
+	num_out o;
+	if (sub(c, x, in, e, &o) || c->steps > JN_MAX_STEPS) {
+		c->steps = steps;
+		return FAST_BAIL;
+	}
+	if (!o.is_num)
+		return k(c, ud, o.v, NULL);
+	if (c->numbers && k == results_emit)
+		return results_num(c, ud, o.n);
+	json_t *v = json_integer(o.n);
+	if (!v) {
+		c->steps = steps; /* the general evaluation meets (and reports) the same failure */
+		return FAST_BAIL;
+	}
+	int rc = k(c, ud, v, NULL);
+	json_decref(v);
+	return rc;
+}
+
+/* `.path[]? | body` or `.path[] | body`, body fast, over an array (the scale expressions'
+ * `.spec.workerGroupSpecs[]? | ...`): each element straight to body's evaluation, with no
+ * continuation between. The steps the general evaluation counts before the first element
+ * (the pipe's, the try's, the iteration's, then the path's: 1 and 2 per key) are counted
+ * at once; FAST_BAIL with nothing counted when the path does not lead to an array (the
+ * general evaluation iterates the object or raises the error). */
+static int fast_iter(ectx *c, const node *x, json_t *in, const env *e, emit_fn k, void *ud)
+{
+	const node *it = x->a;
+	unsigned long pre = 2;
+	if (it->k == N_TRY && !it->b) {
+		it = it->a;
+		pre++;
+	}
+	json_t *arr, *v;
+	int levels;
+	if (it->k != N_ITER || !it->a->plain || !plain_path(it->a, in, &arr, &levels) || !json_is_array(arr))
+		return FAST_BAIL;
+	pre += 1 + 2 * (unsigned long)levels;
+	if (c->steps + pre > JN_MAX_STEPS)
+		return FAST_BAIL;
+	c->steps += pre;
+	/* each element gives one output: the results' room made at once */
+	if (k == results_emit && results_reserve(ud, json_array_size(arr)))
+		return wmap__jn_oom(c);
+	size_t i;
+	json_array_foreach(arr, i, v) {
+		int rc = fast_emit(c, x->b, v, e, k, ud);
+		if (rc == FAST_BAIL) /* the general evaluation, as wmap__jn_ev would run it */
+			rc = wmap__jn_ev(c, x->b, v, NULL, e, k, ud);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
 
 int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *e, emit_fn k, void *ud)
 {
 	if (x->single && !ptr) {
 		json_t *v;
 		int rc;
+		if (x->fast && (rc = fast_emit(c, x, in, e, k, ud)) != FAST_BAIL)
+			return rc;
 		if (c->numbers && k == results_emit) {
 			num_out o;
 			if ((rc = single_num(c, x, in, e, &o)))
@@ -1120,6 +1458,11 @@ int wmap__jn_ev(ectx *c, const node *x, json_t *in, const char *ptr, const env *
 		rc = k(c, ud, v, NULL);
 		json_decref(v);
 		return rc;
+	}
+	if (x->k == N_PIPE && !ptr && x->b->fast) {
+		int rc = fast_iter(c, x, in, e, k, ud);
+		if (rc != FAST_BAIL)
+			return rc;
 	}
 	if (++c->steps > JN_MAX_STEPS)
 		return wmap__jn_err(c, "the expression took more than %lu steps", JN_MAX_STEPS);
@@ -1272,6 +1615,11 @@ static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr)
 	if ((ptr && !p) || wmap__results_push(r->out, json_incref(v), p))
 		return wmap__jn_oom(c);
 	return 0;
+}
+
+static int results_reserve(void *ud, size_t n)
+{
+	return wmap__results_reserve(((results_ud *)ud)->out, n);
 }
 
 static int results_num(ectx *c, void *ud, long long n)

@@ -80,6 +80,10 @@ struct node {
 	 * `[a, b, ...] | min` (1) or `| max` (2) over single elements. */
 	unsigned char plain;
 	unsigned char best;
+	/* Marked with single: x is in the subset evaluated with borrowed values and no error
+	 * (wmap__jn_ev's fast path): `.`, literals, $vars, plain paths, //, comparisons, integer
+	 * +, -, *, if, `as`, pipes and [..] | min/max of such. */
+	unsigned char fast;
 	const char *key;
 	size_t key_len;
 };

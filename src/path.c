@@ -707,6 +707,21 @@ void wmap__results_clear(wmap_results *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int wmap__results_reserve(wmap_results *r, size_t more)
+{
+	size_t want = r->n + (more < WMAP_MAX_RESULTS ? more : WMAP_MAX_RESULTS);
+	if (want > WMAP_MAX_RESULTS)
+		want = WMAP_MAX_RESULTS;
+	if (want <= r->cap)
+		return 0;
+	wmap_result *nv = realloc(r->v, want * sizeof(*nv));
+	if (!nv)
+		return -1;
+	r->v = nv;
+	r->cap = want;
+	return 0;
+}
+
 int wmap__results_push(wmap_results *r, json_t *value, char *pointer)
 {
 	if (r->n >= WMAP_MAX_RESULTS)

@@ -142,6 +142,19 @@ Test(jqnative, agrees_with_libjq_on_edge_cases)
 		"[.n * 1, 5.0] | max", "[5.0, .n * 1] | max", "[.n * 1, 5.5] | min", "[.n * .n, .n + 20] | max",
 		".arr[] | . * 2", ".arr[] | [. * 3, 4] | min", ".n * 3000000000000000", ".n / 2", ".s * 2",
 		".o * 2", "[.arr[] * 2] | max", ".n + 1.5", "[.n * 2, [.n]] | max", "[[.n], .n * 2] | min",
+		/* fast nodes (borrowed values) and where they give up to the general evaluation */
+		".z // .t // 3", ".z // false", "false // .z", ".n as $v | $v * 2", "(.n // 0) as $p | [$p, (.m // $p)] | min",
+		"(.n * 2) | . + 1", ".n | . - 2", "if .s == \"Abc\" then .n + 1 else 0 end", ".t == true", ".z == null",
+		".arr == [1, 2, 3]", ".o == {a: 1, b: 2}", "[.arr, 1] | max", "[.o, .n] | min", "[.n, .o] | max",
+		".arr[] | (.x // 1)", ".s.x // 1", ".n * 1.5", ".n - 2.5 < 3", ".arr[]? | (.n // 1) * 2",
+		".o[]? | if . > 1 then . * 10 else . end", ".arr[] | [., (.n? // 2)] | max", ".s[]? | . + 1",
+		".n[]? | . + 1", ".n[] | . + 1", "[.arr[]? | . - 1]", ".arr[] | $__loc__ // 1", ". as $r | .arr[]? | $r.n * .",
+		"if .z then 1 elif .t then .n * 1000000000000000 * 100 else 2 end", ".n * 9000000000000000",
+		"[(.n * 2), (.n + .n)] | max", "[(.s // \"x\"), .n] | min", ".n < .s", ".s > .n and .t",
+		"{a: [{n: 1}, {n: 2, m: 5}, {m: false}]} | .a[]? | (.n // 0) * (.m // 1)",
+		"{a: [{n: 1}, 3]} | .a[]? | (.n // 0) + 1", "{a: [{n: 1}, {n: \"x\"}]} | .a[] | .n * 2",
+		"{a: {b: [{n: 4}, {}]}} | .a.b[] | if .n == null then -1 else [.n, 2] | min end",
+		"{a: []} | .a[]? | .n + 1", "{a: null} | .a[]? | .n + 1", "{a: 1} | .a[]? | .n + 1",
 	};
 	json_t *input = t_yaml("arr: [1, 2, 3]\ns: Abc\nn: 5\no: {a: 1, b: 2}\nt: true\nz: null\n");
 	size_t n = sizeof(exprs) / sizeof(exprs[0]), native = 0, checked = 0;

@@ -183,3 +183,22 @@ Test(path, locates_keyed_entries_that_do_not_exist_yet)
 	locate_ok("spec: {patches: [{manager: wmap, jobs: [{name: node}]}]}\n", "/spec/patches/0/jobs/0/labels",
 		  NULL, NULL);
 }
+
+Test(path, results_room_made_at_once_is_bounded)
+{
+	wmap_results r = {0};
+	cr_assert_eq(wmap__results_reserve(&r, 0), 0);
+	cr_expect_eq(r.cap, 0, "no room asked, none made");
+	cr_assert_eq(wmap__results_reserve(&r, 100), 0);
+	cr_expect_eq(r.cap, 100);
+	for (int i = 0; i < 100; i++)
+		cr_assert_eq(wmap__results_push(&r, json_integer(i), NULL), 0);
+	cr_expect_eq(r.cap, 100, "the pushes needed no growth");
+	cr_assert_eq(wmap__results_push(&r, json_integer(100), NULL), 0);
+	cr_expect_eq(json_integer_value(r.v[100].value), 100);
+	cr_assert_eq(wmap__results_reserve(&r, (size_t)-1), 0);
+	cr_expect_eq(r.cap, WMAP_MAX_RESULTS, "never more room than results may be");
+	cr_expect_eq(r.n, 101);
+	cr_expect_eq(json_integer_value(r.v[42].value), 42, "what was pushed is kept");
+	wmap__results_clear(&r);
+}
