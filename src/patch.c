@@ -68,6 +68,8 @@ typedef struct patch_op {
 	unsigned char live;        /* 0 once the op is dropped */
 	unsigned char plain;       /* path, and str and pairs, need no JSON escape */
 	unsigned char str_in_path; /* OP_STR: str lies in path's block, after its NUL */
+	/* OP_MAP made whole by one wmap_patch_set_strs call: pairs, text lie in path's block */
+	unsigned char pairs_in_path, text_in_path;
 } patch_op;
 
 #define NO_OP SIZE_MAX
@@ -141,9 +143,12 @@ static void lazy_release(patch_op *o)
 		wmap_arena_release(o->str);
 	o->str_in_path = 0;
 	if (o->pairs) { /* an OP_MAP: its text too */
-		wmap_arena_release(o->text);
-		wmap_arena_release(o->pairs);
+		if (!o->text_in_path)
+			wmap_arena_release(o->text);
+		if (!o->pairs_in_path)
+			wmap_arena_release(o->pairs);
 	}
+	o->pairs_in_path = o->text_in_path = 0;
 	o->text = NULL;
 	o->text_len = o->text_cap = 0;
 	o->str = NULL;
@@ -1073,7 +1078,9 @@ static int map_set(patch_op *o, const char *key, size_t kn, const char *value, s
 			return -1;
 		if (o->n_pairs)
 			memcpy(v, o->pairs, o->n_pairs * sizeof(*v));
-		wmap_arena_release(o->pairs);
+		if (!o->pairs_in_path)
+			wmap_arena_release(o->pairs);
+		o->pairs_in_path = 0;
 		o->pairs = v;
 		o->cap_pairs = cap;
 	}
@@ -1088,7 +1095,9 @@ static int map_set(patch_op *o, const char *key, size_t kn, const char *value, s
 			return -1;
 		if (o->text_len)
 			memcpy(t, o->text, o->text_len);
-		wmap_arena_release(o->text);
+		if (!o->text_in_path)
+			wmap_arena_release(o->text);
+		o->text_in_path = 0;
 		o->text = t;
 		o->text_cap = cap;
 	}
@@ -1197,6 +1206,9 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 {
 	return wmap_patch_set_strs_in(p, parent, NULL, 0, m, n, err);
 }
+
+/* The most members a created map is written with at once. */
+#define BATCH 8
 
 int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node, size_t at,
 			   wmap_patch_str *m, size_t n, wmap_error *err)
@@ -1330,9 +1342,27 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 		/* A container on the way to parent is created past the last token the walk
 		 * found: the walk's result is out of date, the steps before it are not. */
 		p->last_valid = 0;
+		/* When this member and every later one are plain with distinct keys (at most
+		 * BATCH), the map is written whole: its path, the tokens below it, its pairs and
+		 * their text in one block, with no per-key map_set. */
+		size_t kl[BATCH], vl[BATCH], k = n - i, text_len = 0;
+		int whole = k <= BATCH;
+		for (size_t j = 0; whole && j < k; j++) {
+			const wmap_patch_str *x = &m[i + j];
+			kl[j] = j ? strlen(x->key) : kn;
+			vl[j] = j ? strlen(x->value) : vn;
+			whole = x->known_plain ||
+				(plain_ascii(x->key, kl[j]) && plain_ascii(x->value, vl[j]));
+			for (size_t q = 0; whole && q < j; q++)
+				whole = kl[q] != kl[j] || memcmp(m[i + q].key, x->key, kl[j]) != 0;
+			text_len += kl[j] + vl[j] + 2;
+		}
 		/* the op's path, then the tokens below it, in one block */
 		size_t full_len = (size_t)(rest - parent), rest_len = parent_len - full_len;
-		char *full = wmap_arena_alloc(parent_len + 2);
+		size_t pairs_at = (parent_len + 2 + _Alignof(str_pair) - 1) &
+				  ~(size_t)(_Alignof(str_pair) - 1);
+		size_t text_at = pairs_at + k * sizeof(str_pair);
+		char *full = wmap_arena_alloc(whole ? text_at + text_len : parent_len + 2);
 		patch_op *o = NULL;
 		if (full) {
 			memcpy(full, parent, full_len);
@@ -1348,12 +1378,33 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 		o->str = full + full_len + 1;
 		o->str_len = rest_len;
 		o->str_in_path = 1;
+		if (whole) {
+			o->pairs = (str_pair *)(void *)(full + pairs_at);
+			o->text = full + text_at;
+			o->n_pairs = o->cap_pairs = k;
+			o->text_len = o->text_cap = text_len;
+			o->pairs_in_path = o->text_in_path = 1;
+			char *d = o->text;
+			for (size_t j = 0; j < k; j++) {
+				size_t at_key = (size_t)(d - o->text);
+				memcpy(d, m[i + j].key, kl[j]);
+				d[kl[j]] = '\0';
+				memcpy(d + kl[j] + 1, m[i + j].value, vl[j]);
+				d[kl[j] + 1 + vl[j]] = '\0';
+				o->pairs[j] = (str_pair){ at_key, at_key + kl[j] + 1, kl[j], vl[j] };
+				d += kl[j] + vl[j] + 2;
+			}
+		}
 		/* the walk hashed the pointer up to the missing token: full's hash */
-		if (map_set(o, e->key, kn, e->value, vn, e->mode) < 0 ||
+		if ((!whole && map_set(o, e->key, kn, e->value, vn, e->mode) < 0) ||
 		    own(p, p->n_ops - 1, w.hash, w.depth) != 0) {
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			continue;
 		}
+		for (size_t j = 1; whole && j < k; j++)
+			m[i + j].changed = 1;
+		if (whole)
+			break;
 		made = o;
 	}
 	return rc;
