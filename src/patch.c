@@ -1125,9 +1125,9 @@ static int set_str_json(wmap_patch *p, const char *parent, wmap_patch_str *e, wm
  * which the owner lookups at the depths that have an owning op tell; otherwise, or for a
  * pointer with escapes, walk_cached. It is remembered as walk_cached remembers its walk
  * (without the steps before it). */
-static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, size_t at)
+static walk walk_known(wmap_patch *p, const char *pointer, size_t len, const json_t *node,
+		       size_t at)
 {
-	size_t len = strlen(pointer);
 	if (!node || json_is_null(node) || at > len || (pointer[at] && pointer[at] != '/') ||
 	    (at < len && !json_is_object(node)) ||
 	    (*pointer && *pointer != '/') || memchr(pointer, '~', len))
@@ -1207,6 +1207,12 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 	return wmap_patch_set_strs_in(p, parent, NULL, 0, m, n, err);
 }
 
+/* A member's key or value length: as the caller gives it (with known_plain), else measured. */
+static size_t given_len(int known_plain, size_t len, const char *s)
+{
+	return known_plain && len ? len : strlen(s);
+}
+
 /* The most members a created map is written with at once. */
 #define BATCH 8
 
@@ -1218,13 +1224,14 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 	if (n == 0)
 		return 0;
 	size_t parent_len = strlen(parent);
-	walk w = walk_known(p, parent, node, at);
+	walk w = walk_known(p, parent, parent_len, node, at);
 	int parent_plain = w.plain;
 	patch_op *made = NULL; /* the map this call created for a missing container */
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		wmap_patch_str *e = &m[i];
-		size_t kn = strlen(e->key), vn = strlen(e->value);
+		size_t kn = given_len(e->known_plain, e->key_len, e->key);
+		size_t vn = given_len(e->known_plain, e->value_len, e->value);
 		if (!parent_plain ||
 		    (!e->known_plain && (!plain_ascii(e->key, kn) || !plain_ascii(e->value, vn)))) {
 			if ((rc = set_str_json(p, parent, e, err)) == 0) {
@@ -1349,8 +1356,8 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 		int whole = k <= BATCH;
 		for (size_t j = 0; whole && j < k; j++) {
 			const wmap_patch_str *x = &m[i + j];
-			kl[j] = j ? strlen(x->key) : kn;
-			vl[j] = j ? strlen(x->value) : vn;
+			kl[j] = j ? given_len(x->known_plain, x->key_len, x->key) : kn;
+			vl[j] = j ? given_len(x->known_plain, x->value_len, x->value) : vn;
 			whole = x->known_plain ||
 				(plain_ascii(x->key, kl[j]) && plain_ascii(x->value, vl[j]));
 			for (size_t q = 0; whole && q < j; q++)
@@ -1413,7 +1420,7 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 int wmap_patch_set_str(wmap_patch *p, const char *parent, const char *key, const char *value,
 		       wmap_patch_mode mode, int *changed, wmap_error *err)
 {
-	wmap_patch_str e = { key, value, mode, 0, 0 };
+	wmap_patch_str e = { key, value, mode, 0, 0, 0, 0 };
 	int rc = wmap_patch_set_strs(p, parent, &e, 1, err);
 	if (changed)
 		*changed = e.changed;
@@ -1841,18 +1848,18 @@ int wmap_label_value_valid(const char *v)
 	return 1;
 }
 
-void wmap_label_value(char *buf, size_t len, const char *value)
+size_t wmap_label_value(char *buf, size_t len, const char *value)
 {
 	if (len == 0)
-		return;
+		return 0;
 	if (wmap_label_value_valid(value)) {
 		size_t n = strlen(value); /* at most 63 */
 		if (n < len) {
 			memcpy(buf, value, n + 1);
-			return;
+			return n;
 		}
 		snprintf(buf, len, "%s", value);
-		return;
+		return len - 1;
 	}
 	uint32_t h = 2166136261u;
 	for (const unsigned char *s = (const unsigned char *)value; *s; s++)
@@ -1872,6 +1879,7 @@ void wmap_label_value(char *buf, size_t len, const char *value)
 		snprintf(buf, len, "%s-%08x", clean, (unsigned)h);
 	else
 		snprintf(buf, len, "%08x", (unsigned)h);
+	return strlen(buf);
 }
 
 static int dns_subdomain_valid(const char *s, size_t n)

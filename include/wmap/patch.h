@@ -59,6 +59,9 @@ typedef struct wmap_patch_str {
 	/* 1 when the caller knows key and value to be ASCII letters, digits and "-_./" only
 	 * (a constant key, a value from wmap_label_value): not scanned again */
 	int known_plain;
+	/* with known_plain, the lengths of key and value when the caller has them (0: measured
+	 * here) */
+	size_t key_len, value_len;
 } wmap_patch_str;
 
 /* Sets the n string members m of the map at parent, in order: the patch of n
@@ -125,8 +128,9 @@ int wmap_label_value_valid(const char *value);
 
 /* value when valid, else a valid value derived from it: invalid characters become '-',
  * the result is trimmed, cut to fit and given a stable 8-hex-digit FNV-1a suffix of the
- * original, so distinct inputs stay distinct. buf needs 64 bytes. Never fails. */
-void wmap_label_value(char *buf, size_t len, const char *value);
+ * original, so distinct inputs stay distinct. buf needs 64 bytes. Never fails; the length
+ * written (0 when len is 0). */
+size_t wmap_label_value(char *buf, size_t len, const char *value);
 
 /* A qualified label or annotation key ([prefix/]name: DNS subdomain prefix <= 253, name
  * <= 63 of [A-Za-z0-9_.-] beginning and ending alphanumeric). */

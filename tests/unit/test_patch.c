@@ -543,8 +543,8 @@ Test(patch, set_strs_in_a_given_node_is_shadowed_by_ops)
 				/* a walk elsewhere is remembered in between */
 				cr_assert_eq(wmap_patch_set_str(p, "/u", "k", "v", WMAP_PATCH_DEFAULT,
 								NULL, &err), 0);
-				wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1 },
-							{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1 } };
+				wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
+							{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1, 0, 0 } };
 				cr_assert_eq(wmap_patch_set_strs_in(p, given[g].parent,
 								    with ? given[g].node : NULL,
 								    given[g].at, m, 2, &err), 0, "%s",
@@ -632,7 +632,7 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			}
 			for (; j < n_steps && !steps[j].as_json && steps[j].parent == steps[i].parent; j++)
 				m[j - i] = (wmap_patch_str){ steps[j].key, steps[j].value, steps[j].mode,
-							     -1, 0 };
+							     -1, 0, 0, 0 };
 			/* every other run given the document's value at a prefix of its parent (the
 			 * whole of it, a shorter one, or the root), as admission gives a template's */
 			const char *par = steps[i].parent;
@@ -703,9 +703,9 @@ Test(patch, identity_labels_in_one_call)
 		char lab[96];
 		snprintf(lab, sizeof(lab), "/spec/groups/%d/template/metadata/labels", j);
 		wmap_patch_str m[] = {
-			{ "wmap.io/workload-kind", "RayCluster.ray.io", WMAP_PATCH_OVERRIDE, 0, 1 },
-			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1 },
-			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1 },
+			{ "wmap.io/workload-kind", "RayCluster.ray.io", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
+			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
+			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
 		};
 		cr_assert_eq(wmap_patch_set_strs(pb, lab, m, 3, &err), 0, "%s", err.message);
 		cr_expect_eq(m[0].changed, 1);
