@@ -862,6 +862,19 @@ static void write_targets(writer *wr, target *targets, size_t n_targets, const p
 	id.kind_len = wmap_label_value(id.kind, sizeof(id.kind), pr->kind);
 	if (w->name)
 		id.name_len = wmap_label_value(id.name, sizeof(id.name), w->name);
+	if (pr->op == WMAP_POLICY_OP_CREATE) {
+		/* the identity labels' ops, made room for at once: one per label into a labels
+		 * map the template has, one `add` of the whole map (or metadata) otherwise */
+		size_t n_ops = 0;
+		for (size_t j = 0; j < n_targets; j++) {
+			const target *t = &targets[j];
+			if (t->mark && t->labels)
+				n_ops += t->labels_from && t->labels_from_len == strlen(t->labels)
+						 ? 4
+						 : 1;
+		}
+		wmap_patch_reserve(wr->patch, n_ops);
+	}
 	for (size_t j = 0; j < n_targets && !wr->failed; j++) {
 		target *t = &targets[j];
 		if (pr->op == WMAP_POLICY_OP_CREATE && t->mark) {

@@ -276,11 +276,14 @@ static size_t depth_of(const char *path, size_t n)
 
 /* Makes ops[op_index] (depth tokens) the owner of its path, which no live op owns when
  * fresh; -1 on ENOMEM. */
-static int own_as(wmap_patch *p, size_t op_index, uint64_t h, size_t depth, int fresh)
+/* The path index gets room for more owners than it holds (at most half full after
+ * them); -1 on ENOMEM (p unchanged). */
+static int grow_slots(wmap_patch *p, size_t more)
 {
-	p->owned_depths |= depth_bit(depth);
-	if ((p->n_used + 1) * 2 > p->n_slots) {
+	if ((p->n_used + more) * 2 > p->n_slots) {
 		size_t n = p->n_slots ? p->n_slots * 2 : 64;
+		while ((p->n_used + more) * 2 > n)
+			n *= 2;
 		slot *ns = wmap_arena_alloc(n * sizeof(*ns));
 		if (!ns)
 			return -1;
@@ -299,6 +302,14 @@ static int own_as(wmap_patch *p, size_t op_index, uint64_t h, size_t depth, int 
 		p->n_slots = n;
 		p->n_used = used;
 	}
+	return 0;
+}
+
+static int own_as(wmap_patch *p, size_t op_index, uint64_t h, size_t depth, int fresh)
+{
+	p->owned_depths |= depth_bit(depth);
+	if (grow_slots(p, 1) != 0)
+		return -1;
 	const patch_op *o = &p->ops[op_index];
 	/* A later op at the same path (a whole value set over a null one) takes over. */
 	size_t mask = p->n_slots - 1;
@@ -753,6 +764,32 @@ static int set_key(json_t *obj, const char *key, json_t *value)
 	return json_object_set_new(obj, key, value);
 }
 
+/* Room for more ops than p holds; -1 on ENOMEM (p unchanged). */
+static int grow_ops(wmap_patch *p, size_t more)
+{
+	if (p->cap_ops - p->n_ops >= more)
+		return 0;
+	size_t cap = p->cap_ops ? p->cap_ops * 2 : 16;
+	while (cap - p->n_ops < more)
+		cap *= 2;
+	patch_op *v = wmap_arena_alloc(cap * sizeof(*v));
+	if (!v)
+		return -1;
+	if (p->n_ops)
+		memcpy(v, p->ops, p->n_ops * sizeof(*v));
+	wmap_arena_release(p->ops);
+	p->ops = v;
+	p->cap_ops = cap;
+	return 0;
+}
+
+void wmap_patch_reserve(wmap_patch *p, size_t n_ops)
+{
+	/* best effort: without the room, each op grows the arrays as it comes */
+	if (n_ops <= ((size_t)1 << 20) && grow_ops(p, n_ops) == 0)
+		(void)grow_slots(p, n_ops);
+}
+
 /* Appends a live op at path (taken: malloc'ed or wmap_arena_alloc'ed, also on failure) with
  * no value yet into *out; WMAP_EINVAL when path is not UTF-8, WMAP_ENOMEM. */
 static int push_op_known(wmap_patch *p, char *path, size_t path_len, int plain,
@@ -769,18 +806,9 @@ static int push_op_known(wmap_patch *p, char *path, size_t path_len, int plain,
 		}
 		json_decref(check);
 	}
-	if (p->n_ops == p->cap_ops) {
-		size_t cap = p->cap_ops ? p->cap_ops * 2 : 16;
-		patch_op *v = wmap_arena_alloc(cap * sizeof(*v));
-		if (!v) {
-			wmap_arena_release(path);
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		}
-		if (p->n_ops)
-			memcpy(v, p->ops, p->n_ops * sizeof(*v));
-		wmap_arena_release(p->ops);
-		p->ops = v;
-		p->cap_ops = cap;
+	if (p->n_ops == p->cap_ops && grow_ops(p, 1) != 0) {
+		wmap_arena_release(path);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
 	patch_op *o = &p->ops[p->n_ops++];
 	memset(o, 0, sizeof(*o));

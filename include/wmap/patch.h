@@ -31,6 +31,11 @@ typedef enum wmap_patch_mode {
 int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err);
 void wmap_patch_free(wmap_patch *p);
 
+/* Room for about n_ops more operations, made at once (a caller that knows how many it will
+ * make spares the growth on the way). Best effort: without memory nothing is reserved and
+ * the patch is the same. */
+void wmap_patch_reserve(wmap_patch *p, size_t n_ops);
+
 /* Sets member key of the object at pointer parent to value (stolen, also on failure).
  * Missing containers on the way are created with one whole-object `add` at the first
  * missing level; that level's parent must exist and be an object. *changed (may be NULL)
