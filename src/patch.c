@@ -118,6 +118,14 @@ struct wmap_patch {
 		uint64_t hash;
 	} steps[16];
 	size_t n_steps;
+	/* walk_known's: the hash after each token before the node it was given (up to
+	 * WALK_STEPS), for the pointer in last_ptr; the next one rehashes only past the tokens
+	 * it shares with it. Forgotten with the remembered walk. */
+	struct hstep {
+		size_t stop;
+		uint64_t hash;
+	} hsteps[16];
+	size_t n_hsteps;
 };
 
 #define WALK_STEPS 16
@@ -666,6 +674,7 @@ static void forget_walk(wmap_patch *p)
 {
 	p->have_last = 0;
 	p->n_steps = 0;
+	p->n_hsteps = 0;
 }
 
 /* walk_pointer, remembered for the next call. Afterwards the remembered walk is this one or
@@ -1163,8 +1172,40 @@ static walk walk_known(wmap_patch *p, const char *pointer, size_t len, const jso
 	if (p->have_last && p->last_valid && p->last_len == len &&
 	    memcmp(p->last_ptr, pointer, len) == 0)
 		return p->last;
+	/* the bytes shared with the remembered pointer */
+	size_t common = 0;
+	if (p->have_last) {
+		size_t most = len < p->last_len ? len : p->last_len;
+		uint64_t a, b;
+		for (; common + 8 <= most; common += 8) {
+			memcpy(&a, p->last_ptr + common, 8);
+			memcpy(&b, pointer + common, 8);
+			if (a != b)
+				break;
+		}
+		while (common < most && p->last_ptr[common] == pointer[common])
+			common++;
+	}
 	walk w = { 0, 0, 0, (json_t *)node, 0, HASH_START, 0, 0 };
-	for (size_t pos = 0; pos < at;) {
+	/* the leading tokens shared with it keep their hashes (the owner lookups are made
+	 * again: ops may have come since) */
+	size_t n_h = 0, pos = 0;
+	for (size_t i = p->n_hsteps; i-- > 0;) {
+		size_t stop = p->hsteps[i].stop;
+		if (stop <= common && stop <= at && (stop == at || pointer[stop] == '/')) {
+			n_h = i + 1;
+			break;
+		}
+	}
+	for (size_t i = 0; i < n_h; i++) {
+		w.hash = p->hsteps[i].hash;
+		w.depth++;
+		if ((p->owned_depths & depth_bit(w.depth)) &&
+		    owner_hashed(p, pointer, p->hsteps[i].stop, w.hash))
+			return walk_cached(p, pointer);
+		pos = p->hsteps[i].stop;
+	}
+	while (pos < at) {
 		const char *end = memchr(pointer + pos + 1, '/', at - pos - 1);
 		size_t stop = end ? (size_t)(end - pointer) : at;
 		w.hash = hash_more(w.hash, pointer + pos, stop - pos);
@@ -1172,6 +1213,8 @@ static walk walk_known(wmap_patch *p, const char *pointer, size_t len, const jso
 		if ((p->owned_depths & depth_bit(w.depth)) &&
 		    owner_hashed(p, pointer, stop, w.hash))
 			return walk_cached(p, pointer);
+		if (n_h < WALK_STEPS) /* p->hsteps[0..n_h) are this pointer's already */
+			p->hsteps[n_h++] = (struct hstep){ stop, w.hash };
 		pos = stop;
 	}
 	if (at < len) {
@@ -1191,19 +1234,8 @@ static walk walk_known(wmap_patch *p, const char *pointer, size_t len, const jso
 		w.found = 1;
 	}
 	/* a prefix of a plain pointer is plain: only the rest is looked at */
-	size_t common = 0;
-	if (p->have_last && p->last.plain) {
-		size_t most = len < p->last_len ? len : p->last_len;
-		uint64_t a, b;
-		for (; common + 8 <= most; common += 8) {
-			memcpy(&a, p->last_ptr + common, 8);
-			memcpy(&b, pointer + common, 8);
-			if (a != b)
-				break;
-		}
-		while (common < most && p->last_ptr[common] == pointer[common])
-			common++;
-	}
+	if (!(p->have_last && p->last.plain))
+		common = 0;
 	/* The changes this walk's caller makes lie below pointer (or create a container on
 	 * the way to it): a walk remembered for another pointer may run through them. */
 	forget_walk(p);
@@ -1225,6 +1257,7 @@ static walk walk_known(wmap_patch *p, const char *pointer, size_t len, const jso
 		p->last = w;
 		p->last_valid = 1;
 		p->have_last = 1;
+		p->n_hsteps = n_h;
 	}
 	return w;
 }
