@@ -1421,9 +1421,15 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 			vl[j] = j ? given_len(x->known_plain, x->value_len, x->value) : vn;
 			whole = x->known_plain ||
 				(plain_ascii(x->key, kl[j]) && plain_ascii(x->value, vl[j]));
-			for (size_t q = 0; whole && q < j; q++)
-				whole = kl[q] != kl[j] || memcmp(m[i + q].key, x->key, kl[j]) != 0;
 			text_len += kl[j] + vl[j] + 2;
+		}
+		for (size_t j = 1; whole && j < k; j++) {
+			for (size_t q = 0; q < j; q++) {
+				if (kl[q] == kl[j] && memcmp(m[i + q].key, m[i + j].key, kl[j]) == 0) {
+					whole = 0;
+					break;
+				}
+			}
 		}
 		/* the op's path, then the tokens below it, in one block */
 		size_t full_len = (size_t)(rest - parent), rest_len = parent_len - full_len;
