@@ -342,6 +342,7 @@ static int put_field(writer *wr, const target *t, const char *field_ptr, const c
  * made once (wmap_label_value) rather than once per instance. */
 typedef struct identity {
 	char kind[64], name[64], component[64];
+	size_t kind_len, name_len, component_len;
 	int has_name;
 	const char *component_of; /* the component name component[] was made from */
 } identity;
@@ -355,17 +356,22 @@ static void stamp_identity(writer *wr, const target *t, identity *id)
 	size_t n = 0;
 	if (!t->labels)
 		return;
-	m[n++] = (wmap_patch_str){ KEY_KIND, id->kind, WMAP_PATCH_OVERRIDE, 0, 1 };
+	m[n++] = (wmap_patch_str){ KEY_KIND, id->kind, WMAP_PATCH_OVERRIDE, 0, 1,
+				   sizeof(KEY_KIND) - 1, id->kind_len };
 	if (id->has_name)
-		m[n++] = (wmap_patch_str){ KEY_NAME, id->name, WMAP_PATCH_OVERRIDE, 0, 1 };
+		m[n++] = (wmap_patch_str){ KEY_NAME, id->name, WMAP_PATCH_OVERRIDE, 0, 1,
+					   sizeof(KEY_NAME) - 1, id->name_len };
 	if (id->component_of != t->component) {
-		wmap_label_value(id->component, sizeof(id->component), t->component);
+		id->component_len = wmap_label_value(id->component, sizeof(id->component),
+						     t->component);
 		id->component_of = t->component;
 	}
-	m[n++] = (wmap_patch_str){ KEY_COMPONENT, id->component, WMAP_PATCH_OVERRIDE, 0, 1 };
+	m[n++] = (wmap_patch_str){ KEY_COMPONENT, id->component, WMAP_PATCH_OVERRIDE, 0, 1,
+				   sizeof(KEY_COMPONENT) - 1, id->component_len };
 	if (t->multi && t->instance[0]) {
-		wmap_label_value(v, sizeof(v), t->instance);
-		m[n++] = (wmap_patch_str){ KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE, 0, 1 };
+		size_t vn = wmap_label_value(v, sizeof(v), t->instance);
+		m[n++] = (wmap_patch_str){ KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE, 0, 1,
+					   sizeof(KEY_INSTANCE) - 1, vn };
 	}
 	wmap_error e;
 	if (wmap_patch_set_strs_in(wr->patch, t->labels, t->labels_from, t->labels_from_len, m, n, &e) != 0)
@@ -853,9 +859,22 @@ static void write_targets(writer *wr, target *targets, size_t n_targets, const p
 {
 	const wmap_workload *w = pr->w;
 	identity id = { .has_name = w->name != NULL };
-	wmap_label_value(id.kind, sizeof(id.kind), pr->kind);
+	id.kind_len = wmap_label_value(id.kind, sizeof(id.kind), pr->kind);
 	if (w->name)
-		wmap_label_value(id.name, sizeof(id.name), w->name);
+		id.name_len = wmap_label_value(id.name, sizeof(id.name), w->name);
+	if (pr->op == WMAP_POLICY_OP_CREATE) {
+		/* the identity labels' ops, made room for at once: one per label into a labels
+		 * map the template has, one `add` of the whole map (or metadata) otherwise */
+		size_t n_ops = 0;
+		for (size_t j = 0; j < n_targets; j++) {
+			const target *t = &targets[j];
+			if (t->mark && t->labels)
+				n_ops += t->labels_from && t->labels_from_len == strlen(t->labels)
+						 ? 4
+						 : 1;
+		}
+		wmap_patch_reserve(wr->patch, n_ops);
+	}
 	for (size_t j = 0; j < n_targets && !wr->failed; j++) {
 		target *t = &targets[j];
 		if (pr->op == WMAP_POLICY_OP_CREATE && t->mark) {

@@ -68,6 +68,8 @@ typedef struct patch_op {
 	unsigned char live;        /* 0 once the op is dropped */
 	unsigned char plain;       /* path, and str and pairs, need no JSON escape */
 	unsigned char str_in_path; /* OP_STR: str lies in path's block, after its NUL */
+	/* OP_MAP made whole by one wmap_patch_set_strs call: pairs, text lie in path's block */
+	unsigned char pairs_in_path, text_in_path;
 } patch_op;
 
 #define NO_OP SIZE_MAX
@@ -116,6 +118,14 @@ struct wmap_patch {
 		uint64_t hash;
 	} steps[16];
 	size_t n_steps;
+	/* walk_known's: the hash after each token before the node it was given (up to
+	 * WALK_STEPS), for the pointer in last_ptr; the next one rehashes only past the tokens
+	 * it shares with it. Forgotten with the remembered walk. */
+	struct hstep {
+		size_t stop;
+		uint64_t hash;
+	} hsteps[16];
+	size_t n_hsteps;
 };
 
 #define WALK_STEPS 16
@@ -141,9 +151,12 @@ static void lazy_release(patch_op *o)
 		wmap_arena_release(o->str);
 	o->str_in_path = 0;
 	if (o->pairs) { /* an OP_MAP: its text too */
-		wmap_arena_release(o->text);
-		wmap_arena_release(o->pairs);
+		if (!o->text_in_path)
+			wmap_arena_release(o->text);
+		if (!o->pairs_in_path)
+			wmap_arena_release(o->pairs);
 	}
+	o->pairs_in_path = o->text_in_path = 0;
 	o->text = NULL;
 	o->text_len = o->text_cap = 0;
 	o->str = NULL;
@@ -271,11 +284,14 @@ static size_t depth_of(const char *path, size_t n)
 
 /* Makes ops[op_index] (depth tokens) the owner of its path, which no live op owns when
  * fresh; -1 on ENOMEM. */
-static int own_as(wmap_patch *p, size_t op_index, uint64_t h, size_t depth, int fresh)
+/* The path index gets room for more owners than it holds (at most half full after
+ * them); -1 on ENOMEM (p unchanged). */
+static int grow_slots(wmap_patch *p, size_t more)
 {
-	p->owned_depths |= depth_bit(depth);
-	if ((p->n_used + 1) * 2 > p->n_slots) {
+	if ((p->n_used + more) * 2 > p->n_slots) {
 		size_t n = p->n_slots ? p->n_slots * 2 : 64;
+		while ((p->n_used + more) * 2 > n)
+			n *= 2;
 		slot *ns = wmap_arena_alloc(n * sizeof(*ns));
 		if (!ns)
 			return -1;
@@ -294,6 +310,14 @@ static int own_as(wmap_patch *p, size_t op_index, uint64_t h, size_t depth, int 
 		p->n_slots = n;
 		p->n_used = used;
 	}
+	return 0;
+}
+
+static int own_as(wmap_patch *p, size_t op_index, uint64_t h, size_t depth, int fresh)
+{
+	p->owned_depths |= depth_bit(depth);
+	if (grow_slots(p, 1) != 0)
+		return -1;
 	const patch_op *o = &p->ops[op_index];
 	/* A later op at the same path (a whole value set over a null one) takes over. */
 	size_t mask = p->n_slots - 1;
@@ -650,6 +674,7 @@ static void forget_walk(wmap_patch *p)
 {
 	p->have_last = 0;
 	p->n_steps = 0;
+	p->n_hsteps = 0;
 }
 
 /* walk_pointer, remembered for the next call. Afterwards the remembered walk is this one or
@@ -748,6 +773,32 @@ static int set_key(json_t *obj, const char *key, json_t *value)
 	return json_object_set_new(obj, key, value);
 }
 
+/* Room for more ops than p holds; -1 on ENOMEM (p unchanged). */
+static int grow_ops(wmap_patch *p, size_t more)
+{
+	if (p->cap_ops - p->n_ops >= more)
+		return 0;
+	size_t cap = p->cap_ops ? p->cap_ops * 2 : 16;
+	while (cap - p->n_ops < more)
+		cap *= 2;
+	patch_op *v = wmap_arena_alloc(cap * sizeof(*v));
+	if (!v)
+		return -1;
+	if (p->n_ops)
+		memcpy(v, p->ops, p->n_ops * sizeof(*v));
+	wmap_arena_release(p->ops);
+	p->ops = v;
+	p->cap_ops = cap;
+	return 0;
+}
+
+void wmap_patch_reserve(wmap_patch *p, size_t n_ops)
+{
+	/* best effort: without the room, each op grows the arrays as it comes */
+	if (n_ops <= ((size_t)1 << 20) && grow_ops(p, n_ops) == 0)
+		(void)grow_slots(p, n_ops);
+}
+
 /* Appends a live op at path (taken: malloc'ed or wmap_arena_alloc'ed, also on failure) with
  * no value yet into *out; WMAP_EINVAL when path is not UTF-8, WMAP_ENOMEM. */
 static int push_op_known(wmap_patch *p, char *path, size_t path_len, int plain,
@@ -764,18 +815,9 @@ static int push_op_known(wmap_patch *p, char *path, size_t path_len, int plain,
 		}
 		json_decref(check);
 	}
-	if (p->n_ops == p->cap_ops) {
-		size_t cap = p->cap_ops ? p->cap_ops * 2 : 16;
-		patch_op *v = wmap_arena_alloc(cap * sizeof(*v));
-		if (!v) {
-			wmap_arena_release(path);
-			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
-		}
-		if (p->n_ops)
-			memcpy(v, p->ops, p->n_ops * sizeof(*v));
-		wmap_arena_release(p->ops);
-		p->ops = v;
-		p->cap_ops = cap;
+	if (p->n_ops == p->cap_ops && grow_ops(p, 1) != 0) {
+		wmap_arena_release(path);
+		return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 	}
 	patch_op *o = &p->ops[p->n_ops++];
 	memset(o, 0, sizeof(*o));
@@ -1073,7 +1115,9 @@ static int map_set(patch_op *o, const char *key, size_t kn, const char *value, s
 			return -1;
 		if (o->n_pairs)
 			memcpy(v, o->pairs, o->n_pairs * sizeof(*v));
-		wmap_arena_release(o->pairs);
+		if (!o->pairs_in_path)
+			wmap_arena_release(o->pairs);
+		o->pairs_in_path = 0;
 		o->pairs = v;
 		o->cap_pairs = cap;
 	}
@@ -1088,7 +1132,9 @@ static int map_set(patch_op *o, const char *key, size_t kn, const char *value, s
 			return -1;
 		if (o->text_len)
 			memcpy(t, o->text, o->text_len);
-		wmap_arena_release(o->text);
+		if (!o->text_in_path)
+			wmap_arena_release(o->text);
+		o->text_in_path = 0;
 		o->text = t;
 		o->text_cap = cap;
 	}
@@ -1116,9 +1162,9 @@ static int set_str_json(wmap_patch *p, const char *parent, wmap_patch_str *e, wm
  * which the owner lookups at the depths that have an owning op tell; otherwise, or for a
  * pointer with escapes, walk_cached. It is remembered as walk_cached remembers its walk
  * (without the steps before it). */
-static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, size_t at)
+static walk walk_known(wmap_patch *p, const char *pointer, size_t len, const json_t *node,
+		       size_t at)
 {
-	size_t len = strlen(pointer);
 	if (!node || json_is_null(node) || at > len || (pointer[at] && pointer[at] != '/') ||
 	    (at < len && !json_is_object(node)) ||
 	    (*pointer && *pointer != '/') || memchr(pointer, '~', len))
@@ -1126,8 +1172,40 @@ static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, s
 	if (p->have_last && p->last_valid && p->last_len == len &&
 	    memcmp(p->last_ptr, pointer, len) == 0)
 		return p->last;
+	/* the bytes shared with the remembered pointer */
+	size_t common = 0;
+	if (p->have_last) {
+		size_t most = len < p->last_len ? len : p->last_len;
+		uint64_t a, b;
+		for (; common + 8 <= most; common += 8) {
+			memcpy(&a, p->last_ptr + common, 8);
+			memcpy(&b, pointer + common, 8);
+			if (a != b)
+				break;
+		}
+		while (common < most && p->last_ptr[common] == pointer[common])
+			common++;
+	}
 	walk w = { 0, 0, 0, (json_t *)node, 0, HASH_START, 0, 0 };
-	for (size_t pos = 0; pos < at;) {
+	/* the leading tokens shared with it keep their hashes (the owner lookups are made
+	 * again: ops may have come since) */
+	size_t n_h = 0, pos = 0;
+	for (size_t i = p->n_hsteps; i-- > 0;) {
+		size_t stop = p->hsteps[i].stop;
+		if (stop <= common && stop <= at && (stop == at || pointer[stop] == '/')) {
+			n_h = i + 1;
+			break;
+		}
+	}
+	for (size_t i = 0; i < n_h; i++) {
+		w.hash = p->hsteps[i].hash;
+		w.depth++;
+		if ((p->owned_depths & depth_bit(w.depth)) &&
+		    owner_hashed(p, pointer, p->hsteps[i].stop, w.hash))
+			return walk_cached(p, pointer);
+		pos = p->hsteps[i].stop;
+	}
+	while (pos < at) {
 		const char *end = memchr(pointer + pos + 1, '/', at - pos - 1);
 		size_t stop = end ? (size_t)(end - pointer) : at;
 		w.hash = hash_more(w.hash, pointer + pos, stop - pos);
@@ -1135,6 +1213,8 @@ static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, s
 		if ((p->owned_depths & depth_bit(w.depth)) &&
 		    owner_hashed(p, pointer, stop, w.hash))
 			return walk_cached(p, pointer);
+		if (n_h < WALK_STEPS) /* p->hsteps[0..n_h) are this pointer's already */
+			p->hsteps[n_h++] = (struct hstep){ stop, w.hash };
 		pos = stop;
 	}
 	if (at < len) {
@@ -1154,19 +1234,8 @@ static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, s
 		w.found = 1;
 	}
 	/* a prefix of a plain pointer is plain: only the rest is looked at */
-	size_t common = 0;
-	if (p->have_last && p->last.plain) {
-		size_t most = len < p->last_len ? len : p->last_len;
-		uint64_t a, b;
-		for (; common + 8 <= most; common += 8) {
-			memcpy(&a, p->last_ptr + common, 8);
-			memcpy(&b, pointer + common, 8);
-			if (a != b)
-				break;
-		}
-		while (common < most && p->last_ptr[common] == pointer[common])
-			common++;
-	}
+	if (!(p->have_last && p->last.plain))
+		common = 0;
 	/* The changes this walk's caller makes lie below pointer (or create a container on
 	 * the way to it): a walk remembered for another pointer may run through them. */
 	forget_walk(p);
@@ -1188,6 +1257,7 @@ static walk walk_known(wmap_patch *p, const char *pointer, const json_t *node, s
 		p->last = w;
 		p->last_valid = 1;
 		p->have_last = 1;
+		p->n_hsteps = n_h;
 	}
 	return w;
 }
@@ -1198,6 +1268,15 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
 	return wmap_patch_set_strs_in(p, parent, NULL, 0, m, n, err);
 }
 
+/* A member's key or value length: as the caller gives it (with known_plain), else measured. */
+static size_t given_len(int known_plain, size_t len, const char *s)
+{
+	return known_plain && len ? len : strlen(s);
+}
+
+/* The most members a created map is written with at once. */
+#define BATCH 8
+
 int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node, size_t at,
 			   wmap_patch_str *m, size_t n, wmap_error *err)
 {
@@ -1206,13 +1285,14 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 	if (n == 0)
 		return 0;
 	size_t parent_len = strlen(parent);
-	walk w = walk_known(p, parent, node, at);
+	walk w = walk_known(p, parent, parent_len, node, at);
 	int parent_plain = w.plain;
 	patch_op *made = NULL; /* the map this call created for a missing container */
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		wmap_patch_str *e = &m[i];
-		size_t kn = strlen(e->key), vn = strlen(e->value);
+		size_t kn = given_len(e->known_plain, e->key_len, e->key);
+		size_t vn = given_len(e->known_plain, e->value_len, e->value);
 		if (!parent_plain ||
 		    (!e->known_plain && (!plain_ascii(e->key, kn) || !plain_ascii(e->value, vn)))) {
 			if ((rc = set_str_json(p, parent, e, err)) == 0) {
@@ -1330,9 +1410,33 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 		/* A container on the way to parent is created past the last token the walk
 		 * found: the walk's result is out of date, the steps before it are not. */
 		p->last_valid = 0;
+		/* When this member and every later one are plain with distinct keys (at most
+		 * BATCH), the map is written whole: its path, the tokens below it, its pairs and
+		 * their text in one block, with no per-key map_set. */
+		size_t kl[BATCH], vl[BATCH], k = n - i, text_len = 0;
+		int whole = k <= BATCH;
+		for (size_t j = 0; whole && j < k; j++) {
+			const wmap_patch_str *x = &m[i + j];
+			kl[j] = j ? given_len(x->known_plain, x->key_len, x->key) : kn;
+			vl[j] = j ? given_len(x->known_plain, x->value_len, x->value) : vn;
+			whole = x->known_plain ||
+				(plain_ascii(x->key, kl[j]) && plain_ascii(x->value, vl[j]));
+			text_len += kl[j] + vl[j] + 2;
+		}
+		for (size_t j = 1; whole && j < k; j++) {
+			for (size_t q = 0; q < j; q++) {
+				if (kl[q] == kl[j] && memcmp(m[i + q].key, m[i + j].key, kl[j]) == 0) {
+					whole = 0;
+					break;
+				}
+			}
+		}
 		/* the op's path, then the tokens below it, in one block */
 		size_t full_len = (size_t)(rest - parent), rest_len = parent_len - full_len;
-		char *full = wmap_arena_alloc(parent_len + 2);
+		size_t pairs_at = (parent_len + 2 + _Alignof(str_pair) - 1) &
+				  ~(size_t)(_Alignof(str_pair) - 1);
+		size_t text_at = pairs_at + k * sizeof(str_pair);
+		char *full = wmap_arena_alloc(whole ? text_at + text_len : parent_len + 2);
 		patch_op *o = NULL;
 		if (full) {
 			memcpy(full, parent, full_len);
@@ -1348,12 +1452,33 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 		o->str = full + full_len + 1;
 		o->str_len = rest_len;
 		o->str_in_path = 1;
+		if (whole) {
+			o->pairs = (str_pair *)(void *)(full + pairs_at);
+			o->text = full + text_at;
+			o->n_pairs = o->cap_pairs = k;
+			o->text_len = o->text_cap = text_len;
+			o->pairs_in_path = o->text_in_path = 1;
+			char *d = o->text;
+			for (size_t j = 0; j < k; j++) {
+				size_t at_key = (size_t)(d - o->text);
+				memcpy(d, m[i + j].key, kl[j]);
+				d[kl[j]] = '\0';
+				memcpy(d + kl[j] + 1, m[i + j].value, vl[j]);
+				d[kl[j] + 1 + vl[j]] = '\0';
+				o->pairs[j] = (str_pair){ at_key, at_key + kl[j] + 1, kl[j], vl[j] };
+				d += kl[j] + vl[j] + 2;
+			}
+		}
 		/* the walk hashed the pointer up to the missing token: full's hash */
-		if (map_set(o, e->key, kn, e->value, vn, e->mode) < 0 ||
+		if ((!whole && map_set(o, e->key, kn, e->value, vn, e->mode) < 0) ||
 		    own(p, p->n_ops - 1, w.hash, w.depth) != 0) {
 			rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 			continue;
 		}
+		for (size_t j = 1; whole && j < k; j++)
+			m[i + j].changed = 1;
+		if (whole)
+			break;
 		made = o;
 	}
 	return rc;
@@ -1362,7 +1487,7 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 int wmap_patch_set_str(wmap_patch *p, const char *parent, const char *key, const char *value,
 		       wmap_patch_mode mode, int *changed, wmap_error *err)
 {
-	wmap_patch_str e = { key, value, mode, 0, 0 };
+	wmap_patch_str e = { key, value, mode, 0, 0, 0, 0 };
 	int rc = wmap_patch_set_strs(p, parent, &e, 1, err);
 	if (changed)
 		*changed = e.changed;
@@ -1790,18 +1915,18 @@ int wmap_label_value_valid(const char *v)
 	return 1;
 }
 
-void wmap_label_value(char *buf, size_t len, const char *value)
+size_t wmap_label_value(char *buf, size_t len, const char *value)
 {
 	if (len == 0)
-		return;
+		return 0;
 	if (wmap_label_value_valid(value)) {
 		size_t n = strlen(value); /* at most 63 */
 		if (n < len) {
 			memcpy(buf, value, n + 1);
-			return;
+			return n;
 		}
 		snprintf(buf, len, "%s", value);
-		return;
+		return len - 1;
 	}
 	uint32_t h = 2166136261u;
 	for (const unsigned char *s = (const unsigned char *)value; *s; s++)
@@ -1821,6 +1946,7 @@ void wmap_label_value(char *buf, size_t len, const char *value)
 		snprintf(buf, len, "%s-%08x", clean, (unsigned)h);
 	else
 		snprintf(buf, len, "%08x", (unsigned)h);
+	return strlen(buf);
 }
 
 static int dns_subdomain_valid(const char *s, size_t n)

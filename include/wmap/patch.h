@@ -31,6 +31,11 @@ typedef enum wmap_patch_mode {
 int wmap_patch_new(wmap_patch **out, const json_t *doc, wmap_error *err);
 void wmap_patch_free(wmap_patch *p);
 
+/* Room for about n_ops more operations, made at once (a caller that knows how many it will
+ * make spares the growth on the way). Best effort: without memory nothing is reserved and
+ * the patch is the same. */
+void wmap_patch_reserve(wmap_patch *p, size_t n_ops);
+
 /* Sets member key of the object at pointer parent to value (stolen, also on failure).
  * Missing containers on the way are created with one whole-object `add` at the first
  * missing level; that level's parent must exist and be an object. *changed (may be NULL)
@@ -59,6 +64,9 @@ typedef struct wmap_patch_str {
 	/* 1 when the caller knows key and value to be ASCII letters, digits and "-_./" only
 	 * (a constant key, a value from wmap_label_value): not scanned again */
 	int known_plain;
+	/* with known_plain, the lengths of key and value when the caller has them (0: measured
+	 * here) */
+	size_t key_len, value_len;
 } wmap_patch_str;
 
 /* Sets the n string members m of the map at parent, in order: the patch of n
@@ -125,8 +133,9 @@ int wmap_label_value_valid(const char *value);
 
 /* value when valid, else a valid value derived from it: invalid characters become '-',
  * the result is trimmed, cut to fit and given a stable 8-hex-digit FNV-1a suffix of the
- * original, so distinct inputs stay distinct. buf needs 64 bytes. Never fails. */
-void wmap_label_value(char *buf, size_t len, const char *value);
+ * original, so distinct inputs stay distinct. buf needs 64 bytes. Never fails; the length
+ * written (0 when len is 0). */
+size_t wmap_label_value(char *buf, size_t len, const char *value);
 
 /* A qualified label or annotation key ([prefix/]name: DNS subdomain prefix <= 253, name
  * <= 63 of [A-Za-z0-9_.-] beginning and ending alphanumeric). */

@@ -543,8 +543,8 @@ Test(patch, set_strs_in_a_given_node_is_shadowed_by_ops)
 				/* a walk elsewhere is remembered in between */
 				cr_assert_eq(wmap_patch_set_str(p, "/u", "k", "v", WMAP_PATCH_DEFAULT,
 								NULL, &err), 0);
-				wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1 },
-							{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1 } };
+				wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
+							{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1, 0, 0 } };
 				cr_assert_eq(wmap_patch_set_strs_in(p, given[g].parent,
 								    with ? given[g].node : NULL,
 								    given[g].at, m, 2, &err), 0, "%s",
@@ -632,7 +632,7 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			}
 			for (; j < n_steps && !steps[j].as_json && steps[j].parent == steps[i].parent; j++)
 				m[j - i] = (wmap_patch_str){ steps[j].key, steps[j].value, steps[j].mode,
-							     -1, 0 };
+							     -1, 0, 0, 0 };
 			/* every other run given the document's value at a prefix of its parent (the
 			 * whole of it, a shorter one, or the root), as admission gives a template's */
 			const char *par = steps[i].parent;
@@ -703,9 +703,9 @@ Test(patch, identity_labels_in_one_call)
 		char lab[96];
 		snprintf(lab, sizeof(lab), "/spec/groups/%d/template/metadata/labels", j);
 		wmap_patch_str m[] = {
-			{ "wmap.io/workload-kind", "RayCluster.ray.io", WMAP_PATCH_OVERRIDE, 0, 1 },
-			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1 },
-			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1 },
+			{ "wmap.io/workload-kind", "RayCluster.ray.io", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
+			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
+			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
 		};
 		cr_assert_eq(wmap_patch_set_strs(pb, lab, m, 3, &err), 0, "%s", err.message);
 		cr_expect_eq(m[0].changed, 1);
@@ -733,5 +733,55 @@ Test(patch, identity_labels_in_one_call)
 				 out, "/spec/groups/1/template/metadata/labels/app")), "x");
 	json_decref(out);
 	wmap_patch_free(pb);
+	json_decref(doc);
+}
+
+/* A map created whole by one call (its members plain, lengths given or not, room reserved
+ * or not) gives the same patch as member by member, and takes later writes: a new key, the
+ * same members again (no change), a jansson write through it. */
+Test(patch, a_map_created_whole_takes_later_writes)
+{
+	json_t *doc = parse("{\"spec\":{\"template\":{\"spec\":{}}}}");
+	const char *lab = "/spec/template/metadata/labels";
+	char *dumps[2];
+	for (int whole = 0; whole < 2; whole++) {
+		wmap_patch *pb;
+		wmap_error err = { 0 };
+		cr_assert_eq(wmap_patch_new(&pb, doc, &err), 0);
+		if (whole)
+			wmap_patch_reserve(pb, 8);
+		wmap_patch_str m[] = {
+			{ "wmap.io/workload-kind", "JobSet", WMAP_PATCH_OVERRIDE, 0, 1, 21, 6 },
+			{ "wmap.io/workload-name", "a", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
+			{ "b/c", "d", WMAP_PATCH_DEFAULT, 0, 0, 0, 0 },
+		};
+		if (whole) {
+			cr_assert_eq(wmap_patch_set_strs(pb, lab, m, 3, &err), 0, "%s", err.message);
+			for (int i = 0; i < 3; i++)
+				cr_expect_eq(m[i].changed, 1);
+		} else {
+			for (int i = 0; i < 3; i++)
+				cr_assert_eq(wmap_patch_set_str(pb, lab, m[i].key, m[i].value, m[i].mode,
+								NULL, &err), 0);
+		}
+		int changed = 0;
+		cr_assert_eq(wmap_patch_set_str(pb, lab, "e", "f", WMAP_PATCH_DEFAULT, &changed, &err),
+			     0);
+		cr_expect_eq(changed, 1);
+		cr_assert_eq(wmap_patch_set_strs(pb, lab, m, 3, &err), 0);
+		for (int i = 0; i < 3; i++)
+			cr_expect_eq(m[i].changed, 0);
+		cr_assert_eq(wmap_patch_set(pb, lab, "n", json_integer(1), WMAP_PATCH_OVERRIDE, NULL,
+					    &err), 0);
+		dumps[whole] = dump_of(pb);
+		wmap_patch_free(pb);
+	}
+	cr_expect_str_eq(dumps[1], dumps[0]);
+	cr_expect_str_eq(dumps[0], "[{\"op\":\"add\",\"path\":\"/spec/template/metadata\",\"value\":"
+				   "{\"labels\":{\"wmap.io/workload-kind\":\"JobSet\","
+				   "\"wmap.io/workload-name\":\"a\",\"b/c\":\"d\",\"e\":\"f\","
+				   "\"n\":1}}}]");
+	free(dumps[0]);
+	free(dumps[1]);
 	json_decref(doc);
 }
