@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include "wmap/arena.h"
 #include "wmap/json_text.h"
 #include "wmap/patch.h"
@@ -590,10 +593,38 @@ int wmap_patch_dump(char **out, size_t *out_len, const wmap_patch *p, wmap_error
 #define HIGH 0x8080808080808080u
 
 /* 1 when s[0..n) is ASCII with no byte JSON must escape (controls, '"', '\\'): written as
- * it is. Eight bytes at a time. */
+ * it is. Sixteen bytes at a time (SSE2), else eight. */
 static int plain_ascii(const char *s, size_t n)
 {
+#ifdef __SSE2__
+	/* Sixteen at a time, the last sixteen overlapping the ones before: a byte below 0x20 as
+	 * a signed char is a control or not ASCII. */
+	if (n >= 16) {
+		const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+		const __m128i space = _mm_set1_epi8(0x20);
+		__m128i c, any = _mm_setzero_si128();
+		for (size_t i = 0;; i += 16) {
+			c = _mm_loadu_si128((const __m128i *)(s + (i + 16 <= n ? i : n - 16)));
+			any = _mm_or_si128(any, _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c, quote),
+									  _mm_cmpeq_epi8(c, bslash)),
+							     _mm_cmplt_epi8(c, space)));
+			if (i + 16 >= n)
+				break;
+		}
+		return _mm_movemask_epi8(any) == 0;
+	}
+#endif
 	uint64_t w, bad = 0;
+	if (n >= 8) {
+		/* The first eight and the last eight (they may overlap). */
+		for (int k = 0; k < 2; k++) {
+			memcpy(&w, s + (k ? n - 8 : 0), 8);
+			uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
+			bad |= w | ((w - ONES * 0x20) & ~w) | ((q - ONES) & ~q) | ((b - ONES) & ~b);
+		}
+		if (n <= 16)
+			return !(bad & HIGH);
+	}
 	for (; n >= 8; s += 8, n -= 8) {
 		memcpy(&w, s, 8);
 		uint64_t q = w ^ (ONES * '"'), b = w ^ (ONES * '\\');
