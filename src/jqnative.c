@@ -1627,10 +1627,12 @@ static int results_num(ectx *c, void *ud, long long n)
 	results_ud *r = ud;
 	if (r->out->n >= WMAP_MAX_RESULTS)
 		return wmap__jn_err(c, "more than %d results", WMAP_MAX_RESULTS);
-	if (wmap__results_push(r->out, NULL, NULL))
+	wmap_results *o = r->out;
+	if (o->n < o->cap) /* room made at once (fast_iter): the result written in place */
+		o->n++;
+	else if (wmap__results_push(o, NULL, NULL))
 		return wmap__jn_oom(c);
-	r->out->v[r->out->n - 1].is_num = 1;
-	r->out->v[r->out->n - 1].num = n;
+	o->v[o->n - 1] = (wmap_result){ .is_num = 1, .num = n };
 	return 0;
 }
 

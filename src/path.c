@@ -38,6 +38,11 @@ struct wmap_path {
 	step *steps;
 	json_t *constant; /* a literal ("1", "\"x\"", true): the one result, no location */
 	int keyed;        /* every iteration has a selector, and there is one */
+	/* Flat: plain keys without a selector, at most one [] or []? (no selector), no index;
+	 * iter is that step's place (n when there is none), suffix the pointer text of the
+	 * keys after it. Read without recursion (run_flat). */
+	int flat;
+	size_t iter, suffix;
 };
 
 void wmap__path_free(wmap_path *p)
@@ -258,6 +263,22 @@ static void set_keyed(wmap_path *p)
 	}
 }
 
+static void set_flat(wmap_path *p)
+{
+	p->flat = 1;
+	p->iter = p->n;
+	p->suffix = 0;
+	for (size_t i = 0; i < p->n && p->flat; i++) {
+		const step *st = &p->steps[i];
+		if (st->kind == STEP_ITER && !st->sel_key && p->iter == p->n)
+			p->iter = i;
+		else if (st->kind != STEP_KEY || !st->key_plain)
+			p->flat = 0;
+		else if (p->iter != p->n)
+			p->suffix += 1 + st->key_len;
+	}
+}
+
 wmap_path *wmap__path_parse_oom(const char *text, int *oom)
 {
 	wmap_path *p = calloc(1, sizeof(*p));
@@ -296,6 +317,7 @@ wmap_path *wmap__path_parse_oom(const char *text, int *oom)
 			p->steps[i].key_len = strlen(p->steps[i].key);
 			p->steps[i].key_plain = strcspn(p->steps[i].key, "~/") == p->steps[i].key_len;
 		}
+	set_flat(p);
 	return p;
 fail:
 	wmap__path_free(p);
@@ -659,6 +681,100 @@ static int eval_from(ev *e, size_t i, json_t *v)
 	return rc;
 }
 
+/* Key steps from..to on v, a key of null reading null: 0, or -1 when v or a value on the
+ * way is neither an object nor null (the general walk tells what that means). */
+static int flat_keys(const wmap_path *p, size_t from, size_t to, json_t **v)
+{
+	json_t *x = *v;
+	for (size_t i = from; i < to; i++) {
+		if (!x || json_is_null(x)) {
+			x = NULL;
+			continue;
+		}
+		if (!json_is_object(x))
+			return -1;
+		x = json_object_getn(x, p->steps[i].key, p->steps[i].key_len);
+	}
+	*v = x;
+	return 0;
+}
+
+/* A flat path (wmap_path.flat) without locating: the results eval_from would push, in its
+ * order, with the same pointers. 1 when done (*rc its answer), 0 when the general walk must
+ * run (nothing pushed): an error or a skip on the way, too many results. */
+static int run_flat(const wmap_path *p, json_t *root, wmap_results *out, int values,
+		    wmap_error *err, int *rc)
+{
+	char pre[256];
+	size_t pl = 0;
+	json_t *v = root;
+	for (size_t i = 0; i < p->iter && !values; i++) {
+		if (pl + 1 + p->steps[i].key_len >= sizeof(pre))
+			return 0;
+		pre[pl] = '/';
+		memcpy(pre + pl + 1, p->steps[i].key, p->steps[i].key_len);
+		pl += 1 + p->steps[i].key_len;
+	}
+	if (flat_keys(p, 0, p->iter, &v))
+		return 0;
+	int one = p->iter == p->n;
+	if (!one && !json_is_array(v))
+		return 0;
+	size_t n = one ? 1 : json_array_size(v), n0 = out->n;
+	if (n > WMAP_MAX_RESULTS - n0)
+		return 0;
+	if (wmap__results_reserve(out, n)) {
+		*rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+		return 1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		json_t *x = one ? v : json_array_get(v, k);
+		if (!one && flat_keys(p, p->iter + 1, p->n, &x)) {
+			while (out->n > n0) { /* undone: the general walk tells */
+				out->n--;
+				json_decref(out->v[out->n].value);
+				wmap_arena_release(out->v[out->n].pointer);
+			}
+			return 0;
+		}
+		char *d = NULL;
+		if (!values) {
+			char digits[24];
+			size_t nd = 0, idx = k;
+			if (!one)
+				do
+					digits[nd++] = (char)('0' + idx % 10);
+				while ((idx /= 10));
+			if (!(d = wmap_arena_alloc(pl + (one ? 0 : 1 + nd) + p->suffix + 1))) {
+				*rc = wmap_error_set(err, WMAP_ENOMEM, "out of memory");
+				return 1;
+			}
+			char *o = d;
+			memcpy(o, pre, pl);
+			o += pl;
+			if (!one) {
+				*o++ = '/';
+				while (nd)
+					*o++ = digits[--nd];
+				for (size_t i = p->iter + 1; i < p->n; i++) {
+					*o++ = '/';
+					memcpy(o, p->steps[i].key, p->steps[i].key_len);
+					o += p->steps[i].key_len;
+				}
+			}
+			*o = '\0';
+		}
+		wmap_result *r = &out->v[out->n++];
+		r->value = x ? json_incref(x) : NULL;
+		r->pointer = d;
+		r->create_at = NULL;
+		r->create = NULL;
+		r->is_num = 0;
+	}
+	*rc = 0;
+	return 1;
+}
+
 static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, int values,
 	       wmap_error *err)
 {
@@ -667,10 +783,13 @@ static int run(const wmap_path *p, json_t *root, wmap_results *out, int locate, 
 			return wmap_error_set(err, WMAP_ENOMEM, "out of memory");
 		return 0;
 	}
+	int rc;
+	if (p->flat && !locate && run_flat(p, root, out, values, err, &rc))
+		return rc;
 	char first[256];
 	first[0] = '\0';
 	ev e = { p, out, err, locate, SIZE_MAX, 0, 0, first, 0, sizeof(first), 0, values };
-	int rc = eval_from(&e, 0, root);
+	rc = eval_from(&e, 0, root);
 	if (e.heap)
 		free(e.ptr);
 	return rc;

@@ -202,3 +202,28 @@ Test(path, results_room_made_at_once_is_bounded)
 	cr_expect_eq(json_integer_value(r.v[42].value), 42, "what was pushed is kept");
 	wmap__results_clear(&r);
 }
+
+/* Paths of keys and one [] read straight (path.c run_flat): what they cannot take on the way
+ * (a list entry that is not an object, a map to iterate) is left to the general walk, with
+ * its errors and pointers. */
+Test(path, flat_paths_give_way_to_the_general_walk)
+{
+	json_t *o = t_yaml("spec:\n  jobs: [{t: 1}, s, {t: 2}]\n  map: {a: {t: 3}, b: null}\n"
+			   "  many: [{t: 0}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {t: 10}]\n");
+	eval_ok(".spec.map[].t", o, 2, (const char *[]){"/spec/map/a/t", "/spec/map/b/t"});
+	eval_ok(".spec.many[].t", o, 11,
+		(const char *[]){"/spec/many/0/t", "/spec/many/1/t", "/spec/many/2/t", "/spec/many/3/t",
+				 "/spec/many/4/t", "/spec/many/5/t", "/spec/many/6/t", "/spec/many/7/t",
+				 "/spec/many/8/t", "/spec/many/9/t", "/spec/many/10/t"});
+	wmap_path *p = wmap__path_parse(".spec.jobs[].t");
+	for (int values = 0; values < 2; values++) {
+		wmap_results r = {0};
+		wmap_error err = {0};
+		int rc = values ? wmap__path_values(p, o, &r, &err) : wmap__path_eval(p, o, &r, &err);
+		cr_expect_eq(rc, WMAP_EEVAL);
+		cr_expect_str_eq(err.message, "Cannot index string with \"t\"");
+		wmap__results_clear(&r);
+	}
+	wmap__path_free(p);
+	json_decref(o);
+}
