@@ -14,7 +14,9 @@ char *wmap_base64(const unsigned char *data, size_t len);
  * that length. */
 size_t wmap_base64_encode(char *out, const unsigned char *data, size_t len);
 
-/* The encoder wmap_base64_encode uses on CPUs without SSSE3 (tests run it everywhere). */
+/* For tests, which run every encoder the CPU has: the scalar one (CPUs without SSSE3), and
+ * wmap_base64_encode with its choice capped at isa (0 scalar, 1 SSSE3, 2 AVX2). */
 size_t wmap__base64_encode_pairs(char *out, const unsigned char *data, size_t len);
+size_t wmap__base64_encode_isa(int isa, char *out, const unsigned char *data, size_t len);
 
 #endif

@@ -153,19 +153,24 @@ static size_t encode_tail(char *out, const unsigned char *data, size_t len)
 	return (size_t)(o - out);
 }
 
-size_t wmap_base64_encode(char *out, const unsigned char *data, size_t len)
+size_t wmap__base64_encode_isa(int isa, char *out, const unsigned char *data, size_t len)
 {
 #ifdef HAVE_SSSE3_PATH
-	if (len >= 40 && __builtin_cpu_supports("avx2")) {
+	if (isa >= 2 && len >= 40 && __builtin_cpu_supports("avx2")) {
 		size_t done = encode_avx2(out, data, len);
 		return done / 3 * 4 + encode_tail(out + done / 3 * 4, data + done, len - done);
 	}
-	if (__builtin_cpu_supports("ssse3")) {
+	if (isa >= 1 && __builtin_cpu_supports("ssse3")) {
 		size_t done = len >= 16 ? encode_ssse3(out, data, len) : 0;
 		return done / 3 * 4 + encode_tail(out + done / 3 * 4, data + done, len - done);
 	}
 #endif
 	return wmap__base64_encode_pairs(out, data, len);
+}
+
+size_t wmap_base64_encode(char *out, const unsigned char *data, size_t len)
+{
+	return wmap__base64_encode_isa(2, out, data, len);
 }
 
 char *wmap_base64(const unsigned char *data, size_t len)

@@ -40,9 +40,9 @@ Test(base64, every_length_and_byte_as_the_plain_encoder)
 	free(rfc);
 }
 
-/* The vector path (12 bytes at a time, reading 16) at every start alignment and length up
- * to a few groups past it, over pseudo-random bytes; the encoder into a caller's buffer
- * writes exactly WMAP_BASE64_LEN bytes and nothing past them. */
+/* Every encoder this CPU has (AVX2 24 bytes a step, SSSE3 12, the scalar pairs) at every
+ * start alignment and length up to a few groups past it, over pseudo-random bytes; the
+ * encoder into a caller's buffer writes exactly WMAP_BASE64_LEN bytes and nothing past them. */
 Test(base64, every_alignment_random_bytes_and_exact_length)
 {
 	unsigned char data[4096 + 16];
@@ -63,11 +63,18 @@ Test(base64, every_alignment_random_bytes_and_exact_length)
 			cr_assert_eq(w, strlen(want), "length %zu", n);
 			cr_assert(memcmp(got, want, w) == 0 && got[w] == '#', "offset %zu length %zu",
 				  off, n);
-			/* the encoder of CPUs without SSSE3, whatever this one has */
+			/* the encoders of CPUs with less, whatever this one has */
 			memset(got, '#', sizeof(got));
 			w = wmap__base64_encode_pairs(got, data + off, n);
 			cr_assert(w == strlen(want) && memcmp(got, want, w) == 0 && got[w] == '#',
 				  "scalar: offset %zu length %zu", off, n);
+			for (int isa = 0; isa < 2; isa++) {
+				memset(got, '#', sizeof(got));
+				w = wmap__base64_encode_isa(isa, got, data + off, n);
+				cr_assert(w == strlen(want) && memcmp(got, want, w) == 0 &&
+						  got[w] == '#',
+					  "isa %d: offset %zu length %zu", isa, off, n);
+			}
 		}
 	}
 	size_t n = sizeof(data) - 16;
