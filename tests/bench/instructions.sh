@@ -73,12 +73,12 @@ component() {
 # Ceilings: twice the figures of tests/bench/README.md ("The guard"); the ratio's is what it
 # would be if wmap's own work (wmap - floor) doubled, which a doubled total can hide where
 # the parse dominates (large).
-review small "$SMALL" 50 350000 245
-review jobset64 jobset:64 5 6600000 380
-review ray128 raycluster:128 3 10800000 470
-review large large:450000 1 16000000 115
-component jobset "replicated job" 1 100 28000
-component raycluster "worker group" 1 50 36000
+review small "$SMALL" 50 250000 173
+review jobset64 jobset:64 5 4000000 194
+review ray128 raycluster:128 3 5900000 212
+review large large:450000 1 15100000 105
+component jobset "replicated job" 1 100 15500
+component raycluster "worker group" 1 50 18000
 if [ $fail = 1 ]; then
 	echo "bench-guard: FAILED: a figure is over its ceiling (callgrind files: $OUT)"
 	exit 1
