@@ -815,6 +815,8 @@ int wmap__path_locate(const wmap_path *p, json_t *root, wmap_results *out, wmap_
 void wmap__results_clear(wmap_results *r)
 {
 	for (size_t i = 0; i < r->n; i++) {
+		if (r->v[i].is_num) /* a plain number (WMAP_EVAL_NUMBERS): nothing owned */
+			continue;
 		json_decref(r->v[i].value);
 		if (r->v[i].pointer) /* most are taken (resolve.c) or never made (values only) */
 			wmap_arena_release(r->v[i].pointer);
