@@ -632,7 +632,17 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			}
 			for (; j < n_steps && !steps[j].as_json && steps[j].parent == steps[i].parent; j++)
 				m[j - i] = (wmap_patch_str){ steps[j].key, steps[j].value, steps[j].mode,
-							     -1, 0, 0, 0 };
+							     -1, 0, 0, 0, 0 };
+			/* every other run whose keys are distinct says so (known_distinct): the
+			 * builder must come to the same patch without its own check */
+			if (NEXT(2)) {
+				int distinct = 1;
+				for (size_t a1 = 0; a1 < j - i; a1++)
+					for (size_t a2 = 0; a2 < a1; a2++)
+						distinct &= strcmp(m[a1].key, m[a2].key) != 0;
+				for (size_t a1 = 0; a1 < j - i; a1++)
+					m[a1].known_distinct = distinct;
+			}
 			/* every other run given the document's value at a prefix of its parent (the
 			 * whole of it, a shorter one, or the root), as admission gives a template's */
 			const char *par = steps[i].parent;
