@@ -1951,8 +1951,12 @@ size_t wmap_label_value(char *buf, size_t len, const char *value)
 {
 	if (len == 0)
 		return 0;
-	if (wmap_label_value_valid(value)) {
-		size_t n = strlen(value); /* at most 63 */
+	/* valid as it is (as wmap_label_value_valid): measured and checked in one pass */
+	size_t vn = 0;
+	while (vn < 64 && label_class[(unsigned char)value[vn]])
+		vn++;
+	if (!value[vn] && (vn == 0 || (vn <= 63 && is_alnum(value[0]) && is_alnum(value[vn - 1])))) {
+		size_t n = vn; /* at most 63 */
 		if (n < len) {
 			memcpy(buf, value, n + 1);
 			return n;
