@@ -357,21 +357,21 @@ static void stamp_identity(writer *wr, const target *t, identity *id)
 	if (!t->labels)
 		return;
 	m[n++] = (wmap_patch_str){ KEY_KIND, id->kind, WMAP_PATCH_OVERRIDE, 0, 1,
-				   sizeof(KEY_KIND) - 1, id->kind_len };
+				   sizeof(KEY_KIND) - 1, id->kind_len, 1 };
 	if (id->has_name)
 		m[n++] = (wmap_patch_str){ KEY_NAME, id->name, WMAP_PATCH_OVERRIDE, 0, 1,
-					   sizeof(KEY_NAME) - 1, id->name_len };
+					   sizeof(KEY_NAME) - 1, id->name_len, 1 };
 	if (id->component_of != t->component) {
 		id->component_len = wmap_label_value(id->component, sizeof(id->component),
 						     t->component);
 		id->component_of = t->component;
 	}
 	m[n++] = (wmap_patch_str){ KEY_COMPONENT, id->component, WMAP_PATCH_OVERRIDE, 0, 1,
-				   sizeof(KEY_COMPONENT) - 1, id->component_len };
+				   sizeof(KEY_COMPONENT) - 1, id->component_len, 1 };
 	if (t->multi && t->instance[0]) {
 		size_t vn = wmap_label_value(v, sizeof(v), t->instance);
 		m[n++] = (wmap_patch_str){ KEY_INSTANCE, v, WMAP_PATCH_OVERRIDE, 0, 1,
-					   sizeof(KEY_INSTANCE) - 1, vn };
+					   sizeof(KEY_INSTANCE) - 1, vn, 1 };
 	}
 	wmap_error e;
 	if (wmap_patch_set_strs_in(wr->patch, t->labels, t->labels_from, t->labels_from_len, m, n, &e) != 0)

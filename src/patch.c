@@ -1445,16 +1445,17 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 		 * BATCH), the map is written whole: its path, the tokens below it, its pairs and
 		 * their text in one block, with no per-key map_set. */
 		size_t kl[BATCH], vl[BATCH], k = n - i, text_len = 0;
-		int whole = k <= BATCH;
+		int whole = k <= BATCH, distinct = 1;
 		for (size_t j = 0; whole && j < k; j++) {
 			const wmap_patch_str *x = &m[i + j];
 			kl[j] = j ? given_len(x->known_plain, x->key_len, x->key) : kn;
 			vl[j] = j ? given_len(x->known_plain, x->value_len, x->value) : vn;
 			whole = x->known_plain ||
 				(plain_ascii(x->key, kl[j]) && plain_ascii(x->value, vl[j]));
+			distinct &= x->known_distinct;
 			text_len += kl[j] + vl[j] + 2;
 		}
-		for (size_t j = 1; whole && j < k; j++) {
+		for (size_t j = 1; whole && !distinct && j < k; j++) {
 			for (size_t q = 0; q < j; q++) {
 				if (kl[q] == kl[j] && memcmp(m[i + q].key, m[i + j].key, kl[j]) == 0) {
 					whole = 0;
@@ -1518,7 +1519,7 @@ int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node
 int wmap_patch_set_str(wmap_patch *p, const char *parent, const char *key, const char *value,
 		       wmap_patch_mode mode, int *changed, wmap_error *err)
 {
-	wmap_patch_str e = { key, value, mode, 0, 0, 0, 0 };
+	wmap_patch_str e = { key, value, mode, 0, 0, 0, 0, 0 };
 	int rc = wmap_patch_set_strs(p, parent, &e, 1, err);
 	if (changed)
 		*changed = e.changed;
@@ -1950,8 +1951,12 @@ size_t wmap_label_value(char *buf, size_t len, const char *value)
 {
 	if (len == 0)
 		return 0;
-	if (wmap_label_value_valid(value)) {
-		size_t n = strlen(value); /* at most 63 */
+	/* valid as it is (as wmap_label_value_valid): measured and checked in one pass */
+	size_t vn = 0;
+	while (vn < 64 && label_class[(unsigned char)value[vn]])
+		vn++;
+	if (!value[vn] && (vn == 0 || (vn <= 63 && is_alnum(value[0]) && is_alnum(value[vn - 1])))) {
+		size_t n = vn; /* at most 63 */
 		if (n < len) {
 			memcpy(buf, value, n + 1);
 			return n;

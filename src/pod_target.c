@@ -96,7 +96,8 @@ static void labels_from(wmap_pod_target *t, const wmap_location *meta, size_t me
 	}
 }
 
-static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *pod)
+static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *pod,
+			 size_t *spec_len)
 {
 	const char *tp = pod->template_.pointer;
 
@@ -118,19 +119,27 @@ static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *p
 		t->labels = join(tp, tl, "metadata/labels");
 		t->annotations = join(tp, tl, "metadata/annotations");
 	}
-	t->spec = pod->spec.pointer ? dup(pod->spec.pointer) : join(tp, tl, "spec");
+	if (pod->spec.pointer) {
+		*spec_len = strlen(pod->spec.pointer);
+		t->spec = dup_n(pod->spec.pointer, *spec_len);
+	} else {
+		*spec_len = tl + sizeof("/spec") - 1;
+		t->spec = join(tp, tl, "spec");
+	}
 	if (!t->labels || !t->annotations || !t->spec)
 		return WMAP_ENOMEM;
 	return 1;
 }
 
-static int init_podspec(wmap_pod_target *t, const char **why, const wmap_pod *pod)
+static int init_podspec(wmap_pod_target *t, const char **why, const wmap_pod *pod,
+			size_t *spec_len)
 {
 	/* No pod spec in the object: the component is not there (KServe without a
 	 * transformer); nothing is created for it. */
 	if (!pod->spec.pointer || !pod->spec.value)
 		return 0;
-	if (!(t->spec = dup(pod->spec.pointer)))
+	*spec_len = strlen(pod->spec.pointer);
+	if (!(t->spec = dup_n(pod->spec.pointer, *spec_len)))
 		return WMAP_ENOMEM;
 	if (pod->metadata.pointer) {
 		size_t ml = strlen(pod->metadata.pointer);
@@ -195,6 +204,7 @@ int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_worklo
 	const wmap_instance *in = &n->instances[i];
 	const wmap_pod *pod = &in->pod;
 	const char *no_why;
+	size_t sl = 0; /* t->spec's length when the init knows it */
 	int rc;
 
 	if (!why)
@@ -208,10 +218,10 @@ int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_worklo
 	t->instance_index = i;
 	switch (pod->shape) {
 	case WMAP_SPEC_TEMPLATE:
-		rc = init_template(t, why, pod);
+		rc = init_template(t, why, pod, &sl);
 		break;
 	case WMAP_SPEC_PODSPEC:
-		rc = init_podspec(t, why, pod);
+		rc = init_podspec(t, why, pod, &sl);
 		break;
 	case WMAP_SPEC_FRAGMENTED:
 		rc = init_fragmented(t, why, pod, w->object);
@@ -222,7 +232,8 @@ int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_worklo
 	if (rc <= 0)
 		return rc;
 	if (t->spec) {
-		size_t sl = strlen(t->spec);
+		if (!sl) /* not known from the init */
+			sl = strlen(t->spec);
 		t->scheduler = join(t->spec, sl, "schedulerName");
 		t->priority = join(t->spec, sl, "priorityClassName");
 		if (!t->scheduler || !t->priority)

@@ -67,6 +67,10 @@ typedef struct wmap_patch_str {
 	/* with known_plain, the lengths of key and value when the caller has them (0: measured
 	 * here) */
 	size_t key_len, value_len;
+	/* 1 when the caller knows this member's key to differ from every other member's key
+	 * in the call (constant keys): a map created whole is then not checked for a repeat
+	 * unless some member lacks it */
+	int known_distinct;
 } wmap_patch_str;
 
 /* Sets the n string members m of the map at parent, in order: the patch of n

@@ -256,13 +256,19 @@ static const struct {
 	{ "has space", "~" },
 	{ "ünïcode", "~" },
 	{ "a-very-long-workload-name-that-goes-on-and-on-beyond-sixty-three-characters", "~" },
+	{ "7", "7" },
+	{ "-", "~" },
+	{ "a0000000000000000000000000000000000000000000000000000000000000z",
+	  "a0000000000000000000000000000000000000000000000000000000000000z" }, /* 63: kept */
+	{ "a00000000000000000000000000000000000000000000000000000000000000z", "~" }, /* 64 */
 };
 
 Test(patch, label_values_are_valid_or_shortened_with_a_stable_hash)
 {
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
 		char buf[64], again[64];
-		wmap_label_value(buf, sizeof(buf), values[i].in);
+		size_t n = wmap_label_value(buf, sizeof(buf), values[i].in);
+		cr_expect_eq(n, strlen(buf), "the length written");
 		cr_expect(wmap_label_value_valid(buf), "\"%s\" -> \"%s\" is not valid",
 			  values[i].in, buf);
 		if (strcmp(values[i].want, "~") != 0) {
@@ -543,8 +549,8 @@ Test(patch, set_strs_in_a_given_node_is_shadowed_by_ops)
 				/* a walk elsewhere is remembered in between */
 				cr_assert_eq(wmap_patch_set_str(p, "/u", "k", "v", WMAP_PATCH_DEFAULT,
 								NULL, &err), 0);
-				wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
-							{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1, 0, 0 } };
+				wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0, 0 },
+							{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1, 0, 0, 0 } };
 				cr_assert_eq(wmap_patch_set_strs_in(p, given[g].parent,
 								    with ? given[g].node : NULL,
 								    given[g].at, m, 2, &err), 0, "%s",
@@ -632,7 +638,17 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 			}
 			for (; j < n_steps && !steps[j].as_json && steps[j].parent == steps[i].parent; j++)
 				m[j - i] = (wmap_patch_str){ steps[j].key, steps[j].value, steps[j].mode,
-							     -1, 0, 0, 0 };
+							     -1, 0, 0, 0, 0 };
+			/* every other run whose keys are distinct says so (known_distinct): the
+			 * builder must come to the same patch without its own check */
+			if (NEXT(2)) {
+				int distinct = 1;
+				for (size_t a1 = 0; a1 < j - i; a1++)
+					for (size_t a2 = 0; a2 < a1; a2++)
+						distinct &= strcmp(m[a1].key, m[a2].key) != 0;
+				for (size_t a1 = 0; a1 < j - i; a1++)
+					m[a1].known_distinct = distinct;
+			}
 			/* every other run given the document's value at a prefix of its parent (the
 			 * whole of it, a shorter one, or the root), as admission gives a template's */
 			const char *par = steps[i].parent;
@@ -703,9 +719,9 @@ Test(patch, identity_labels_in_one_call)
 		char lab[96];
 		snprintf(lab, sizeof(lab), "/spec/groups/%d/template/metadata/labels", j);
 		wmap_patch_str m[] = {
-			{ "wmap.io/workload-kind", "RayCluster.ray.io", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
-			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
-			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
+			{ "wmap.io/workload-kind", "RayCluster.ray.io", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0, 0 },
+			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0, 0 },
+			{ "wmap.io/component", "worker", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0, 0 },
 		};
 		cr_assert_eq(wmap_patch_set_strs(pb, lab, m, 3, &err), 0, "%s", err.message);
 		cr_expect_eq(m[0].changed, 1);
@@ -751,9 +767,9 @@ Test(patch, a_map_created_whole_takes_later_writes)
 		if (whole)
 			wmap_patch_reserve(pb, 8);
 		wmap_patch_str m[] = {
-			{ "wmap.io/workload-kind", "JobSet", WMAP_PATCH_OVERRIDE, 0, 1, 21, 6 },
-			{ "wmap.io/workload-name", "a", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0 },
-			{ "b/c", "d", WMAP_PATCH_DEFAULT, 0, 0, 0, 0 },
+			{ "wmap.io/workload-kind", "JobSet", WMAP_PATCH_OVERRIDE, 0, 1, 21, 6, 0 },
+			{ "wmap.io/workload-name", "a", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0, 0 },
+			{ "b/c", "d", WMAP_PATCH_DEFAULT, 0, 0, 0, 0, 0 },
 		};
 		if (whole) {
 			cr_assert_eq(wmap_patch_set_strs(pb, lab, m, 3, &err), 0, "%s", err.message);
