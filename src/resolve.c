@@ -544,14 +544,18 @@ void wmap_workload_free(wmap_workload *w)
 		wmap_node *n = &w->nodes[i];
 		for (size_t k = 0; k < n->n_instances; k++) {
 			wmap_instance *in = &n->instances[k];
-			if (n->def->shape == WMAP_SPEC_TEMPLATE)
-				in->pod.metadata.pointer = NULL; /* in the spec pointer's block (template_parts) */
+			/* Nothing here reads n->def: a workload may outlive its definition (the
+			 * webhook's exporter frees old workloads after a swap of definitions). A
+			 * template's metadata pointer is in its spec pointer's block
+			 * (template_parts): right after the spec pointer's text. */
+			const char *sp = in->pod.spec.pointer;
+			if (sp && in->pod.metadata.pointer == sp + strlen(sp) + 1)
+				in->pod.metadata.pointer = NULL;
 			location_free(&in->pod.template_);
 			location_free(&in->pod.spec);
 			location_free(&in->pod.metadata);
-			if (n->def->shape == WMAP_SPEC_FRAGMENTED)
-				for (int f = 0; f < WMAP_FRAG_COUNT; f++)
-					location_free(&in->pod.frag[f]);
+			for (int f = 0; f < WMAP_FRAG_COUNT; f++)
+				location_free(&in->pod.frag[f]);
 		}
 		wmap_arena_release(n->instances);
 		free(n->children);

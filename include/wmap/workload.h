@@ -104,6 +104,7 @@ int wmap_workload_resolve(wmap_workload **out, wmap_engine *eng, json_t *object,
 int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *object,
 			     const wmap_definition *def, unsigned flags, wmap_error *err);
 
+/* Frees w; it may outlive its engine and definition (it reads neither). */
 void wmap_workload_free(wmap_workload *w);
 
 /* Matched statuses joined with sep into buf, "Undefined" when none. */

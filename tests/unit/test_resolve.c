@@ -61,6 +61,24 @@ Test(resolve, jobset_leader_and_two_workers_have_12_gpus)
 	wmap_workload_free(w);
 }
 
+/* The webhook's exporter frees a workload after the definitions it was resolved with were
+ * swapped out and freed: freeing reads nothing of them (an ASan build sees the read). */
+Test(resolve, a_workload_outlives_its_definitions)
+{
+	const char *files[] = { "tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml",
+				"tests/fixtures/ray-io-raycluster-v1/running.yaml" };
+	wmap_workload *w[2];
+	for (int i = 0; i < 2; i++) {
+		w[i] = resolve_file(files[i]);
+		cr_assert_not_null(w[i], "%s", files[i]);
+	}
+	t_catalog_engine_free(reg, eng);
+	reg = NULL;
+	eng = NULL;
+	for (int i = 0; i < 2; i++)
+		wmap_workload_free(w[i]);
+}
+
 Test(resolve, a_jobset_describe_compiles_jq_at_most_once)
 {
 	wmap_workload *w = resolve_file("tests/fixtures/jobset-x-k8s-io-jobset-v1alpha2/leader-workers.yaml");
