@@ -101,6 +101,10 @@ assert_contains "$OUT" "policies.wmap.io"
 # webhook stopped, pods are created.
 cluster_webhook_start --sync-timeout 30
 wait_until 20 metric_is wmap_webhook_leader 1 || fail "the webhook did not take the Lease again"
+# The new leader may still write the configuration it found (slowly under the sanitizers):
+# the count starts once it has stood still for a second.
+writes_still() { local a; a=$(vwc_writes); sleep 1; [[ $a == "$(vwc_writes)" ]]; }
+wait_until 20 writes_still || fail "the configuration writes did not settle after the restart"
 w0=$(vwc_writes)
 run_ok kc delete workloadpolicy batch-priority team-a-everything
 wait_until 10 vwc_is "" || fail "the workload rules were not emptied: $(vwc_rules)"
