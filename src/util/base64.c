@@ -67,6 +67,22 @@ size_t wmap__base64_encode_pairs(char *out, const unsigned char *data, size_t le
 				 _mm_add_epi8(_mm_shuffle_epi8(offsets, c_), i_));              \
 	} while (0)
 
+/* The constants of ENCODE_12, declared in each encoder that uses it. */
+#define ENCODE_12_CONSTANTS                                                                      \
+	/* Each group (a, b, c) of three bytes as the 32-bit lane b, a, c, b. */                 \
+	const __m128i shuf = _mm_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);   \
+	/* Per lane: the 1st value (a >> 2) and the 3rd (b & 15 | c >> 6) masked, then shifted \
+	 * down by a high multiply; the 2nd and 4th masked, then shifted up by a low one. */ \
+	const __m128i mask_ac = _mm_set1_epi32(0x0fc0fc00), mul_ac = _mm_set1_epi32(0x04000040); \
+	const __m128i mask_bd = _mm_set1_epi32(0x003f03f0), mul_bd = _mm_set1_epi32(0x01000010); \
+	/* Value to character: the class is the value less 51 (saturated: 0 up to 51), plus 1 \
+	 * above 25: 0 for 0-25, 1 for 26-51, 2-11 for 52-61, 12 for 62, 13 for 63; then each \
+	 * class's offset from value to character. */  \
+	const __m128i offsets = _mm_setr_epi8('A', 'a' - 26, '0' - 52, '0' - 52, '0' - 52,       \
+					      '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,  \
+					      '0' - 52, '0' - 52, '+' - 62, '/' - 63, 0, 0);     \
+	const __m128i v51 = _mm_set1_epi8(51), v25 = _mm_set1_epi8(25)
+
 /* The vector encoder for the first whole groups of 12 bytes (it reads 16 at a time, so it
  * stops at least 4 bytes short of the end); returns the input bytes it encoded, 4/3 as
  * many characters written to out. */
@@ -74,19 +90,7 @@ __attribute__((target("ssse3"))) static size_t encode_ssse3(char *out,
 							    const unsigned char *data,
 							    size_t len)
 {
-	/* Each group (a, b, c) of three bytes as the 32-bit lane b, a, c, b. */
-	const __m128i shuf = _mm_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
-	/* Per lane: the 1st value (a >> 2) and the 3rd (b & 15 | c >> 6) masked, then shifted
-	 * down by a high multiply; the 2nd and 4th masked, then shifted up by a low one. */
-	const __m128i mask_ac = _mm_set1_epi32(0x0fc0fc00), mul_ac = _mm_set1_epi32(0x04000040);
-	const __m128i mask_bd = _mm_set1_epi32(0x003f03f0), mul_bd = _mm_set1_epi32(0x01000010);
-	/* Value to character: the class is the value less 51 (saturated: 0 up to 51), plus 1
-	 * above 25: 0 for 0-25, 1 for 26-51, 2-11 for 52-61, 12 for 62, 13 for 63; then each
-	 * class's offset from value to character. */
-	const __m128i offsets = _mm_setr_epi8('A', 'a' - 26, '0' - 52, '0' - 52, '0' - 52,
-					      '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-					      '0' - 52, '0' - 52, '+' - 62, '/' - 63, 0, 0);
-	const __m128i v51 = _mm_set1_epi8(51), v25 = _mm_set1_epi8(25);
+	ENCODE_12_CONSTANTS;
 	const unsigned char *p = data, *end = data + len;
 	for (; end - p >= 28; p += 24, out += 32) {
 		ENCODE_12(p, out);
@@ -107,13 +111,7 @@ __attribute__((target("ssse3"))) static size_t encode_ssse3(char *out,
 __attribute__((target("avx2"))) static size_t encode_avx2(char *out, const unsigned char *data,
 							  size_t len)
 {
-	const __m128i shuf = _mm_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
-	const __m128i mask_ac = _mm_set1_epi32(0x0fc0fc00), mul_ac = _mm_set1_epi32(0x04000040);
-	const __m128i mask_bd = _mm_set1_epi32(0x003f03f0), mul_bd = _mm_set1_epi32(0x01000010);
-	const __m128i offsets = _mm_setr_epi8('A', 'a' - 26, '0' - 52, '0' - 52, '0' - 52,
-					      '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
-					      '0' - 52, '0' - 52, '+' - 62, '/' - 63, 0, 0);
-	const __m128i v51 = _mm_set1_epi8(51), v25 = _mm_set1_epi8(25);
+	ENCODE_12_CONSTANTS;
 	const __m256i shuf2 = _mm256_setr_epi8(5, 4, 6, 5, 8, 7, 9, 8, 11, 10, 12, 11, 14, 13, 15,
 					       14, 1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10);
 	const __m256i mask_ac2 = _mm256_set1_epi32(0x0fc0fc00), mul_ac2 = _mm256_set1_epi32(0x04000040);
