@@ -165,6 +165,12 @@ static void load_scale(ctx *c, wmap_component *comp, const json_t *obj, const ch
 	comp->replicas_path = wmap__def_get_expr(c, sd, p, "replicasPath", 0, 0);
 	comp->min_replicas_path = wmap__def_get_expr(c, sd, p, "minReplicasPath", 0, 0);
 	comp->max_replicas_path = wmap__def_get_expr(c, sd, p, "maxReplicasPath", 0, 0);
+	/* the three run on the same object, one after the other (resolve_scale): the members
+	 * they all read are looked up once per instance */
+	wmap_jn *jn[3] = { comp->replicas_path ? comp->replicas_path->jn : NULL,
+			   comp->min_replicas_path ? comp->min_replicas_path->jn : NULL,
+			   comp->max_replicas_path ? comp->max_replicas_path->jn : NULL };
+	wmap__jn_share_keys(jn, 3);
 	free(p);
 }
 

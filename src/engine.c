@@ -158,7 +158,7 @@ int wmap__eval(wmap_results *out, wmap_engine *eng, const wmap_definition *def,
 					: wmap__path_values(e->path, in->object, out, err);
 	else if (e->jn)
 		rc = want_pointers == 1 ? wmap__jn_eval(e->jn, in->object, out, err)
-		     : want_pointers    ? wmap__jn_eval_numbers(e->jn, in->object, out, err)
+		     : want_pointers    ? wmap__jn_eval_numbers(e->jn, in->object, in->memo, out, err)
 					: wmap__jn_eval_values(e->jn, in->object, out, err);
 	else if ((rc = bind_one(&b, eng, def, err)))
 		return rc;

@@ -72,9 +72,11 @@ struct wmap_expr {
 };
 
 /* The object an evaluation reads, and its libjq twin made on first need (once per resolve). */
+typedef struct wmap_jn_memo wmap_jn_memo;
 typedef struct wmap_input {
 	json_t *object;
 	void *jv; /* jq.c's converted copy, NULL until needed */
+	wmap_jn_memo *memo; /* shared reads of native numbers runs (jqnative.h), NULL when none */
 } wmap_input;
 
 void wmap__input_release(wmap_input *in);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "jqnative_int.h"
+#include "wmap/arena.h"
 #include "wmap/json_text.h"
 
 #define JN_MAX_STEPS 2000000UL /* evaluation budget per run: no expression loops for ever */
@@ -1200,8 +1201,16 @@ static inline __attribute__((always_inline)) int fast_path(ectx *c, const node *
 	int levels;
 	if (x->a->k == N_IDENTITY && json_is_object(in)) { /* `.key`, the usual one */
 		c->steps += 3;
+		/* a key the memo keeps (on the element: wmap__jn_share_keys) */
+		json_t **cell = x->slot && c->row ? &c->row[x->slot - 1] : NULL;
+		if (cell && *cell) {
+			*v = *cell;
+			return 0;
+		}
 		if (!(*v = json_object_getn(in, x->key, x->key_len)))
 			*v = json_null();
+		if (cell)
+			*cell = *v;
 		return 0;
 	}
 	if (!plain_path(x, in, v, &levels))
@@ -1402,6 +1411,141 @@ static int fast_emit(ectx *c, const node *x, json_t *in, const env *e, emit_fn k
 	return rc;
 }
 
+/* ---- shared reads: the members several expressions read on the same element ---- */
+
+#define MEMO_MAX_READS 32 /* the element reads one expression's body is searched for */
+#define MEMO_MAX_SLOTS 16
+
+static void element_reads(node *x, node **out, size_t *n);
+
+/* The reads of each element of a comma list (fast_best's body). */
+static void list_reads(node *l, node **out, size_t *n)
+{
+	if (l->k == N_COMMA) {
+		list_reads(l->a, out, n);
+		list_reads(l->b, out, n);
+	} else {
+		element_reads(l, out, n);
+	}
+}
+
+/* The `.key` reads on x's input that the fast evaluation makes: x's operands run on that
+ * input, except a pipe's right side (it reads the left side's value). */
+static void element_reads(node *x, node **out, size_t *n)
+{
+	if (!x || !x->fast || *n >= MEMO_MAX_READS)
+		return;
+	switch (x->k) {
+	case N_INDEX:
+		if (x->a->k == N_IDENTITY && x->key)
+			out[(*n)++] = x;
+		return;
+	case N_PIPE:
+		if (!x->best) {
+			element_reads(x->a, out, n);
+			return;
+		}
+		list_reads(x->a->a, out, n); /* [a, b, ...] | min or max: each on the input */
+		return;
+	case N_IF:
+		element_reads(x->c, out, n);
+		/* fall through */
+	case N_ALT:
+	case N_BINOP:
+	case N_BIND:
+		element_reads(x->a, out, n);
+		element_reads(x->b, out, n);
+		return;
+	default:
+		return;
+	}
+}
+
+/* The body of root when root is `P[]? | body` or `P[] | body` over a plain path P (what
+ * fast_iter runs on each element), else NULL. */
+static node *iter_body(node *root)
+{
+	if (root->k != N_PIPE || !root->b->fast)
+		return NULL;
+	const node *it = root->a;
+	if (it->k == N_TRY && !it->b)
+		it = it->a;
+	return it->k == N_ITER && it->a->plain ? root->b : NULL;
+}
+
+void wmap__jn_share_keys(wmap_jn *const *exprs, size_t n)
+{
+	node *reads[8][MEMO_MAX_READS];
+	size_t n_reads[8] = { 0 };
+	if (n > 8)
+		n = 8;
+	for (size_t i = 0; i < n; i++) {
+		node *body = exprs[i] ? iter_body(exprs[i]->root) : NULL;
+		if (body)
+			element_reads(body, reads[i], &n_reads[i]);
+	}
+	/* a slot for every key read twice or more between them, in the order first read */
+	const node *keyed[MEMO_MAX_SLOTS];
+	unsigned n_slots = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t r = 0; r < n_reads[i]; r++) {
+			node *x = reads[i][r];
+			unsigned slot = 0, count = 0;
+			for (unsigned s = 0; s < n_slots && !slot; s++)
+				if (keyed[s]->key_len == x->key_len && memcmp(keyed[s]->key, x->key, x->key_len) == 0)
+					slot = s + 1;
+			for (size_t j = 0; !slot && j < n; j++)
+				for (size_t q = 0; q < n_reads[j]; q++)
+					count += reads[j][q]->key_len == x->key_len &&
+						 memcmp(reads[j][q]->key, x->key, x->key_len) == 0;
+			if (!slot && count >= 2 && n_slots < MEMO_MAX_SLOTS) {
+				keyed[n_slots++] = x;
+				slot = n_slots;
+			}
+			x->slot = (unsigned char)slot;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int any = 0;
+		for (size_t r = 0; r < n_reads[i]; r++)
+			any |= reads[i][r]->slot != 0;
+		if (any) {
+			exprs[i]->root->memo_root = 1;
+			exprs[i]->n_slots = n_slots;
+		}
+	}
+}
+
+/* The memo's rows for the elements of arr: made on first use, NULL when the memo serves
+ * another array, has another layout or could not be made (the run goes without). */
+static json_t **memo_cells(ectx *c, const json_t *arr)
+{
+	wmap_jn_memo *m = c->memo;
+	if (!m || !c->n_slots || m->failed)
+		return NULL;
+	if (m->array)
+		return m->array == arr && m->n_slots == c->n_slots ? m->cells : NULL;
+	size_t n = json_array_size(arr);
+	if (n == 0)
+		return NULL;
+	size_t bytes = n * c->n_slots * sizeof(json_t *);
+	if (!(m->cells = wmap_arena_alloc(bytes))) {
+		m->failed = 1;
+		return NULL;
+	}
+	memset(m->cells, 0, bytes);
+	m->array = arr;
+	m->n_rows = n;
+	m->n_slots = c->n_slots;
+	return m->cells;
+}
+
+void wmap__jn_memo_release(wmap_jn_memo *m)
+{
+	wmap_arena_release(m->cells);
+	*m = (wmap_jn_memo){ 0 };
+}
+
 /* `.path[]? | body` or `.path[] | body`, body fast, over an array (the scale expressions'
  * `.spec.workerGroupSpecs[]? | ...`): each element straight to body's evaluation, with no
  * continuation between. The steps the general evaluation counts before the first element
@@ -1427,9 +1571,12 @@ static int fast_iter(ectx *c, const node *x, json_t *in, const env *e, emit_fn k
 	/* each element gives one output: the results' room made at once */
 	if (k == results_emit && results_reserve(ud, json_array_size(arr)))
 		return wmap__jn_oom(c);
+	json_t **cells = x->memo_root ? memo_cells(c, arr) : NULL;
 	size_t i;
 	json_array_foreach(arr, i, v) {
+		c->row = cells ? cells + i * c->n_slots : NULL;
 		int rc = fast_emit(c, x->b, v, e, k, ud);
+		c->row = NULL; /* the general evaluation reads no memo */
 		if (rc == FAST_BAIL) /* the general evaluation, as wmap__jn_ev would run it */
 			rc = wmap__jn_ev(c, x->b, v, NULL, e, k, ud);
 		if (rc)
@@ -1637,9 +1784,9 @@ static int results_num(ectx *c, void *ud, long long n)
 }
 
 static int eval_from(const wmap_jn *p, json_t *input, const char *root_ptr, wmap_results *out,
-		     int numbers, wmap_error *error)
+		     int numbers, wmap_jn_memo *memo, wmap_error *error)
 {
-	ectx c = { error, 0, NULL, numbers };
+	ectx c = { error, 0, NULL, numbers, memo, p->n_slots, NULL };
 	results_ud r = { out };
 	int rc = wmap__jn_ev(&c, p->root, input, root_ptr, NULL, results_emit, &r);
 	json_decref(c.thrown);
@@ -1650,15 +1797,16 @@ static int eval_from(const wmap_jn *p, json_t *input, const char *root_ptr, wmap
 
 int wmap__jn_eval(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
 {
-	return eval_from(p, input, "", out, 0, error);
+	return eval_from(p, input, "", out, 0, NULL, error);
 }
 
 int wmap__jn_eval_values(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
 {
-	return eval_from(p, input, NULL, out, 0, error);
+	return eval_from(p, input, NULL, out, 0, NULL, error);
 }
 
-int wmap__jn_eval_numbers(const wmap_jn *p, json_t *input, wmap_results *out, wmap_error *error)
+int wmap__jn_eval_numbers(const wmap_jn *p, json_t *input, wmap_jn_memo *memo, wmap_results *out,
+			  wmap_error *error)
 {
-	return eval_from(p, input, NULL, out, 1, error);
+	return eval_from(p, input, NULL, out, 1, memo, error);
 }

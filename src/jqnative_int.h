@@ -84,12 +84,18 @@ struct node {
 	 * (wmap__jn_ev's fast path): `.`, literals, $vars, plain paths, //, comparisons, integer
 	 * +, -, *, if, `as`, pipes and [..] | min/max of such. */
 	unsigned char fast;
+	/* wmap__jn_share_keys: a `.key` read on the element of the root's iteration that the
+	 * expressions given together read more than once: its cell in a memo row, from 1 (0
+	 * when none); memo_root marks that root (`P[]? | body`). */
+	unsigned char slot;
+	unsigned char memo_root;
 	const char *key;
 	size_t key_len;
 };
 
 struct wmap_jn {
 	node *root;
+	unsigned n_slots; /* the cells a memo row has for it (wmap__jn_share_keys), 0 when none */
 };
 
 typedef struct env {
@@ -103,6 +109,9 @@ typedef struct ectx {
 	unsigned long steps;
 	json_t *thrown; /* the value error/0 or error/1 raised (owned), for catch; else NULL */
 	int numbers;    /* results may take plain numbers (wmap__jn_eval_numbers) */
+	wmap_jn_memo *memo; /* the caller's, or NULL */
+	unsigned n_slots;   /* the expression's (wmap_jn.n_slots) */
+	json_t **row;       /* the memo row of the element being evaluated, else NULL */
 } ectx;
 
 typedef int (*emit_fn)(ectx *c, void *ud, json_t *v, const char *ptr);

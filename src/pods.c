@@ -11,7 +11,7 @@
 static int eval_on(wmap_results *r, wmap_engine *eng, const wmap_definition *def,
 		   const wmap_expr *e, json_t *object, int pointers, wmap_error *err)
 {
-	wmap_input in = { object, NULL };
+	wmap_input in = { object, NULL, NULL };
 	int rc = wmap__eval(r, eng, def, e, &in, pointers, err);
 
 	wmap__input_release(&in);

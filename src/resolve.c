@@ -12,6 +12,7 @@
 
 #include "eval.h"
 #include "status.h"
+#include "jqnative.h"
 #include "wmap/apiversion.h"
 #include "wmap/arena.h"
 #include "wmap/json_text.h"
@@ -322,8 +323,10 @@ static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 {
 	const wmap_expr *paths[3] = { comp->replicas_path, comp->min_replicas_path, comp->max_replicas_path };
 	wmap_results r = { 0 };
+	wmap_jn_memo memo = { 0 }; /* what the three read on each instance, read once */
 	int rc = 0;
 
+	c->in.memo = &memo;
 	for (int k = 0; k < 3; k++) {
 		if (!paths[k])
 			continue;
@@ -341,6 +344,8 @@ static int resolve_scale(rctx *c, const wmap_component *comp, wmap_node *node)
 		wmap__results_clear(&r);
 	}
 out:
+	c->in.memo = NULL;
+	wmap__jn_memo_release(&memo);
 	wmap__results_clear(&r);
 	for (size_t i = 0; i < node->n_instances; i++) {
 		wmap_instance *in = &node->instances[i];
@@ -431,7 +436,7 @@ static void sum_tree(wmap_workload *w, int i)
 int wmap_workload_resolve_ex(wmap_workload **out, wmap_engine *eng, json_t *object,
 			     const wmap_definition *def, unsigned flags, wmap_error *err)
 {
-	rctx c = { eng, def, { object, NULL }, NULL, flags, err };
+	rctx c = { eng, def, { object, NULL, NULL }, NULL, flags, err };
 	wmap_workload *w;
 	int rc = 0, exact = 1;
 

@@ -173,7 +173,7 @@ out:
 int wmap_status_evaluate(unsigned *statuses, wmap_engine *eng, const wmap_definition *def,
 			 json_t *object, wmap_error *err)
 {
-	wmap_input in = { object, NULL };
+	wmap_input in = { object, NULL, NULL };
 	wmap_status_result r;
 	int rc = wmap__status_eval(&r, eng, def, &in, err);
 	wmap__input_release(&in);

@@ -19,7 +19,7 @@ static int agree(const char *text, wmap_jq *q, size_t slot, const wmap_jn *jn, j
 {
 	wmap_results a = {0}, b = {0};
 	wmap_error ea = {0}, eb = {0};
-	wmap_input in = {input, NULL};
+	wmap_input in = {input, NULL, NULL};
 	int ra = wmap__jq_run(q, slot, &in, 0, &a, &ea);
 	int rb = wmap__jn_eval(jn, input, &b, &eb);
 	int ok = (ra != 0) == (rb != 0);
@@ -40,7 +40,7 @@ static int agree(const char *text, wmap_jq *q, size_t slot, const wmap_jn *jn, j
 	 * their kinds and the errors must still be the general evaluation's. */
 	wmap_results nr = {0};
 	wmap_error en = {0};
-	int rn = wmap__jn_eval_numbers(jn, input, &nr, &en);
+	int rn = wmap__jn_eval_numbers(jn, input, NULL, &nr, &en);
 	if (rn != rb || (rn && strcmp(en.message, eb.message) != 0) || (!rn && nr.n != b.n)) {
 		cr_log_error("%s: %s\n  numbers: rc %d, %zu outputs %s\n  with pointers: rc %d, %zu outputs %s",
 			     where, text, rn, nr.n, rn ? en.message : "", rb, b.n, rb ? eb.message : "");
@@ -225,5 +225,139 @@ Test(jqnative, agrees_with_libjq_on_every_catalog_expression_and_fixture)
 		free(native);
 	}
 	cr_expect_gt(compared, 500);
+	wmap_registry_free(reg);
+}
+
+/* Runs jn on input (numbers allowed) into out, with memo or without; the error text in msg. */
+static int run_numbers(const wmap_jn *jn, json_t *input, wmap_jn_memo *memo, wmap_results *out,
+		       char *msg, size_t cap)
+{
+	wmap_error e = {0};
+	int rc = wmap__jn_eval_numbers(jn, input, memo, out, &e);
+	snprintf(msg, cap, "%s", rc ? e.message : "");
+	return rc;
+}
+
+/* Whether two runs gave the same outputs (plain numbers and values alike) or the same error. */
+static int same_runs(int ra, const wmap_results *a, const char *ma, int rb, const wmap_results *b,
+		     const char *mb)
+{
+	if (ra != rb || strcmp(ma, mb) != 0 || (!ra && a->n != b->n))
+		return 0;
+	for (size_t i = 0; !ra && i < a->n; i++) {
+		const wmap_result *x = &a->v[i], *y = &b->v[i];
+		if (x->is_num != y->is_num || (x->is_num && x->num != y->num))
+			return 0;
+		if (!x->is_num && !json_equal(x->value ? x->value : json_null(), y->value ? y->value : json_null()))
+			return 0;
+	}
+	return 1;
+}
+
+/* Runs the n expressions one after the other with one memo, as resolve_scale does, and
+ * each on its own without; every run must agree. Returns how many element rows the memo
+ * was made with (0 when unused). */
+static size_t shared_agree(wmap_jn *const *shared, wmap_jn *const *alone, size_t n, json_t *input,
+			   const char *where)
+{
+	wmap_jn_memo memo = {0};
+	size_t rows = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!shared[i])
+			continue;
+		wmap_results a = {0}, b = {0};
+		char ma[WMAP_ERROR_MAX], mb[WMAP_ERROR_MAX];
+		int ra = run_numbers(shared[i], input, &memo, &a, ma, sizeof(ma));
+		int rb = run_numbers(alone[i], input, NULL, &b, mb, sizeof(mb));
+		cr_expect(same_runs(ra, &a, ma, rb, &b, mb),
+			  "%s: expression %zu: with the memo rc %d (%zu outputs) %s, alone rc %d (%zu outputs) %s",
+			  where, i, ra, a.n, ma, rb, b.n, mb);
+		wmap__results_clear(&a);
+		wmap__results_clear(&b);
+	}
+	rows = memo.cells ? memo.n_rows : 0;
+	wmap__jn_memo_release(&memo);
+	return rows;
+}
+
+Test(jqnative, shared_reads_give_what_separate_runs_give)
+{
+	/* the scale expressions' shapes, with members read on the element, on a member's value
+	 * (after a pipe: another object's key of the same name) and under a binding */
+	static const char *const texts[] = {
+		".g[]? | if .s == true then 0 else ([([(.r // 0), (.mn // 0)] | max), (.mx // 9)] | min) * (.h // 1) end",
+		".g[]? | (.mn // 0) * (.h // 1)",
+		".g[]? | .sub | (.h // 5) + (.mn // 0)",
+		".g[]? | .h as $x | (.h // 0) + ($x // 0) + (.mx // 0)",
+	};
+	static const char *const inputs[] = {
+		"{\"g\": [{\"r\": 2, \"mn\": 1, \"mx\": 3, \"h\": 2, \"sub\": {\"h\": 7, \"mn\": 4}},"
+		" {\"s\": true, \"h\": 4, \"sub\": {}}, {}, {\"h\": null, \"mn\": false}]}",
+		"{\"g\": [{\"r\": \"x\", \"h\": 1}, {\"h\": 2.5}]}",     /* not integers: the general evaluation */
+		"{\"g\": [{\"h\": 1}, 5, {\"h\": 2}]}",                 /* an element that is no object: an error */
+		"{\"g\": [{\"h\": 1, \"sub\": 3}]}",                    /* a member's value that is no object */
+		"{\"g\": []}", "{\"g\": null}", "{}", "{\"g\": {\"a\": {\"h\": 3}}}", /* no array */
+	};
+	const size_t n = sizeof(texts) / sizeof(texts[0]);
+	wmap_jn *shared[4], *alone[4];
+	for (size_t i = 0; i < n; i++) {
+		shared[i] = wmap__jn_parse(texts[i]);
+		alone[i] = wmap__jn_parse(texts[i]);
+		cr_assert(shared[i] && alone[i], "%s", texts[i]);
+	}
+	wmap__jn_share_keys(shared, n);
+	size_t used = 0;
+	for (size_t k = 0; k < sizeof(inputs) / sizeof(inputs[0]); k++) {
+		json_error_t je;
+		json_t *in = json_loads(inputs[k], 0, &je);
+		cr_assert(in, "%s", je.text);
+		used += shared_agree(shared, alone, n, in, inputs[k]) > 0;
+		json_decref(in);
+	}
+	cr_expect_geq(used, 3, "the memo was made for %zu of the inputs", used);
+	for (size_t i = 0; i < n; i++) {
+		wmap__jn_free(shared[i]);
+		wmap__jn_free(alone[i]);
+	}
+}
+
+Test(jqnative, shared_scale_reads_agree_on_every_catalog_fixture)
+{
+	wmap_registry *reg;
+	wmap_error err = {0};
+	size_t runs = 0, with_memo = 0;
+	cr_assert_eq(wmap_registry_new(&reg, &err), 0);
+	cr_assert_eq(wmap_registry_add_catalog(reg, &err), 0, "%s", err.message);
+	for (size_t d = 0; d < wmap_registry_count(reg); d++) {
+		const wmap_definition *def = wmap_registry_get(reg, d);
+		char pattern[512];
+		size_t nf;
+		snprintf(pattern, sizeof(pattern), "tests/fixtures/%s/*.yaml", def->name);
+		char **files = t_glob(pattern, &nf);
+		for (size_t c = 0; c < def->n_components; c++) {
+			const wmap_component *comp = &def->components[c];
+			const wmap_expr *e[3] = { comp->replicas_path, comp->min_replicas_path,
+						  comp->max_replicas_path };
+			wmap_jn *shared[3], *alone[3];
+			for (int i = 0; i < 3; i++) {
+				shared[i] = e[i] ? e[i]->jn : NULL; /* as loaded: keys shared */
+				alone[i] = shared[i] ? wmap__jn_parse(e[i]->text) : NULL;
+			}
+			for (size_t f = 0; f < nf; f++) {
+				char msg[WMAP_ERROR_MAX];
+				json_t *obj = t_load_file(files[f], msg, sizeof(msg));
+				if (!obj)
+					continue;
+				with_memo += shared_agree(shared, alone, 3, obj, files[f]) > 0;
+				runs++;
+				json_decref(obj);
+			}
+			for (int i = 0; i < 3; i++)
+				wmap__jn_free(alone[i]);
+		}
+		t_free_list(files, nf);
+	}
+	cr_expect_gt(runs, 100);
+	cr_expect_gt(with_memo, 5, "the memo served %zu of %zu runs", with_memo, runs);
 	wmap_registry_free(reg);
 }
