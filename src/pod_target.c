@@ -7,23 +7,9 @@
 #include "wmap/pointer.h"
 
 /* A target's pointers are review memory (wmap/arena.h): made and given back in a review's
- * scope (heap memory outside one), six a template, a malloc and a free each. Whoever
- * replaces one gives the old one back with wmap_arena_release. */
-static char *join_len(const char *base, size_t bl, const char *key, size_t kl)
-{
-	/* Every key here is a field name with nothing to escape: one copy of each part. */
-	char *out = wmap_arena_alloc(bl + kl + 2);
-	if (out) {
-		memcpy(out, base, bl);
-		out[bl] = '/';
-		memcpy(out + bl + 1, key, kl + 1);
-	}
-	return out;
-}
-
-/* base + "/" + the string literal lit, base's length bl known. */
-#define join(base, bl, lit) join_len((base), (bl), lit, sizeof(lit) - 1)
-
+ * scope (heap memory outside one). A template's or a pod spec's are one block (t->block);
+ * a fragmented pod's are one allocation each, and whoever replaces one of those gives the
+ * old one back with wmap_arena_release. */
 static char *dup_n(const char *s, size_t n)
 {
 	char *d = wmap_arena_alloc(n + 1);
@@ -41,6 +27,11 @@ static char *dup(const char *s)
 
 void wmap_pod_target_clear(wmap_pod_target *t)
 {
+	if (t->block) { /* every pointer is in it */
+		wmap_arena_release(t->block);
+		memset(t, 0, sizeof(*t));
+		return;
+	}
 	wmap_arena_release(t->labels);
 	wmap_arena_release(t->annotations);
 	wmap_arena_release(t->spec);
@@ -96,8 +87,44 @@ static void labels_from(wmap_pod_target *t, const wmap_location *meta, size_t me
 	}
 }
 
-static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *pod,
-			 size_t *spec_len)
+/* Copies a, b and c into one string at *at and moves *at past its NUL. */
+static char *put3(char **at, const char *a, size_t al, const char *b, size_t bl, const char *c,
+		  size_t cl)
+{
+	char *s = *at;
+	memcpy(s, a, al);
+	memcpy(s + al, b, bl);
+	memcpy(s + al + bl, c, cl);
+	s[al + bl + cl] = '\0';
+	*at = s + al + bl + cl + 1;
+	return s;
+}
+
+#define LIT(s) s, sizeof(s) - 1
+
+/* The pointers of a template or a pod spec, in one block (t->block): labels and
+ * annotations under meta + meta_mid (none when meta is NULL), the pod spec at spec +
+ * spec_mid, and its schedulerName and priorityClassName. */
+static int fill_block(wmap_pod_target *t, const char *meta, size_t ml, const char *meta_mid,
+		      size_t mml, const char *spec, size_t sl, const char *spec_mid, size_t sml)
+{
+	size_t mb = meta ? ml + mml : 0, sb = sl + sml;
+	size_t need = (meta ? 2 * mb + sizeof("/labels") + sizeof("/annotations") : 0) + sb + 1 +
+		      2 * sb + sizeof("/schedulerName") + sizeof("/priorityClassName");
+	char *at = t->block = wmap_arena_alloc(need);
+	if (!at)
+		return WMAP_ENOMEM;
+	if (meta) {
+		t->labels = put3(&at, meta, ml, meta_mid, mml, LIT("/labels"));
+		t->annotations = put3(&at, meta, ml, meta_mid, mml, LIT("/annotations"));
+	}
+	t->spec = put3(&at, spec, sl, spec_mid, sml, "", 0);
+	t->scheduler = put3(&at, t->spec, sb, LIT("/schedulerName"), "", 0);
+	t->priority = put3(&at, t->spec, sb, LIT("/priorityClassName"), "", 0);
+	return 1;
+}
+
+static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *pod)
 {
 	const char *tp = pod->template_.pointer;
 
@@ -107,50 +134,39 @@ static int init_template(wmap_pod_target *t, const char **why, const wmap_pod *p
 			       "default, or computed); not stamped";
 		return 0;
 	}
-	size_t tl = strlen(tp);
+	size_t tl = strlen(tp), ml = 0;
+	const char *spec = pod->spec.pointer;
+	size_t sl = spec ? strlen(spec) : tl;
+	int rc;
 	if (pod->metadata.pointer) {
-		const char *meta = pod->metadata.pointer;
-		size_t ml = strlen(meta);
-		t->labels = join(meta, ml, "labels");
-		t->annotations = join(meta, ml, "annotations");
-		labels_from(t, &pod->metadata, ml, &pod->template_, tl);
+		ml = strlen(pod->metadata.pointer);
+		rc = fill_block(t, pod->metadata.pointer, ml, "", 0, spec ? spec : tp, sl,
+				spec ? "" : "/spec", spec ? 0 : sizeof("/spec") - 1);
 	} else {
 		/* No metadata location: the template's own (the builder walks from the root). */
-		t->labels = join(tp, tl, "metadata/labels");
-		t->annotations = join(tp, tl, "metadata/annotations");
+		rc = fill_block(t, tp, tl, LIT("/metadata"), spec ? spec : tp, sl, spec ? "" : "/spec",
+				spec ? 0 : sizeof("/spec") - 1);
 	}
-	if (pod->spec.pointer) {
-		*spec_len = strlen(pod->spec.pointer);
-		t->spec = dup_n(pod->spec.pointer, *spec_len);
-	} else {
-		*spec_len = tl + sizeof("/spec") - 1;
-		t->spec = join(tp, tl, "spec");
-	}
-	if (!t->labels || !t->annotations || !t->spec)
-		return WMAP_ENOMEM;
-	return 1;
+	if (rc == 1 && pod->metadata.pointer)
+		labels_from(t, &pod->metadata, ml, &pod->template_, tl);
+	return rc;
 }
 
-static int init_podspec(wmap_pod_target *t, const char **why, const wmap_pod *pod,
-			size_t *spec_len)
+static int init_podspec(wmap_pod_target *t, const char **why, const wmap_pod *pod)
 {
 	/* No pod spec in the object: the component is not there (KServe without a
 	 * transformer); nothing is created for it. */
 	if (!pod->spec.pointer || !pod->spec.value)
 		return 0;
-	*spec_len = strlen(pod->spec.pointer);
-	if (!(t->spec = dup_n(pod->spec.pointer, *spec_len)))
-		return WMAP_ENOMEM;
-	if (pod->metadata.pointer) {
-		size_t ml = strlen(pod->metadata.pointer);
-		t->labels = join(pod->metadata.pointer, ml, "labels");
-		t->annotations = join(pod->metadata.pointer, ml, "annotations");
-		if (!t->labels || !t->annotations)
-			return WMAP_ENOMEM;
+	const char *meta = pod->metadata.pointer;
+	size_t ml = meta ? strlen(meta) : 0;
+	int rc = fill_block(t, meta, ml, "", 0, pod->spec.pointer, strlen(pod->spec.pointer), "", 0);
+	if (rc != 1)
+		return rc;
+	if (meta)
 		labels_from(t, &pod->metadata, ml, NULL, 0);
-	} else {
+	else
 		*why = "the definition gives no metadata location; labels not written";
-	}
 	return 1;
 }
 
@@ -204,7 +220,6 @@ int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_worklo
 	const wmap_instance *in = &n->instances[i];
 	const wmap_pod *pod = &in->pod;
 	const char *no_why;
-	size_t sl = 0; /* t->spec's length when the init knows it */
 	int rc;
 
 	if (!why)
@@ -218,10 +233,10 @@ int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_worklo
 	t->instance_index = i;
 	switch (pod->shape) {
 	case WMAP_SPEC_TEMPLATE:
-		rc = init_template(t, why, pod, &sl);
+		rc = init_template(t, why, pod);
 		break;
 	case WMAP_SPEC_PODSPEC:
-		rc = init_podspec(t, why, pod, &sl);
+		rc = init_podspec(t, why, pod);
 		break;
 	case WMAP_SPEC_FRAGMENTED:
 		rc = init_fragmented(t, why, pod, w->object);
@@ -231,13 +246,5 @@ int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_worklo
 	}
 	if (rc <= 0)
 		return rc;
-	if (t->spec) {
-		if (!sl) /* not known from the init */
-			sl = strlen(t->spec);
-		t->scheduler = join(t->spec, sl, "schedulerName");
-		t->priority = join(t->spec, sl, "priorityClassName");
-		if (!t->scheduler || !t->priority)
-			return WMAP_ENOMEM;
-	}
 	return t->labels || t->annotations || t->spec || t->scheduler || t->priority;
 }

@@ -559,7 +559,8 @@ void wmap_workload_free(wmap_workload *w)
 			location_free(&in->pod.template_);
 			location_free(&in->pod.spec);
 			location_free(&in->pod.metadata);
-			for (int f = 0; f < WMAP_FRAG_COUNT; f++)
+			/* fragments are only ever set on a fragmented pod (resolve_pods) */
+			for (int f = 0; in->pod.shape == WMAP_SPEC_FRAGMENTED && f < WMAP_FRAG_COUNT; f++)
 				location_free(&in->pod.frag[f]);
 		}
 		wmap_arena_release(n->instances);

@@ -26,6 +26,9 @@ typedef struct wmap_pod_target {
 	 * lacks it; NULL when not known. A writer may start there (wmap_patch_set_strs_in). */
 	const json_t *labels_from;
 	size_t labels_from_len;
+	/* The one allocation a template's or pod spec's pointers share (then none of them may
+	 * be replaced or given back alone), NULL for a fragmented pod's. */
+	void *block;
 	int mark; /* the caller's (0 after init) */
 } wmap_pod_target;
 
@@ -36,8 +39,9 @@ typedef struct wmap_pod_target {
  * stamped"), or NULL. Locations whose parent the object lacks are dropped: writing there
  * would create a part of the workload (a fragmented spec's optional section). t owns its
  * pointers: free them with wmap_pod_target_clear, whatever the result. They are review
- * memory (wmap_arena_alloc): in a review arena's scope, clear t in that scope, and give a
- * pointer you replace back with wmap_arena_release. */
+ * memory (wmap_arena_alloc): in a review arena's scope, clear t in that scope. A pointer of
+ * t may be replaced only when t->block is NULL (a fragmented pod's): give the old one back
+ * with wmap_arena_release. */
 int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_workload *w,
 			 size_t k, size_t i);
 
