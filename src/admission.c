@@ -289,6 +289,7 @@ static void ensure_entry(writer *wr, target *t)
 		wmap_arena_release(t->annotations);
 		t->labels = t->annotations = NULL;
 	}
+	t->labels_len = t->labels ? strlen(t->labels) : 0;
 	t->create_at = NULL;
 }
 
@@ -374,7 +375,8 @@ static void stamp_identity(writer *wr, const target *t, identity *id)
 					   sizeof(KEY_INSTANCE) - 1, vn, 1 };
 	}
 	wmap_error e;
-	if (wmap_patch_set_strs_in(wr->patch, t->labels, t->labels_from, t->labels_from_len, m, n, &e) != 0)
+	if (wmap_patch_set_strs_in(wr->patch, t->labels, t->labels_len, t->labels_from, t->labels_from_len,
+				   m, n, &e) != 0)
 		write_failed(wr, t, &e);
 }
 
@@ -616,22 +618,21 @@ static int collect_targets(target **out, size_t *n_out, const wmap_workload *w,
 		return WMAP_ENOMEM;
 	for (size_t k = 0; k < w->n_nodes; k++) {
 		for (size_t i = 0; i < w->nodes[k].n_instances; i++) {
-			target t;
 			if (!w->nodes[k].instances[i].has_pod)
 				continue;
-			int ok = target_init(&t, w, k, i, warnings);
+			target *t = &v[n]; /* made in place: kept when it has somewhere to write */
+			int ok = target_init(t, w, k, i, warnings);
 			if (ok == 0) {
-				wmap_pod_target_clear(&t);
+				wmap_pod_target_clear(t);
 				continue;
 			}
 			if (ok < 0) {
-				wmap_pod_target_clear(&t);
-				for (size_t j = 0; j < n; j++)
+				for (size_t j = 0; j <= n; j++)
 					wmap_pod_target_clear(&v[j]);
 				free(v);
 				return WMAP_ENOMEM;
 			}
-			v[n++] = t;
+			n++;
 		}
 	}
 	*out = v;
@@ -692,7 +693,7 @@ static int mark_owners(const wmap_workload *w, target *v, size_t n)
 		v[j].mark = loc == NULL;
 		if (!loc)
 			continue;
-		uint64_t h = loc_hash(loc, strlen(loc));
+		uint64_t h = loc_hash(loc, v[j].labels ? v[j].labels_len : strlen(loc));
 		located *e = &l[h & (cap - 1)];
 		while (e->pick && !(e->hash == h && strcmp(location_of(&v[e->pick - 1]), loc) == 0))
 			e = e + 1 == l + cap ? l : e + 1;
@@ -869,7 +870,7 @@ static void write_targets(writer *wr, target *targets, size_t n_targets, const p
 		for (size_t j = 0; j < n_targets; j++) {
 			const target *t = &targets[j];
 			if (t->mark && t->labels)
-				n_ops += t->labels_from && t->labels_from_len == strlen(t->labels)
+				n_ops += t->labels_from && t->labels_from_len == t->labels_len
 						 ? 4
 						 : 1;
 		}

@@ -747,6 +747,7 @@ void wmap__jn_mark_single(node *x)
 		x->single = 0;
 	}
 	x->fast = 0;
+	x->dot_key = x->alt_leaf = 0;
 	if (!x->single)
 		return;
 	switch (x->k) {
@@ -778,6 +779,9 @@ void wmap__jn_mark_single(node *x)
 	default:
 		break;
 	}
+	x->dot_key = x->fast && x->k == N_INDEX && x->a->k == N_IDENTITY;
+	x->alt_leaf = x->fast && x->k == N_ALT && x->a->k == N_INDEX &&
+		      (x->b->k == N_LITERAL || x->b->k == N_VAR);
 }
 
 #define STEP(c)                                                                                            \
@@ -1199,7 +1203,7 @@ static __attribute__((noinline)) int fast(ectx *c, const node *x, json_t *in, co
 static inline __attribute__((always_inline)) int fast_path(ectx *c, const node *x, json_t *in, json_t **v)
 {
 	int levels;
-	if (x->a->k == N_IDENTITY && json_is_object(in)) { /* `.key`, the usual one */
+	if (x->dot_key && json_is_object(in)) { /* `.key`, the usual one */
 		c->steps += 3;
 		/* a key the memo keeps (on the element: wmap__jn_share_keys) */
 		json_t **cell = x->slot && c->row ? &c->row[x->slot - 1] : NULL;
@@ -1250,7 +1254,7 @@ static inline __attribute__((always_inline)) int sub(ectx *c, const node *x, jso
 	case N_INDEX:
 		return fast_path(c, x, in, &o->v);
 	case N_ALT:
-		if (x->a->k != N_INDEX || (x->b->k != N_LITERAL && x->b->k != N_VAR))
+		if (!x->alt_leaf)
 			break;
 		c->steps++;
 		if (fast_path(c, x->a, in, &o->v))
@@ -1385,11 +1389,12 @@ static int fast(ectx *c, const node *x, json_t *in, const env *e, num_out *o)
 }
 
 static int results_emit(ectx *c, void *ud, json_t *v, const char *ptr);
-static int results_num(ectx *c, void *ud, long long n);
+static inline __attribute__((always_inline)) int results_num(ectx *c, void *ud, long long n);
 static int results_reserve(void *ud, size_t n);
 
 /* x (fast) on in, its output to k: 0, an error of k, or FAST_BAIL (the steps put back). */
-static int fast_emit(ectx *c, const node *x, json_t *in, const env *e, emit_fn k, void *ud)
+static inline __attribute__((always_inline)) int fast_emit(ectx *c, const node *x, json_t *in, const env *e,
+							   emit_fn k, void *ud)
 {
 	unsigned long steps = c->steps;
 	num_out o;
@@ -1769,7 +1774,7 @@ static int results_reserve(void *ud, size_t n)
 	return wmap__results_reserve(((results_ud *)ud)->out, n);
 }
 
-static int results_num(ectx *c, void *ud, long long n)
+static inline __attribute__((always_inline)) int results_num(ectx *c, void *ud, long long n)
 {
 	results_ud *r = ud;
 	if (r->out->n >= WMAP_MAX_RESULTS)

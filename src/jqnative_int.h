@@ -89,6 +89,10 @@ struct node {
 	 * when none); memo_root marks that root (`P[]? | body`). */
 	unsigned char slot;
 	unsigned char memo_root;
+	/* Marked with fast: N_INDEX of a key on `.` (`.key`); N_ALT of a plain path and a
+	 * literal or $var (`.a.b // 0`), each read in place by the fast evaluation. */
+	unsigned char dot_key;
+	unsigned char alt_leaf;
 	const char *key;
 	size_t key_len;
 };

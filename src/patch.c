@@ -1296,7 +1296,7 @@ static walk walk_known(wmap_patch *p, const char *pointer, size_t len, const jso
 int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, size_t n,
 			wmap_error *err)
 {
-	return wmap_patch_set_strs_in(p, parent, NULL, 0, m, n, err);
+	return wmap_patch_set_strs_in(p, parent, strlen(parent), NULL, 0, m, n, err);
 }
 
 /* A member's key or value length: as the caller gives it (with known_plain), else measured. */
@@ -1308,14 +1308,13 @@ static size_t given_len(int known_plain, size_t len, const char *s)
 /* The most members a created map is written with at once. */
 #define BATCH 8
 
-int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node, size_t at,
-			   wmap_patch_str *m, size_t n, wmap_error *err)
+int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, size_t parent_len, const json_t *node,
+			   size_t at, wmap_patch_str *m, size_t n, wmap_error *err)
 {
 	for (size_t i = 0; i < n; i++)
 		m[i].changed = 0;
 	if (n == 0)
 		return 0;
-	size_t parent_len = strlen(parent);
 	walk w = walk_known(p, parent, parent_len, node, at);
 	int parent_plain = w.plain;
 	patch_op *made = NULL; /* the map this call created for a missing container */

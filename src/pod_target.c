@@ -116,6 +116,7 @@ static int fill_block(wmap_pod_target *t, const char *meta, size_t ml, const cha
 		return WMAP_ENOMEM;
 	if (meta) {
 		t->labels = put3(&at, meta, ml, meta_mid, mml, LIT("/labels"));
+		t->labels_len = mb + sizeof("/labels") - 1;
 		t->annotations = put3(&at, meta, ml, meta_mid, mml, LIT("/annotations"));
 	}
 	t->spec = put3(&at, spec, sl, spec_mid, sml, "", 0);
@@ -240,6 +241,7 @@ int wmap_pod_target_init(wmap_pod_target *t, const char **why, const wmap_worklo
 		break;
 	case WMAP_SPEC_FRAGMENTED:
 		rc = init_fragmented(t, why, pod, w->object);
+		t->labels_len = t->labels ? strlen(t->labels) : 0;
 		break;
 	default:
 		return 0;

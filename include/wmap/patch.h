@@ -86,9 +86,10 @@ int wmap_patch_set_strs(wmap_patch *p, const char *parent, wmap_patch_str *m, si
  * the deepest value there: an object without the next token's member (or null there). A
  * template's labels map, else its metadata, else the template, as the resolved workload
  * holds them. The patch and errors are those of wmap_patch_set_strs; node spares the walk
- * from the root when no operation so far owns that prefix or a shorter one. */
-int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, const json_t *node, size_t at,
-			   wmap_patch_str *m, size_t n, wmap_error *err);
+ * from the root when no operation so far owns that prefix or a shorter one. parent_len is
+ * strlen(parent). */
+int wmap_patch_set_strs_in(wmap_patch *p, const char *parent, size_t parent_len, const json_t *node,
+			   size_t at, wmap_patch_str *m, size_t n, wmap_error *err);
 
 /* Sets the member named by the last token of pointer (a convenience over wmap_patch_set). */
 int wmap_patch_set_at(wmap_patch *p, const char *pointer, json_t *value, wmap_patch_mode mode,

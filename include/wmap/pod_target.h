@@ -12,6 +12,7 @@ typedef struct wmap_pod_target {
 	const char *instance;  /* the instance id (borrowed), "" for single-instance components */
 	int multi;             /* the component has several instances (instanceIdPath) */
 	char *labels;          /* pointer of the labels map, NULL when not writable */
+	size_t labels_len;     /* its length (0 when NULL); whoever replaces labels sets it */
 	char *annotations;
 	char *spec;      /* pointer of the PodSpec, NULL for fragmented definitions */
 	char *scheduler; /* pointer of schedulerName */

@@ -552,6 +552,7 @@ Test(patch, set_strs_in_a_given_node_is_shadowed_by_ops)
 				wmap_patch_str m[2] = { { "z", "3", WMAP_PATCH_OVERRIDE, 0, 1, 0, 0, 0 },
 							{ "x", "5", WMAP_PATCH_DEFAULT, 0, 1, 0, 0, 0 } };
 				cr_assert_eq(wmap_patch_set_strs_in(p, given[g].parent,
+								    strlen(given[g].parent),
 								    with ? given[g].node : NULL,
 								    given[g].at, m, 2, &err), 0, "%s",
 					     err.message);
@@ -673,7 +674,7 @@ Test(patch, string_members_kept_as_text_give_the_same_patch)
 				if (node && at < strlen(par) && !json_is_object(node))
 					node = NULL;
 			}
-			cr_assert_eq(wmap_patch_set_strs_in(c, par, node, at, m, j - i, &ec), 0,
+			cr_assert_eq(wmap_patch_set_strs_in(c, par, strlen(par), node, at, m, j - i, &ec), 0,
 				     "%s: %s", what, ec.message);
 			for (size_t k = i; k < j; k++)
 				changed_c[k] = m[k - i].changed;
