@@ -75,7 +75,7 @@ struct wmap_expr {
 typedef struct wmap_jn_memo wmap_jn_memo;
 typedef struct wmap_input {
 	json_t *object;
-	void *jv; /* jq.c's converted copy, NULL until needed */
+	void *jv;           /* jq.c's converted copy, NULL until needed */
 	wmap_jn_memo *memo; /* shared reads of native numbers runs (jqnative.h), NULL when none */
 } wmap_input;
 

@@ -1581,7 +1581,7 @@ static int fast_iter(ectx *c, const node *x, json_t *in, const env *e, emit_fn k
 	json_array_foreach(arr, i, v) {
 		c->row = cells ? cells + i * c->n_slots : NULL;
 		int rc = fast_emit(c, x->b, v, e, k, ud);
-		c->row = NULL; /* the general evaluation reads no memo */
+		c->row = NULL;       /* the general evaluation reads no memo */
 		if (rc == FAST_BAIL) /* the general evaluation, as wmap__jn_ev would run it */
 			rc = wmap__jn_ev(c, x->b, v, NULL, e, k, ud);
 		if (rc)

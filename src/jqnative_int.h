@@ -111,8 +111,8 @@ typedef struct env {
 typedef struct ectx {
 	wmap_error *err;
 	unsigned long steps;
-	json_t *thrown; /* the value error/0 or error/1 raised (owned), for catch; else NULL */
-	int numbers;    /* results may take plain numbers (wmap__jn_eval_numbers) */
+	json_t *thrown;     /* the value error/0 or error/1 raised (owned), for catch; else NULL */
+	int numbers;        /* results may take plain numbers (wmap__jn_eval_numbers) */
 	wmap_jn_memo *memo; /* the caller's, or NULL */
 	unsigned n_slots;   /* the expression's (wmap_jn.n_slots) */
 	json_t **row;       /* the memo row of the element being evaluated, else NULL */
