@@ -73,12 +73,12 @@ component() {
 # Ceilings: twice the figures of tests/bench/README.md ("The guard"); the ratio's is what it
 # would be if wmap's own work (wmap - floor) doubled, which a doubled total can hide where
 # the parse dominates (large).
-review small "$SMALL" 50 250000 173
-review jobset64 jobset:64 5 4000000 194
-review ray128 raycluster:128 3 5900000 212
+review small "$SMALL" 50 250000 171
+review jobset64 jobset:64 5 4000000 191
+review ray128 raycluster:128 3 5600000 199
 review large large:450000 1 15100000 105
 component jobset "replicated job" 1 100 15500
-component raycluster "worker group" 1 50 18000
+component raycluster "worker group" 1 50 16500
 if [ $fail = 1 ]; then
 	echo "bench-guard: FAILED: a figure is over its ceiling (callgrind files: $OUT)"
 	exit 1
