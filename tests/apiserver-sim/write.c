@@ -7,10 +7,16 @@
 
 /* ---- update, patch, delete ---- */
 
+/* Times a write is tried again when another writer came in while its webhooks ran. */
+#define WRITE_ATTEMPTS 20
+
 /* After the lock was released for webhooks: the resource and the object again, and the
- * resourceVersion check again (another writer may have come in between). */
+ * resourceVersion check again. When another writer came in between, *raced is set and no
+ * error is: the caller tries the whole request again on the new object, as the API server's
+ * GuaranteedUpdate does, so that a request without a resourceVersion of its own (a patch,
+ * an unconditional update) succeeds and one with a stale resourceVersion gets 409. */
 static struct sim_resource *relookup(struct sim *s, struct sim_req *r, struct route *rt, const char *g, const char *v,
-                                     const char *p, const char *orv, json_t **old)
+                                     const char *p, const char *orv, json_t **old, bool *raced)
 {
     struct sim_resource *res = sim_resource_find(s, g, v, p);
     *old = res ? sim_object_get(res, rt->ns, rt->name) : NULL;
@@ -22,20 +28,23 @@ static struct sim_resource *relookup(struct sim *s, struct sim_req *r, struct ro
         return NULL;
     }
     if (strcmp(sim_jstr(json_object_get(*old, "metadata"), "resourceVersion"), orv)) {
-        api_conflict(r, res, rt->name);
+        rt->res = res; /* the table may have moved while the lock was released */
+        *raced = true;
         return NULL;
     }
     return res;
 }
 
-/* The shared tail of PUT and PATCH: `obj` (owned) is the full new object. */
-static void update_object(struct sim *s, struct sim_req *r, struct route *rt, json_t *obj, bool is_patch)
+/* The shared tail of PUT and PATCH: `obj` (owned) is the full new object. Returns true when
+ * another writer changed the object while the webhooks ran (relookup): nothing was written or
+ * answered, and the request is to be tried again from the start. */
+static bool update_object(struct sim *s, struct sim_req *r, struct route *rt, json_t *obj, bool is_patch)
 {
     struct sim_resource *res = rt->res;
     json_t *old = sim_object_get(res, rt->ns, rt->name), *meta, *oldmeta, *opts = NULL, *oldcopy = NULL;
     const char *brv;
     char orv[32], resgroup[128], resversion[64], resplural[128], av[200];
-    bool dry = api_dry_run(r, NULL);
+    bool dry = api_dry_run(r, NULL), raced = false;
     if (!old) {
         api_not_found(r, res, rt->name);
         goto out;
@@ -109,7 +118,7 @@ static void update_object(struct sim *s, struct sim_req *r, struct route *rt, js
                   false) < 0)
         goto out;
     /* The lock was released while webhooks ran: look everything up again. */
-    if (!(res = relookup(s, r, rt, resgroup, resversion, resplural, orv, &old)))
+    if (!(res = relookup(s, r, rt, resgroup, resversion, resplural, orv, &old, &raced)))
         goto out;
     /* What rest.BeforeUpdate does: identity from storage, generation bumped on spec change. */
     meta = json_object_get(obj, "metadata");
@@ -140,7 +149,7 @@ static void update_object(struct sim *s, struct sim_req *r, struct route *rt, js
     if (sim_admit(s, r, res, rt->sub[0] ? rt->sub : NULL, SIM_UPDATE, rt->ns, rt->name, &obj, oldcopy, dry, opts,
                   true) < 0)
         goto out;
-    if (!(res = relookup(s, r, rt, resgroup, resversion, resplural, orv, &old)))
+    if (!(res = relookup(s, r, rt, resgroup, resversion, resplural, orv, &old, &raced)))
         goto out;
     meta = json_object_get(obj, "metadata");
     if (!strcmp(res->plural, "customresourcedefinitions") && sim_crd_validate(obj, &r->err) < 0)
@@ -161,16 +170,42 @@ out:
     json_decref(opts);
     json_decref(oldcopy);
     json_decref(obj);
+    return raced;
+}
+
+/* One more try of a raced write: the warnings of the last try's webhooks are dropped (the
+ * next try's give them again, and the API server's recorder keeps one of each). False, with
+ * the conflict answered, when the tries are used up. */
+static bool try_again(struct sim_req *r, const struct route *rt, int attempt, int n_warnings)
+{
+    r->n_warnings = n_warnings;
+    if (attempt + 1 < WRITE_ATTEMPTS)
+        return true;
+    api_conflict(r, rt->res, rt->name);
+    return false;
 }
 
 void api_do_update(struct sim *s, struct sim_req *r, struct route *rt)
 {
-    json_t *obj = api_parse_body(r);
-    if (obj)
-        update_object(s, r, rt, obj, false);
+    int n_warnings = r->n_warnings;
+    for (int attempt = 0;; attempt++) {
+        json_t *obj = api_parse_body(r);
+        if (!obj || !update_object(s, r, rt, obj, false) || !try_again(r, rt, attempt, n_warnings))
+            return;
+    }
 }
 
+static bool patch_once(struct sim *s, struct sim_req *r, struct route *rt);
+
 void api_do_patch(struct sim *s, struct sim_req *r, struct route *rt)
+{
+    int n_warnings = r->n_warnings;
+    for (int attempt = 0; patch_once(s, r, rt) && try_again(r, rt, attempt, n_warnings); attempt++)
+        ;
+}
+
+/* The patch applied to the object as it is now, and the update: true when it raced. */
+static bool patch_once(struct sim *s, struct sim_req *r, struct route *rt)
 {
     json_t *old = sim_object_get(rt->res, rt->ns, rt->name), *patch, *obj;
     const char *ct = r->content_type ? r->content_type : "";
@@ -183,15 +218,15 @@ void api_do_patch(struct sim *s, struct sim_req *r, struct route *rt)
                     "the body of the request was in an unknown format - accepted media types include: "
                     "application/json-patch+json, application/merge-patch+json%s",
                     rt->res->builtin ? ", application/strategic-merge-patch+json" : "");
-        return;
+        return false;
     }
     if (!old) {
         api_not_found(r, rt->res, rt->name);
-        return;
+        return false;
     }
     patch = api_parse_body(r);
     if (!patch)
-        return;
+        return false;
     obj = json_deep_copy(old);
     if (ct[12] == 'j') { /* application/json-patch+json */
         if (!json_is_array(patch)) {
@@ -209,11 +244,11 @@ void api_do_patch(struct sim *s, struct sim_req *r, struct route *rt)
         obj = sim_strategic_patch(obj, patch);
     }
     json_decref(patch);
-    update_object(s, r, rt, obj, true);
-    return;
+    return update_object(s, r, rt, obj, true);
 fail:
     json_decref(patch);
     json_decref(obj);
+    return false;
 }
 
 static void delete_namespace_contents(struct sim *s, const char *ns)
